@@ -1,0 +1,1 @@
+"""Baseline model heads that consume the loaders."""

@@ -1,0 +1,1 @@
+"""Performance scripts that print JSON; not run as tests."""

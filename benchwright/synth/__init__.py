@@ -1,0 +1,1 @@
+"""Synthetic generators: each writes a dataset's real raw layout to disk."""

@@ -1,0 +1,1 @@
+"""Dataset card templates and the renderer that writes a built dataset's README.md."""

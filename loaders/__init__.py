@@ -1,0 +1,1 @@
+"""Load, decode and export: HF load_dataset wrappers, format readers/writers (KITTI, Omni3D)."""

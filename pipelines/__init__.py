@@ -1,0 +1,1 @@
+"""Beam pipelines: one module per dataset, plus the transforms they share."""

@@ -1,0 +1,1 @@
+"""Record checks used by pipelines, table-level great-expectations suites, the build report."""
