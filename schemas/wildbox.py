@@ -33,3 +33,81 @@ def canonical_species(name: str) -> str | None:
     """The canonical species name for a raw class name, or None if it is not a WildBox species."""
     key = name.strip().lower()
     return SPECIES_ALIASES.get(key) or SPECIES_ALIASES.get(key.replace("-", "_").replace(" ", "_"))
+
+
+def _vec(n: int, dtype: str = "float64") -> List:
+    return List(Value(dtype), length=n)
+
+
+def _mat(rows: int, cols: int) -> List:
+    return List(List(Value("float64"), length=cols), length=rows)
+
+
+# One cuboid as stored in every config that holds objects.
+_CUBOID = {
+    "track_id": Value("int32"),
+    "species": ClassLabel(names=list(SPECIES)),
+    "category_id": Value("int32"),            # WildBox dataset id (1000..1005)
+    "coarse_class": ClassLabel(names=list(COARSE_CLASSES)),
+    "center_cam": _vec(3),                    # box centre, normalised camera frame
+    "dimensions": _vec(3),                    # [W, H, L], normalised units
+    "R_cam": _mat(3, 3),
+    "corners_cam": _mat(8, 3),
+    "yaw_pitch_roll": _vec(3),                # radians, R = R_y(yaw) R_x(pitch) R_z(roll)
+    "depth": Value("float64"),                # z of the centre (1 = the segment's median)
+    "bbox2d_tight": _vec(4),                  # xyxy: SAM3 mask extent, else VGGT box, else projection
+    "bbox2d_proj": _vec(4),                   # xyxy: projected corners, clipped to the image
+    "bbox_source": ClassLabel(names=list(BBOX_SOURCES)),
+    "truncation": Value("float32"),           # fraction of the projected box outside the image
+    "visibility": Value("float32"),           # mask pixels / pixels of the projected silhouette box
+    "segmentation_pts": Value("int32"),       # mask pixel count, capped at 10,000
+    "support_points": Value("int32"),         # reconstruction points inside the cuboid (Open3D)
+    "kitti_representable": Value("bool"),
+    "kitti_reason": Value("string"),          # why not, empty when representable
+}
+
+BOXES = Features({
+    "box_id": Value("string"),                # "<frame_id>#<track_id>"
+    "frame_id": Value("string"),              # "<video>/<segment>/<image stem>"
+    "image_id": Value("int64"),               # stable id used by the Omni3D export
+    "video_id": Value("string"),
+    "segment_id": Value("string"),            # "<video>/<segment>"
+    "frame_index": Value("int32"),
+    **_CUBOID,
+    "K": _mat(3, 3),
+    "image_width": Value("int32"),
+    "image_height": Value("int32"),
+    "scale_factor": Value("float64"),         # multiply raw reconstruction units by this to get normalised units
+    "split": Value("string"),
+})
+
+FRAMES = Features({
+    "frame_id": Value("string"),
+    "image_id": Value("int64"),
+    "video_id": Value("string"),
+    "segment_id": Value("string"),
+    "frame_index": Value("int32"),
+    "image": Image(),
+    "image_path": Value("string"),            # relative to the source root
+    "width": Value("int32"),
+    "height": Value("int32"),
+    "K": _mat(3, 3),
+    "scale_factor": Value("float64"),
+    "objects": List({"box_id": Value("string"), **_CUBOID}),
+    "split": Value("string"),
+})
+
+SEGMENTS = Features({
+    "segment_id": Value("string"),
+    "video_id": Value("string"),
+    "species": ClassLabel(names=list(SPECIES)),
+    "scale_factor": Value("float64"),
+    "scale_rule": Value("string"),            # "1/median(z)", "1/max(z)" (< 3 boxes) or "none"
+    "num_frames": Value("int32"),
+    "num_boxes": Value("int32"),
+    "num_tracks": Value("int32"),
+    "num_masks_missing": Value("int32"),
+    "split": Value("string"),
+})
+
+CONFIGS = {"frames": FRAMES, "boxes": BOXES, "segments": SEGMENTS}
