@@ -1,0 +1,234 @@
+"""Batched cuboid geometry in the camera frame (+x right, +y down, +z forward).
+
+One implementation shared by the pipelines, the evaluator and the baselines, so a box means
+the same thing everywhere (see docs/CONVENTIONS.md). Every function takes a leading batch
+axis: centres (N, 3), dimensions [W, H, L] (N, 3), rotations (N, 3, 3), corners (N, 8, 3).
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+# Local corner signs in the pytorch3d box3d_overlap order; local extents are (x, y, z) = (L, H, W).
+CORNER_SIGNS = np.array(
+    [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
+     [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
+# The 12 edges of a cuboid as corner index pairs (used to clip boxes against the image plane).
+EDGES = np.array(
+    [[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4],
+     [0, 4], [1, 5], [2, 6], [3, 7]])
+# Pitch and roll (rad) below which a rotation counts as yaw-only. Well above float noise from
+# composing camera and world rotations (~1e-7), and it moves a corner by at most 0.1% of the
+# box size, below the 2-decimal precision KITTI text keeps for a metre-scale box.
+KITTI_ANGLE_TOL = 1e-3
+
+
+def corners(center, dims_whl, R) -> np.ndarray:
+    """(N, 8, 3) corners: corner_i = center + R @ (sign_i * [L, H, W] / 2)."""
+    center = np.asarray(center, float).reshape(-1, 3)
+    dims = np.asarray(dims_whl, float).reshape(-1, 3)
+    R = np.asarray(R, float).reshape(-1, 3, 3)
+    local = CORNER_SIGNS[None] * dims[:, None, ::-1] / 2  # [W, H, L] -> [L, H, W]
+    return center[:, None, :] + np.einsum("nij,nkj->nki", R, local)
+
+
+def project_points(points, P) -> np.ndarray:
+    """Pixel coordinates (..., 2) of camera-frame points (..., 3).
+
+    ``P`` is a 3x3 K (pinhole at the origin; projected with ``cv2.projectPoints``) or a full
+    3x4 P (KITTI P2: the 4th column is the stereo baseline offset, so K alone is off by pixels).
+    Points whose projective depth is <= 0 (behind or on the camera plane) get NaN: their
+    perspective division is meaningless. Clip boxes with ``projected_boxes`` instead.
+    """
+    points = np.asarray(points, float)
+    P = np.asarray(P, float)
+    if P.shape not in ((3, 3), (3, 4)):
+        raise ValueError(f"camera matrix must be 3x3 or 3x4, got {P.shape}")
+    flat = np.ascontiguousarray(points.reshape(-1, 3))
+    if P.shape == (3, 3) and len(flat):
+        depth = flat[:, 2]
+        uv = cv2.projectPoints(flat, np.zeros(3), np.zeros(3), P, None)[0].reshape(-1, 2)
+    else:
+        hom = flat @ _as_P(P)[:, :3].T + _as_P(P)[:, 3]
+        depth = hom[:, 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uv = hom[:, :2] / depth[:, None]
+    uv = np.where((depth > 0)[:, None], uv, np.nan)
+    return uv.reshape(points.shape[:-1] + (2,))
+
+
+def _as_P(P) -> np.ndarray:
+    """A 3x4 projection: [K | 0] for a pinhole K at the origin."""
+    P = np.asarray(P, float)
+    return np.hstack([P, np.zeros((3, 1))]) if P.shape == (3, 3) else P
+
+
+def projected_boxes(corner_pts, P, width: int, height: int, near: float = 1e-6):
+    """Image boxes of cuboids: (unclipped xyxy (N, 4), clipped xyxy (N, 4), all_in_front (N,)).
+
+    A box partly behind the camera is cut at the plane depth = ``near`` (its 12 edges are
+    clipped there) so the box covers only the visible part of the cuboid; its unclipped extent
+    is then huge and its truncation near 1. A box entirely behind the camera gets NaN boxes.
+    Clipping is to the pixel grid [0, width - 1] x [0, height - 1] (0-based, like KITTI labels).
+    """
+    c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    P = _as_P(P)
+    depth = c @ P[2, :3] + P[2, 3]  # (N, 8), linear in the point, so edges clip exactly
+    a, b = c[:, EDGES[:, 0]], c[:, EDGES[:, 1]]
+    da, db = depth[:, EDGES[:, 0]], depth[:, EDGES[:, 1]]
+    crosses = (da > near) != (db > near)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(crosses, (near - da) / (db - da), np.nan)
+    cut = a + t[..., None] * (b - a)  # NaN where the edge does not cross the plane
+    candidates = np.concatenate([np.where((depth > near)[..., None], c, np.nan), cut], axis=1)
+    uv = project_points(candidates, P)
+    seen = ~np.isnan(uv[..., 0]).all(axis=1)
+    unclipped = np.full((len(c), 4), np.nan)
+    unclipped[seen] = np.concatenate(
+        [np.nanmin(uv[seen], axis=1), np.nanmax(uv[seen], axis=1)], axis=1)
+    clipped = np.clip(unclipped, 0, [width - 1, height - 1, width - 1, height - 1])
+    return unclipped, clipped, (depth > 0).all(axis=1)
+
+
+def _area(xyxy: np.ndarray) -> np.ndarray:
+    return np.clip(xyxy[:, 2] - xyxy[:, 0], 0, None) * np.clip(xyxy[:, 3] - xyxy[:, 1], 0, None)
+
+
+def truncation(unclipped, clipped) -> np.ndarray:
+    """Fraction (0..1) of each projected box's area outside the image.
+
+    A degenerate (zero-area) box counts 0 if it lies inside the image and 1 otherwise; a box
+    entirely behind the camera (NaN) counts 1, as none of it is in the image.
+    """
+    u = np.asarray(unclipped, float).reshape(-1, 4)
+    k = np.asarray(clipped, float).reshape(-1, 4)
+    au, ak = _area(u), _area(k)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(au > 0, 1.0 - ak / au, np.where(np.all(u == k, axis=1), 0.0, 1.0))
+    return np.clip(np.nan_to_num(frac, nan=1.0), 0.0, 1.0)
+
+
+def bev_footprint(corner_pts) -> list[np.ndarray]:
+    """Bird's-eye footprint of each box: the convex hull of its 8 corners on the (x, z) plane.
+
+    A list of (K_i, 2) float arrays of (x, z), counter-clockwise in (x, z), because K_i is 4 for
+    a yaw-only box and up to 6 once pitch or roll tilts it (or fewer for a degenerate box).
+    """
+    hulls = []
+    for xz in np.asarray(corner_pts, float).reshape(-1, 8, 3)[:, :, [0, 2]]:
+        # cv2 needs float32; take indices so the returned vertices keep float64 precision.
+        idx = cv2.convexHull(xz.astype(np.float32), returnPoints=False).ravel()
+        hull = xz[idx]
+        x, z = hull[:, 0], hull[:, 1]
+        if np.dot(x, np.roll(z, -1)) - np.dot(z, np.roll(x, -1)) < 0:
+            hull = hull[::-1]
+        hulls.append(hull)
+    return hulls
+
+
+def _rot_y(a):
+    c, s, o, i = np.cos(a), np.sin(a), np.zeros_like(a), np.ones_like(a)
+    return np.stack([np.stack([c, o, s], -1), np.stack([o, i, o], -1), np.stack([-s, o, c], -1)], -2)
+
+
+def _rot_x(a):
+    c, s, o, i = np.cos(a), np.sin(a), np.zeros_like(a), np.ones_like(a)
+    return np.stack([np.stack([i, o, o], -1), np.stack([o, c, -s], -1), np.stack([o, s, c], -1)], -2)
+
+
+def _rot_z(a):
+    c, s, o, i = np.cos(a), np.sin(a), np.zeros_like(a), np.ones_like(a)
+    return np.stack([np.stack([c, -s, o], -1), np.stack([s, c, o], -1), np.stack([o, o, i], -1)], -2)
+
+
+def euler_yaw_pitch_roll(R) -> np.ndarray:
+    """(N, 3) [yaw, pitch, roll] with R = R_y(yaw) @ R_x(pitch) @ R_z(roll).
+
+    Yaw is about camera y (the vertical axis, so it equals KITTI's rotation_y for a yaw-only
+    box), then pitch about the box's x, then roll about its z. Yaw and roll are in [-pi, pi],
+    pitch in [-pi/2, pi/2]. At gimbal lock (|pitch| = pi/2) roll is set to 0.
+    """
+    R = np.asarray(R, float).reshape(-1, 3, 3)
+    cos_pitch = np.hypot(R[:, 1, 0], R[:, 1, 1])
+    pitch = np.arctan2(-R[:, 1, 2], cos_pitch)
+    locked = cos_pitch < 1e-9
+    yaw = np.where(locked, np.arctan2(-R[:, 2, 0], R[:, 0, 0]), np.arctan2(R[:, 0, 2], R[:, 2, 2]))
+    roll = np.where(locked, 0.0, np.arctan2(R[:, 1, 0], R[:, 1, 1]))
+    return np.stack([yaw, pitch, roll], axis=1)
+
+
+def rotation_from_ypr(ypr) -> np.ndarray:
+    """(N, 3, 3) inverse of ``euler_yaw_pitch_roll``."""
+    ypr = np.asarray(ypr, float).reshape(-1, 3)
+    return _rot_y(ypr[:, 0]) @ _rot_x(ypr[:, 1]) @ _rot_z(ypr[:, 2])
+
+
+def yaw_only_rotation(ry) -> np.ndarray:
+    """(N, 3, 3) R_y(ry): the only rotation KITTI's rotation_y can express."""
+    return _rot_y(np.asarray(ry, float).reshape(-1))
+
+
+def wrap_angle(a):
+    """Angles wrapped to [-pi, pi)."""
+    return (np.asarray(a, float) + np.pi) % (2 * np.pi) - np.pi
+
+
+def check_rotations(R, atol: float = 1e-6):
+    """(orthonormal (N,), det_positive (N,)) masks: R R^T = I within atol, and det(R) > 0.
+
+    Both must hold for R to be a rotation; a reflection (det -1) mirrors the box's corner order.
+    """
+    R = np.asarray(R, float).reshape(-1, 3, 3)
+    gram = R @ np.swapaxes(R, 1, 2)
+    orthonormal = np.all(np.abs(gram - np.eye(3)) <= atol, axis=(1, 2))
+    return orthonormal, np.linalg.det(R) > 0
+
+
+def kitti_representable(R, tol_rad: float = KITTI_ANGLE_TOL):
+    """(ok (N,), reasons list[str]): can each rotation be written as KITTI's yaw-only rotation_y?
+
+    True when R is a rotation (R R^T = I within tol_rad, det > 0) with |pitch| and |roll| <=
+    tol_rad (default ``KITTI_ANGLE_TOL``).
+    The reason is "" when ok, else says what is wrong, e.g. "pitch 0.21 rad, roll 0.03 rad
+    exceed 0.001".
+    """
+    R = np.asarray(R, float).reshape(-1, 3, 3)
+    orthonormal, det_pos = check_rotations(R, atol=tol_rad)
+    ypr = euler_yaw_pitch_roll(R)
+    ok, reasons = [], []
+    for is_rot, det_ok, (_, pitch, roll) in zip(orthonormal, det_pos, ypr):
+        if not (is_rot and det_ok):
+            reason = "not a rotation (R R^T != I)" if not is_rot else "not a rotation (det < 0)"
+        elif abs(pitch) > tol_rad or abs(roll) > tol_rad:
+            reason = f"pitch {abs(pitch):.3g} rad, roll {abs(roll):.3g} rad exceed {tol_rad:g}"
+        else:
+            reason = ""
+        ok.append(not reason)
+        reasons.append(reason)
+    return np.array(ok, dtype=bool), reasons
+
+
+def project_to_so3(M) -> np.ndarray:
+    """Nearest rotation (Frobenius) to each 3x3 matrix, via SVD with det forced to +1.
+
+    Used to average rotations: project the element-wise mean of rotation matrices back to SO(3).
+    Returns the same leading shape as ``M`` ((3, 3) or (N, 3, 3)).
+    """
+    M = np.asarray(M, float)
+    U, _, Vt = np.linalg.svd(M)
+    d = np.sign(np.linalg.det(U @ Vt))
+    d = np.where(d == 0, 1.0, d)
+    D = np.zeros(M.shape)
+    D[..., 0, 0] = 1.0
+    D[..., 1, 1] = 1.0
+    D[..., 2, 2] = d
+    return U @ D @ Vt
+
+
+def alpha_from_ry(ry, x, z) -> np.ndarray:
+    """KITTI observation angle alpha = ry - atan2(x, z), wrapped to [-pi, pi).
+
+    (x, z) is the object position relative to the camera the angle is observed from; KITTI
+    labels use the rectified reference camera, i.e. the label frame's origin.
+    """
+    return wrap_angle(np.asarray(ry, float) - np.arctan2(x, z))

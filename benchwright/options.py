@@ -1,0 +1,48 @@
+"""Build options: which runner, how many workers, the Beam options passed through, the quality bar.
+
+The default runner is Beam's in-process ``FnApiRunner``. We never let Beam pick the implicit
+``DirectRunner``: in Beam 2.77 it first tries to download a Prism binary, and there is no network.
+Any other runner (Dataflow, Flink, Spark, Portable) gets the pass-through options unchanged.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
+DEFAULT_RUNNER = "FnApiRunner"
+RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
+
+
+@dataclasses.dataclass
+class BuildOptions:
+    out: str = "./out"
+    runner: str = DEFAULT_RUNNER
+    running_mode: str = "multi_processing"
+    num_workers: int = 0  # 0 = one per core
+    max_bad_fraction: float = 0.01
+    beam_args: Sequence[str] = ()
+    progress: bool = True
+
+    def pipeline_options(self) -> PipelineOptions:
+        opts = PipelineOptions(list(self.beam_args))
+        if self.runner == DEFAULT_RUNNER:
+            direct = opts.view_as(DirectOptions)
+            direct.direct_running_mode = self.running_mode
+            direct.direct_num_workers = self.num_workers
+        else:
+            opts.view_as(StandardOptions).runner = self.runner
+        return opts
+
+    def make_runner(self):
+        if self.runner == DEFAULT_RUNNER:
+            from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+            return FnApiRunner()
+        return None  # Beam builds the runner named in the options
+
+    def describe(self) -> dict:
+        """The options that shape the output (recorded in the manifest); worker count does not."""
+        return {"runner": self.runner, "running_mode": self.running_mode,
+                "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args)}

@@ -1,0 +1,138 @@
+"""Table-level validation of a build: manifest integrity, count reconciliation, great-expectations suites.
+
+Used twice: by the build on its staging folder before publishing, and by ``benchwright validate``
+on a published folder. Writes ``_build/validation/report.json`` and a Data Docs site
+(``_build/validation/index.html``). great-expectations is imported here only, lazily: it is slow to
+import and never needed per element.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from benchwright.errors import BenchwrightError
+
+VALIDATION_DIR = "_build/validation"
+
+
+def check_manifest(root: Path) -> list[dict]:
+    """Every file the manifest lists has its sha256 and size; no data file is missing from it."""
+    from benchwright.build import MANIFEST, describe_files
+
+    manifest_path = root / MANIFEST
+    if not manifest_path.exists():
+        return [{"check": "manifest", "ok": False, "detail": f"{manifest_path} is missing"}]
+    manifest = json.loads(manifest_path.read_text())
+    listed = {f["path"]: f for f in manifest["files"]}
+    actual = {f["path"]: f for f in describe_files(root)}
+    results = []
+    for path, want in sorted(listed.items()):
+        got = actual.get(path)
+        if got is None:
+            results.append({"check": "file present", "ok": False, "detail": f"{path} is listed but missing"})
+        elif (got["sha256"], got["bytes"]) != (want["sha256"], want["bytes"]):
+            results.append({"check": "file sha256", "ok": False,
+                            "detail": f"{path}: sha256 {got['sha256'][:12]}... != manifest {want['sha256'][:12]}..."})
+    for path in sorted(set(actual) - set(listed)):
+        results.append({"check": "file listed", "ok": False, "detail": f"{path} is not in the manifest"})
+    if not results:
+        results.append({"check": "manifest", "ok": True, "detail": f"{len(listed)} files match their sha256"})
+    return results
+
+
+def check_reconciliation(dataset, root: Path) -> list[dict]:
+    from benchwright.build import MANIFEST, reconcile
+
+    manifest = json.loads((root / MANIFEST).read_text())
+    try:
+        recon = reconcile(dataset, root, manifest["counters"], manifest["options"]["max_bad_fraction"])
+    except BenchwrightError as err:
+        return [{"check": "reconciliation", "ok": False, "detail": str(err)}]
+    if recon["units"] != manifest["reconciliation"]["units"]:
+        return [{"check": "reconciliation", "ok": False,
+                 "detail": f"counts from the files {recon['units']} differ from the manifest's"}]
+    return [{"check": "reconciliation", "ok": True,
+             "detail": ", ".join(f"{u}: {e['read']} read = {e['written']} written + {e['quarantined']} quarantined + "
+                                 f"{e['filtered']} filtered" for u, e in recon["units"].items())}]
+
+
+def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
+    """Runs each config's suite on its Parquet (all splits) and builds the Data Docs site."""
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    suites = dataset.expectation_suites()
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    if docs_dir.exists():
+        shutil.rmtree(docs_dir)
+    context.add_data_docs_site(site_name="benchwright", site_config={
+        "class_name": "SiteBuilder",
+        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+    })
+    source = context.data_sources.add_pandas(dataset.name)
+    results = []
+    for config, expectations in sorted(suites.items()):
+        files = sorted((root / config).glob("*.parquet"))
+        columns = sorted({e[1][k] for e in expectations for k in ("column", "column_A", "column_B") if k in e[1]}
+                         | {c for e in expectations for c in e[1].get("column_list", [])})
+        frame = pq.ParquetDataset(files).read(columns=columns or None).to_pandas() if files else None
+        if frame is None:
+            results.append({"check": f"{config}: data", "ok": False, "detail": "no Parquet files"})
+            continue
+        suite = context.suites.add(gx.ExpectationSuite(name=f"{dataset.name}.{config}"))
+        for class_name, kwargs in expectations:
+            suite.add_expectation(getattr(gxe, class_name)(**kwargs))
+        batch = source.add_dataframe_asset(config).add_batch_definition_whole_dataframe("all")
+        definition = context.validation_definitions.add(
+            gx.ValidationDefinition(name=f"{dataset.name}.{config}", data=batch, suite=suite))
+        checkpoint = context.checkpoints.add(gx.Checkpoint(
+            name=f"{dataset.name}.{config}", validation_definitions=[definition],
+            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs")]))
+        run = checkpoint.run(batch_parameters={"dataframe": frame})
+        for outcome in run.run_results.values():
+            for r in outcome.to_json_dict()["results"]:
+                cfg = r["expectation_config"]
+                kwargs = {k: v for k, v in cfg["kwargs"].items() if k != "batch_id"}
+                detail = {"unexpected_count": r["result"].get("unexpected_count"),
+                          "examples": r["result"].get("partial_unexpected_list", [])[:5],
+                          "observed": r["result"].get("observed_value")}
+                results.append({"check": f"{config}: {cfg['type']}({_short(kwargs)})", "ok": bool(r["success"]),
+                                "detail": json.dumps(detail, default=str)})
+    return results
+
+
+def _short(kwargs: dict) -> str:
+    text = ", ".join(f"{k}={v}" for k, v in sorted(kwargs.items()))
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def validate_build(dataset, root: Path) -> dict:
+    root = Path(root)
+    vdir = root / VALIDATION_DIR
+    results = []
+    results += check_manifest(root)
+    results += check_reconciliation(dataset, root)
+    tables = {cfg: sorted((root / cfg).glob("*.parquet")) for cfg in dataset.configs}
+    results += dataset.validate_tables(str(root), tables)
+    results += run_expectations(dataset, root, vdir)
+    failed = [r for r in results if not r["ok"]]
+    report = {
+        "dataset": dataset.name,
+        "passed": not failed,
+        "checks": len(results),
+        "failed": len(failed),
+        "summary": "; ".join(f"{r['check']}: {r['detail']}" for r in failed[:5]) or "all checks passed",
+        "results": results,
+        "data_docs": f"{VALIDATION_DIR}/index.html",
+    }
+    vdir.mkdir(parents=True, exist_ok=True)
+    (vdir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return report
