@@ -1,0 +1,219 @@
+"""Omni3D (Cube R-CNN) JSON: read per-image records, build and write WildBox documents.
+
+Reading is lenient about which optional fields exist (so Omni3D's own files load) but strict
+about the geometry it returns. Writing produces exactly the WildBox record of
+shared/reference/wildbox.md, in that key order, as deterministic JSON.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from benchwright.errors import RecordError, SourceError
+
+# Omni3D's top-level order, then the WildBox record fields in their documented order.
+DOCUMENT_KEYS = ("info", "images", "categories", "annotations")
+INFO_FIELDS = ("id", "source", "name", "split", "version", "known_category_ids", "scene_scales")
+CATEGORY_FIELDS = ("id", "name", "supercategory")
+IMAGE_FIELDS = ("id", "dataset_id", "file_path", "height", "width", "K")
+ANNOTATION_FIELDS = (
+    "id", "image_id", "dataset_id", "category_id", "category_name", "valid3D", "behind_camera",
+    "bbox", "bbox2D_tight", "bbox2D_trunc", "bbox2D_proj", "bbox3D_cam", "center_cam",
+    "dimensions", "R_cam", "truncation", "visibility", "segmentation_pts", "lidar_pts",
+    "depth_error", "area", "iscrowd", "track_id", "bbox_source",
+)
+# Array fields and their shapes; reading requires the 3D box and K, the 2D boxes when present.
+_IMAGE_ARRAYS = {"K": (3, 3)}
+_ANNOTATION_ARRAYS = {"bbox3D_cam": (8, 3), "center_cam": (3,), "dimensions": (3,), "R_cam": (3, 3)}
+_OPTIONAL_BOXES = {"bbox": (4,), "bbox2D_tight": (4,), "bbox2D_trunc": (4,), "bbox2D_proj": (4,)}
+_REQUIRED_ANNOTATION_KEYS = ("id", "image_id", "category_id", *_ANNOTATION_ARRAYS)
+
+
+@dataclass
+class Omni3DRecord:
+    """One image with its annotations, in document order."""
+
+    image: dict
+    annotations: list[dict]
+
+
+def _array(value, shape: tuple, field: str, where: str) -> np.ndarray:
+    """``value`` as a finite float array of ``shape``; strings and booleans are not numbers."""
+    try:
+        arr = np.asarray(value)
+    except ValueError:
+        raise RecordError(where, f"{field} is ragged") from None
+    if arr.dtype.kind not in "iuf":
+        raise RecordError(where, f"{field} must hold numbers")
+    if arr.shape != shape:
+        raise RecordError(where, f"{field} must be {'x'.join(map(str, shape))}, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise RecordError(where, f"{field} has a non-finite value")
+    return arr.astype(float)
+
+
+def _check_image(image: dict, where: str) -> None:
+    for key in ("id", "width", "height", *_IMAGE_ARRAYS):
+        if key not in image:
+            raise RecordError(where, f"missing {key}")
+    for key in ("width", "height"):
+        if isinstance(image[key], bool) or not isinstance(image[key], int) or image[key] <= 0:
+            raise RecordError(where, f"{key} must be a positive integer, got {image[key]!r}")
+    for key, shape in _IMAGE_ARRAYS.items():
+        _array(image[key], shape, key, where)
+
+
+def _check_annotation(ann: dict, where: str) -> None:
+    for key in _REQUIRED_ANNOTATION_KEYS:
+        if key not in ann:
+            raise RecordError(where, f"missing {key}")
+    for key, shape in {**_ANNOTATION_ARRAYS, **_OPTIONAL_BOXES}.items():
+        if key in ann:
+            _array(ann[key], shape, key, where)
+
+
+def _load(source, locator: str | None) -> tuple[dict, str]:
+    if isinstance(source, dict):
+        return source, locator or "<omni3d>"
+    path = Path(source)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SourceError(f"{path}: cannot read Omni3D JSON: {err}") from None
+    return doc, locator or path.name
+
+
+def read_omni3d(source, *, on_error: Callable[[RecordError], None] | None = None,
+                locator: str | None = None) -> Iterator[Omni3DRecord]:
+    """Per-image records of an Omni3D document (a path or an already-loaded dict).
+
+    A bad image or annotation raises a RecordError naming the file and its id
+    (``val.json#annotation_id=17``); with ``on_error`` it is passed there instead and the
+    record is skipped (an image is skipped with its annotations), so a pipeline can quarantine
+    it. A file that is not an Omni3D document raises SourceError.
+    """
+    doc, locator = _load(source, locator)
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in ("images", "annotations")):
+        raise SourceError(f"{locator}: not an Omni3D document (needs 'images' and 'annotations' lists)")
+
+    def report(err: RecordError) -> None:
+        if on_error is None:
+            raise err
+        on_error(err)
+
+    category_ids = {c.get("id") for c in doc.get("categories") or []}
+    images: dict = {}
+    for image in doc["images"]:
+        where = f"{locator}#image_id={image.get('id') if isinstance(image, dict) else '?'}"
+        try:
+            if not isinstance(image, dict):
+                raise RecordError(where, "image is not an object")
+            _check_image(image, where)
+            if image["id"] in images:
+                raise RecordError(where, "duplicate image id")
+        except RecordError as err:
+            report(err)
+            continue
+        images[image["id"]] = Omni3DRecord(image, [])
+    seen: set = set()
+    for ann in doc["annotations"]:
+        where = f"{locator}#annotation_id={ann.get('id') if isinstance(ann, dict) else '?'}"
+        try:
+            if not isinstance(ann, dict):
+                raise RecordError(where, "annotation is not an object")
+            _check_annotation(ann, where)
+            if ann["id"] in seen:
+                raise RecordError(where, "duplicate annotation id")
+            if ann["image_id"] not in images:
+                raise RecordError(where, f"image_id {ann['image_id']!r} is not a (valid) image")
+            if category_ids and ann["category_id"] not in category_ids:
+                raise RecordError(where, f"category_id {ann['category_id']!r} is not in categories")
+        except RecordError as err:
+            report(err)
+            continue
+        seen.add(ann["id"])
+        images[ann["image_id"]].annotations.append(ann)
+    yield from images.values()
+
+
+def _plain(value):
+    """JSON-ready copy: numpy arrays and scalars become lists and Python numbers."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _ordered(record: dict, fields: tuple, where: str) -> dict:
+    """``record`` with exactly ``fields``, in that order (a missing or unknown key is an error)."""
+    missing = [f for f in fields if f not in record]
+    unknown = [k for k in record if k not in fields]
+    if missing or unknown:
+        raise RecordError(where, f"missing {missing}, unknown {unknown}")
+    return {f: _plain(record[f]) for f in fields}
+
+
+def omni3d_document(info: dict, categories, images, annotations) -> dict:
+    """A WildBox Omni3D document, checked before it can be written.
+
+    Every record gets exactly the documented fields in order; images and annotations pass the
+    reader's checks; ids are unique; each annotation's image and category exist, its
+    category_name matches, and its dataset_id is its image's (the collection, never the species).
+    """
+    where = "<omni3d document>"
+    doc = {
+        "info": _ordered(info, INFO_FIELDS, f"{where}#info"),
+        "images": [_ordered(im, IMAGE_FIELDS, f"{where}#image_id={im.get('id')}") for im in images],
+        "categories": [_ordered(c, CATEGORY_FIELDS, f"{where}#category_id={c.get('id')}")
+                       for c in categories],
+        "annotations": [_ordered(a, ANNOTATION_FIELDS, f"{where}#annotation_id={a.get('id')}")
+                        for a in annotations],
+    }
+    names = {c["id"]: c["name"] for c in doc["categories"]}
+    if len(names) != len(doc["categories"]):
+        raise RecordError(f"{where}#categories", "duplicate category id")
+    image_datasets = {}
+    for record in read_omni3d(doc, locator=where):  # shapes, finiteness, ids, references
+        image_datasets[record.image["id"]] = record.image["dataset_id"]
+        for ann in record.annotations:
+            at = f"{where}#annotation_id={ann['id']}"
+            if ann["category_name"] != names[ann["category_id"]]:
+                raise RecordError(at, f"category_name {ann['category_name']!r} is not "
+                                      f"{names[ann['category_id']]!r}")
+            if ann["dataset_id"] != image_datasets[ann["image_id"]]:
+                raise RecordError(at, f"dataset_id {ann['dataset_id']!r} is not its image's "
+                                      f"{image_datasets[ann['image_id']]!r}")
+    return doc
+
+
+def dumps_omni3d(doc: dict) -> str:
+    """Deterministic JSON text: key order as given, compact separators, UTF-8, no NaN."""
+    return json.dumps(_plain(doc), ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+
+
+def write_omni3d(doc: dict, path) -> Path:
+    """Write ``doc`` atomically (a reader never sees half a file) and return the path."""
+    path = Path(path)
+    text = dumps_omni3d(doc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the published file is for everyone
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path

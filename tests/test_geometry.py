@@ -1,0 +1,158 @@
+import numpy as np
+import pytest
+from shapely.geometry import MultiPoint
+
+from benchwright import geometry as g
+
+K = np.array([[100.0, 0, 50], [0, 100.0, 40], [0, 0, 1]])
+
+
+def random_rotations(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return g.project_to_so3(rng.normal(size=(n, 3, 3)))
+
+
+def test_corners_axis_aligned_box_follows_the_documented_order():
+    c = g.corners([1.0, 2.0, 3.0], [2.0, 4.0, 6.0], np.eye(3))  # W=2, H=4, L=6
+    assert c.shape == (1, 8, 3)
+    half = np.array([3.0, 2.0, 1.0])  # local x = L/2, y = H/2, z = W/2
+    expected = np.array([1.0, 2.0, 3.0]) + g.CORNER_SIGNS * half
+    np.testing.assert_allclose(c[0], expected)
+    np.testing.assert_allclose(c[0, 0], [-2, 0, 2])
+    np.testing.assert_allclose(c[0, 6], [4, 4, 4])
+
+
+def test_corners_match_the_kitti_corner_formula():
+    # KITTI: x in +-l/2, y in [0, -h], z in +-w/2 about the bottom centre, rotated by R_y(ry).
+    ry, (h, w, l), bottom = 0.7, (1.5, 1.8, 4.2), np.array([2.0, 1.6, 20.0])
+    kitti = np.array([[sx * l / 2, sy, sz * w / 2] for sx, sy, sz in
+                      [(-1, -h, -1), (1, -h, -1), (1, 0, -1), (-1, 0, -1),
+                       (-1, -h, 1), (1, -h, 1), (1, 0, 1), (-1, 0, 1)]])
+    kitti = bottom + kitti @ g.yaw_only_rotation(ry)[0].T
+    ours = g.corners(bottom - [0, h / 2, 0], [w, h, l], g.yaw_only_rotation(ry))[0]
+    np.testing.assert_allclose(ours, kitti, atol=1e-12)
+
+
+def test_yaw_pitch_roll_round_trip_on_random_rotations():
+    R = random_rotations(500)
+    ypr = g.euler_yaw_pitch_roll(R)
+    np.testing.assert_allclose(g.rotation_from_ypr(ypr), R, atol=1e-10)
+    rng = np.random.default_rng(1)
+    angles = np.stack([rng.uniform(-np.pi, np.pi, 200), rng.uniform(-1.5, 1.5, 200),
+                       rng.uniform(-np.pi, np.pi, 200)], axis=1)
+    np.testing.assert_allclose(g.euler_yaw_pitch_roll(g.rotation_from_ypr(angles)), angles, atol=1e-10)
+
+
+def test_decomposition_order_is_yaw_then_pitch_then_roll():
+    yaw, pitch, roll = 0.4, -0.3, 0.2
+    R = g.yaw_only_rotation(yaw)[0] @ g.rotation_from_ypr([0, pitch, 0])[0] @ g.rotation_from_ypr([0, 0, roll])[0]
+    np.testing.assert_allclose(g.euler_yaw_pitch_roll(R)[0], [yaw, pitch, roll], atol=1e-12)
+    np.testing.assert_allclose(g.rotation_from_ypr([0, pitch, 0])[0],
+                               [[1, 0, 0], [0, np.cos(pitch), -np.sin(pitch)], [0, np.sin(pitch), np.cos(pitch)]])
+
+
+def test_gimbal_lock_still_reconstructs_the_rotation():
+    R = g.rotation_from_ypr([[0.5, np.pi / 2, 0.3], [-1.0, -np.pi / 2, 0.8]])
+    ypr = g.euler_yaw_pitch_roll(R)
+    np.testing.assert_allclose(ypr[:, 2], 0.0)
+    np.testing.assert_allclose(g.rotation_from_ypr(ypr), R, atol=1e-7)
+
+
+def test_yaw_only_rotation_is_kitti_rotation_y():
+    ry = np.array([-3.1, -0.5, 0.0, 1.2, 3.1])
+    R = g.yaw_only_rotation(ry)
+    np.testing.assert_allclose(R[1], [[np.cos(-0.5), 0, np.sin(-0.5)], [0, 1, 0], [-np.sin(-0.5), 0, np.cos(-0.5)]])
+    np.testing.assert_allclose(g.euler_yaw_pitch_roll(R), np.stack([ry, 0 * ry, 0 * ry], 1), atol=1e-12)
+
+
+def test_kitti_representable_flags_pitch_and_roll_with_a_reason():
+    R = np.concatenate([g.yaw_only_rotation([0.3, -2.0]), g.rotation_from_ypr([[1.0, 0.21, 0.03]]),
+                        g.rotation_from_ypr([[1.0, 0.0005, -0.0005]]), np.diag([1.0, 1.0, -1.0])[None]])
+    ok, reasons = g.kitti_representable(R)
+    assert ok.tolist() == [True, True, False, True, False]
+    assert reasons[0] == reasons[1] == reasons[3] == ""
+    assert reasons[2] == "pitch 0.21 rad, roll 0.03 rad exceed 0.001"
+    assert reasons[4].startswith("not a rotation")
+    ok, _ = g.kitti_representable(R, tol_rad=0.3)
+    assert ok[2]
+
+
+def test_check_rotations_catches_scaled_sheared_and_reflected_matrices():
+    good = random_rotations(3)
+    scaled = good[0] * 1.01
+    sheared = good[1] + 1e-3 * np.array([[0, 1, 0], [0, 0, 0], [0, 0, 0]])
+    reflected = good[2] @ np.diag([1.0, -1.0, 1.0])
+    orthonormal, det_pos = g.check_rotations(np.concatenate([good, [scaled, sheared, reflected]]))
+    assert orthonormal.tolist() == [True, True, True, False, False, True]
+    assert det_pos.tolist() == [True, True, True, True, True, False]
+    assert g.check_rotations(sheared, atol=1e-2)[0].all()
+
+
+def test_project_to_so3_returns_the_nearest_rotation():
+    R = random_rotations(50, seed=3)
+    np.testing.assert_allclose(g.project_to_so3(R), R, atol=1e-12)
+    noisy = R + np.random.default_rng(4).normal(scale=0.05, size=R.shape)
+    P = g.project_to_so3(noisy)
+    orthonormal, det_pos = g.check_rotations(P, atol=1e-10)
+    assert orthonormal.all() and det_pos.all()
+    assert (np.linalg.norm(P - noisy, axis=(1, 2)) <= np.linalg.norm(R - noisy, axis=(1, 2)) + 1e-12).all()
+    # A reflection is mapped to a proper rotation, and the mean of rotations near R0 comes back near R0.
+    assert np.linalg.det(g.project_to_so3(np.diag([1.0, 1.0, -1.0]))) == pytest.approx(1.0)
+    R0 = g.rotation_from_ypr([[0.3, 0.2, -0.1]])[0]
+    near = R0 @ g.rotation_from_ypr(np.random.default_rng(5).normal(scale=0.05, size=(40, 3)))
+    assert np.abs(g.project_to_so3(near.mean(axis=0)) - R0).max() < 0.05
+
+
+def test_project_points_k_and_p_agree_and_mark_points_behind_the_camera():
+    pts = np.array([[[1.0, -0.5, 4.0], [0.0, 0.0, 2.0]], [[0.3, 0.2, -1.0], [1.0, 1.0, 0.0]]])
+    via_k = g.project_points(pts, K)
+    via_p = g.project_points(pts, np.hstack([K, np.zeros((3, 1))]))
+    assert via_k.shape == (2, 2, 2)
+    np.testing.assert_allclose(via_k[0], [[75.0, 27.5], [50.0, 40.0]])
+    np.testing.assert_allclose(via_p[0], via_k[0])
+    assert np.isnan(via_k[1]).all() and np.isnan(via_p[1]).all()
+    P = np.hstack([K, [[20.0], [0.0], [0.0]]])  # a stereo offset shifts u by 20 / depth
+    np.testing.assert_allclose(g.project_points(pts[0], P)[:, 0] - via_k[0][:, 0], [5.0, 10.0])
+
+
+def test_projected_boxes_in_front_partly_behind_and_behind():
+    c = g.corners([[0, 0, 5], [0, 0, 0.5], [0, 0, -5], [3, 0, 5]], [[1, 1, 2]] * 4, np.eye(3)[None].repeat(4, 0))
+    unclipped, clipped, in_front = g.projected_boxes(c, K, 100, 80)
+    assert in_front.tolist() == [True, False, False, True]
+    # In front, inside: the extent of the near face (z = 4.5).
+    np.testing.assert_allclose(unclipped[0], [50 - 100 / 4.5, 40 - 50 / 4.5, 50 + 100 / 4.5, 40 + 50 / 4.5])
+    np.testing.assert_allclose(clipped[0], unclipped[0])
+    # Straddling the camera plane: cut at the near plane, so it fills the image.
+    np.testing.assert_allclose(clipped[1], [0, 0, 99, 79])
+    assert np.isnan(unclipped[2]).all() and np.isnan(clipped[2]).all()
+    assert clipped[3, 2] == 99 and unclipped[3, 2] > 99
+    trunc = g.truncation(unclipped, clipped)
+    assert trunc[0] == 0 and trunc[1] > 0.99 and trunc[2] == 1.0 and 0 < trunc[3] < 1
+
+
+def test_truncation_is_the_area_fraction_outside():
+    unclipped = np.array([[-50.0, 0, 50, 10], [10, 10, 20, 20], [200, 10, 200, 20], [5, 5, 5, 5]])
+    clipped = np.array([[0.0, 0, 50, 10], [10, 10, 20, 20], [99, 10, 99, 20], [5, 5, 5, 5]])
+    np.testing.assert_allclose(g.truncation(unclipped, clipped), [0.5, 0.0, 1.0, 0.0])
+
+
+def test_bev_footprint_is_the_convex_hull_on_the_xz_plane():
+    yaw_only = g.corners([1, 0, 10], [2, 1.5, 4], g.yaw_only_rotation(0.4))
+    tilted = g.corners([1, 0, 10], [2, 1.5, 4], g.rotation_from_ypr([[0.4, 0.5, 0.3]]))
+    hulls = g.bev_footprint(np.concatenate([yaw_only, tilted]))
+    assert len(hulls[0]) == 4 and len(hulls[1]) == 6
+    for hull, c in zip(hulls, [yaw_only[0], tilted[0]]):
+        x, z = hull[:, 0], hull[:, 1]
+        signed = (np.dot(x, np.roll(z, -1)) - np.dot(z, np.roll(x, -1))) / 2
+        assert signed > 0  # counter-clockwise
+        assert signed == pytest.approx(MultiPoint(c[:, [0, 2]].tolist()).convex_hull.area, rel=1e-9)
+    assert (np.sum(np.abs(hulls[0][:, None] - yaw_only[0][None, :, [0, 2]]), axis=2).min(axis=1) < 1e-12).all()
+    assert hulls[0][:, 0] @ np.ones(4) / 4 == pytest.approx(1.0)
+
+
+def test_alpha_from_ry_subtracts_the_viewing_angle_and_wraps():
+    assert g.alpha_from_ry(0.0, 1.0, 1.0) == pytest.approx(-np.pi / 4)
+    assert g.alpha_from_ry(0.5, 0.0, 10.0) == pytest.approx(0.5)
+    assert g.alpha_from_ry(3.0, -1.0, -1.0) == pytest.approx(3.0 + 3 * np.pi / 4 - 2 * np.pi)
+    out = g.alpha_from_ry(np.full(5, 3.1), np.linspace(-5, -1, 5), np.ones(5))
+    assert ((out >= -np.pi) & (out <= np.pi)).all()
