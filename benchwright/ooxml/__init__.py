@@ -1,0 +1,18 @@
+"""OOXML layer: safe reading, deterministic writing, schema order, validation and gates.
+
+- :mod:`.safety`   bounded, hardened reading of untrusted .docx bytes (``read_members``, ``parse_xml``,
+  ``scan_flags``; raises ``UnsafeDocxError``, a ``RecordError``)
+- :mod:`.package`  ``Package`` (members, relationships, content types) and deterministic writing
+  (``write_zip``, ``normalize_docx``)
+- :mod:`.schema_order`  child order from the XSDs (``insert_child``, ``get_or_add``)
+- :mod:`.xsd`      XSD validation with a local resolver and markup-compatibility processing
+- :mod:`.checks`   id / relationship / content-type / field-balance / content checks
+- :mod:`.gate`     ``gate_docx(bytes) -> list[str]``
+- :mod:`.libreoffice`  ``libreoffice_gate`` (batch), ``resave_docx``
+"""
+from benchwright.ooxml.gate import gate_docx
+from benchwright.ooxml.package import Package, normalize_docx, write_zip
+from benchwright.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
+
+__all__ = ["gate_docx", "Package", "normalize_docx", "write_zip", "DEFAULT_LIMITS", "Limits", "UnsafeDocxError",
+           "parse_xml", "read_members", "scan_flags"]

@@ -1,0 +1,125 @@
+"""LibreOffice headless conversions: the "does another office suite open it" gate and re-saves.
+
+Every call runs ``soffice --headless --norestore -env:UserInstallation=file:///tmp/...`` with a
+private, writable profile directory per worker process (concurrent workers never share one).
+Batch mode converts many files in one soffice invocation (starting soffice dominates the cost);
+if a batch fails as a whole, files are retried one by one so the culprit is named.
+LibreOffice is more lenient than Word: passing is necessary, not sufficient.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+_PROFILE_DIRS: dict[int, str] = {}
+
+
+def find_soffice() -> str | None:
+    for name in ("soffice", "libreoffice"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def available() -> bool:
+    return find_soffice() is not None
+
+
+def _profile_url() -> str:
+    pid = os.getpid()
+    if pid not in _PROFILE_DIRS:
+        _PROFILE_DIRS[pid] = tempfile.mkdtemp(prefix=f"benchwright-lo-{pid}-")
+    return Path(_PROFILE_DIRS[pid]).as_uri()
+
+
+def _run(args: list[str], timeout: float) -> tuple[int, str]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        # kill the process group this call created (soffice forks soffice.bin)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        return -9, f"timed out after {timeout:.0f}s"
+
+
+def _convert_dir(paths: list[Path], fmt: str, outdir: Path, timeout: float) -> tuple[int, str]:
+    soffice = find_soffice()
+    if soffice is None:
+        raise RuntimeError("soffice (LibreOffice) is not installed")
+    args = [soffice, "--headless", "--norestore", "--nologo", "--nodefault", "--nolockcheck",
+            f"-env:UserInstallation={_profile_url()}", "--infilter=MS Word 2007 XML", "--convert-to", fmt, "--outdir", str(outdir)]
+    args += [str(p) for p in paths]
+    return _run(args, timeout)
+
+
+def _out_ext(fmt: str) -> str:
+    return fmt.split(":", 1)[0]
+
+
+def convert_many(docs: dict[str, bytes], fmt: str = "pdf", *, timeout_base: float = 60.0,
+                 timeout_per_file: float = 15.0, retry_singly: bool = True) -> dict[str, tuple[bytes | None, str]]:
+    """Convert many .docx files in one soffice call. Returns name -> (output bytes or None, message)."""
+    results: dict[str, tuple[bytes | None, str]] = {}
+    if not docs:
+        return results
+    with tempfile.TemporaryDirectory(prefix="benchwright-lo-job-") as tmp:
+        tmpdir = Path(tmp)
+        indir, outdir = tmpdir / "in", tmpdir / "out"
+        indir.mkdir()
+        outdir.mkdir()
+        paths: dict[str, Path] = {}
+        for i, (name, data) in enumerate(docs.items()):
+            p = indir / f"f{i:05d}.docx"
+            p.write_bytes(data)
+            paths[name] = p
+        rc, log = _convert_dir(list(paths.values()), fmt, outdir, timeout_base + timeout_per_file * len(paths))
+        ext = _out_ext(fmt)
+        missing = []
+        for name, p in paths.items():
+            out = outdir / (p.stem + "." + ext)
+            if out.is_file() and out.stat().st_size > 0:
+                results[name] = (out.read_bytes(), "ok")
+            else:
+                missing.append(name)
+        if missing and len(paths) > 1 and retry_singly:
+            for name in missing:
+                sub = convert_many({name: docs[name]}, fmt, timeout_base=timeout_base,
+                                   timeout_per_file=timeout_per_file, retry_singly=False)
+                results[name] = sub[name]
+        else:
+            for name in missing:
+                results[name] = (None, f"LibreOffice produced no {ext} (exit {rc}): {log.strip()[-300:]}")
+    return results
+
+
+def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
+    """Batch gate: name -> problems ([] when LibreOffice converted the file to a non-empty PDF)."""
+    out: dict[str, list[str]] = {}
+    for name, (pdf, msg) in convert_many(docs, "pdf", **kw).items():
+        if pdf is None:
+            out[name] = [f"libreoffice: {msg}"]
+        elif not pdf.startswith(b"%PDF"):
+            out[name] = ["libreoffice: output is not a PDF"]
+        else:
+            out[name] = []
+    return out
+
+
+def libreoffice_opens(data: bytes) -> list[str]:
+    """Single-file gate."""
+    return libreoffice_gate({"doc": data})["doc"]
+
+
+def resave_docx(docs: dict[str, bytes], **kw) -> dict[str, bytes | None]:
+    """LibreOffice round trip (open, save as .docx) for many files in one call."""
+    return {name: data for name, (data, _msg) in convert_many(docs, "docx:MS Word 2007 XML", **kw).items()}

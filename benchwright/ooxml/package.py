@@ -1,0 +1,261 @@
+"""A minimal OPC package over safely read members, and deterministic .docx writing.
+
+``Package`` keeps members in a dict (name -> bytes), parses XML parts lazily through the hardened
+parser of :mod:`benchwright.ooxml.safety`, resolves relationships and content types, and writes
+the archive deterministically: a fixed member order (``[Content_Types].xml`` first, then the
+package relationships, the main document and its relationships, then every other member sorted
+by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compression level.
+"""
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from dataclasses import dataclass
+from typing import Iterable
+
+from lxml import etree
+
+from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, ZIP_DATE_TIME, qn
+from benchwright.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
+
+_FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
+
+
+def member_order(names: Iterable[str]) -> list[str]:
+    """The fixed member order used by :func:`write_zip`."""
+    names = list(names)
+    first = [n for n in _FIRST_MEMBERS if n in names]
+    rest = sorted(n for n in names if n not in _FIRST_MEMBERS)
+    return first + rest
+
+
+def write_zip(members: dict[str, bytes]) -> bytes:
+    """Deterministic zip: fixed member order, timestamp, permissions and compression."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in member_order(members):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 0
+            info.external_attr = 0
+            zf.writestr(info, members[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=6)
+    return buf.getvalue()
+
+
+def serialize(root: etree._Element) -> bytes:
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+@dataclass(frozen=True)
+class Relationship:
+    source: str          # part name the relationship belongs to ("" for the package)
+    rid: str
+    type: str
+    target: str          # raw Target attribute
+    external: bool
+
+    @property
+    def type_tail(self) -> str:
+        return self.type.rsplit("/", 1)[-1]
+
+    @property
+    def target_part(self) -> str | None:
+        """Resolved part name for internal targets."""
+        if self.external:
+            return None
+        return resolve_target(self.source, self.target)
+
+
+def rels_name(part: str) -> str:
+    if not part:
+        return "_rels/.rels"
+    d, f = posixpath.split(part)
+    return posixpath.join(d, "_rels", f + ".rels")
+
+
+def resolve_target(source: str, target: str) -> str:
+    if target.startswith("/"):
+        return posixpath.normpath(target.lstrip("/"))
+    base = posixpath.dirname(source) if source else ""
+    return posixpath.normpath(posixpath.join(base, target))
+
+
+class Package:
+    def __init__(self, members: dict[str, bytes], locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS):
+        self.members = dict(members)
+        self.locator = locator
+        self.limits = limits
+        self._xml: dict[str, etree._Element] = {}
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_bytes(cls, data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS) -> "Package":
+        pkg = cls(read_members(data, locator, limits), locator, limits)
+        if "[Content_Types].xml" not in pkg.members:
+            raise UnsafeDocxError(locator, "not_a_docx", "no [Content_Types].xml")
+        return pkg
+
+    # ----------------------------------------------------------------- members
+    def has(self, name: str) -> bool:
+        return name in self.members
+
+    def get(self, name: str) -> bytes:
+        if name in self._xml:
+            return serialize(self._xml[name])
+        return self.members[name]
+
+    def set(self, name: str, data: bytes) -> None:
+        self._xml.pop(name, None)
+        self.members[name] = data
+
+    def remove(self, name: str) -> None:
+        self._xml.pop(name, None)
+        self.members.pop(name, None)
+
+    def xml(self, name: str) -> etree._Element:
+        """Parsed root of an XML part (cached; edits are written back by :meth:`to_bytes`)."""
+        if name not in self._xml:
+            if name not in self.members:
+                raise KeyError(name)
+            self._xml[name] = parse_xml(self.members[name], f"{self.locator}:{name}", self.limits)
+        return self._xml[name]
+
+    def set_xml(self, name: str, root: etree._Element) -> None:
+        self._xml[name] = root
+        self.members.setdefault(name, b"")
+
+    def flags(self) -> list[str]:
+        return scan_flags({n: self.get(n) if n.endswith(".xml") or n.endswith(".rels") else self.members[n]
+                           for n in self.members}, self.locator)
+
+    # ----------------------------------------------------------------- content types
+    def _content_types(self) -> tuple[dict[str, str], dict[str, str]]:
+        root = self.xml("[Content_Types].xml")
+        defaults, overrides = {}, {}
+        for el in root:
+            if el.tag == qn("ct:Default"):
+                defaults[(el.get("Extension") or "").lower()] = el.get("ContentType", "")
+            elif el.tag == qn("ct:Override"):
+                overrides[(el.get("PartName") or "").lstrip("/").lower()] = el.get("ContentType", "")
+        return defaults, overrides
+
+    def content_type(self, part: str) -> str | None:
+        defaults, overrides = self._content_types()
+        if part.lower() in overrides:
+            return overrides[part.lower()]
+        ext = part.rsplit(".", 1)[-1].lower() if "." in part else ""
+        return defaults.get(ext)
+
+    def set_override(self, part: str, content_type: str) -> None:
+        root = self.xml("[Content_Types].xml")
+        for el in root.findall(qn("ct:Override")):
+            if (el.get("PartName") or "").lstrip("/").lower() == part.lower():
+                el.set("ContentType", content_type)
+                return
+        el = etree.SubElement(root, qn("ct:Override"))
+        el.set("PartName", "/" + part)
+        el.set("ContentType", content_type)
+
+    # ----------------------------------------------------------------- relationships
+    def relationships(self, part: str = "") -> list[Relationship]:
+        name = rels_name(part)
+        if name not in self.members:
+            return []
+        out = []
+        for el in self.xml(name):
+            if el.tag != qn("pr:Relationship"):
+                continue
+            out.append(Relationship(part, el.get("Id", ""), el.get("Type", ""), el.get("Target", ""),
+                                    el.get("TargetMode") == "External"))
+        return out
+
+    def rel_map(self, part: str) -> dict[str, Relationship]:
+        return {r.rid: r for r in self.relationships(part)}
+
+    def related(self, part: str, type_tail: str) -> list[str]:
+        return [r.target_part for r in self.relationships(part)
+                if r.type_tail == type_tail and not r.external and r.target_part in self.members]
+
+    def main_part(self) -> str:
+        for rel in self.relationships(""):
+            if rel.type_tail == "officeDocument" and not rel.external:
+                tp = rel.target_part
+                if tp in self.members:
+                    return tp
+        raise UnsafeDocxError(self.locator, "not_a_docx", "no main document part (officeDocument relationship)")
+
+    def add_relationship(self, part: str, rtype: str, target: str, external: bool = False) -> str:
+        name = rels_name(part)
+        if name not in self.members:
+            root = etree.Element(qn("pr:Relationships"), nsmap={None: NS["pr"]})
+            self.set_xml(name, root)
+        root = self.xml(name)
+        used = {el.get("Id") for el in root}
+        n = 1
+        while f"rId{n}" in used:
+            n += 1
+        el = etree.SubElement(root, qn("pr:Relationship"))
+        el.set("Id", f"rId{n}")
+        el.set("Type", rtype)
+        el.set("Target", target)
+        if external:
+            el.set("TargetMode", "External")
+        return f"rId{n}"
+
+    # ----------------------------------------------------------------- writing
+    def to_bytes(self) -> bytes:
+        out = {}
+        for name, data in self.members.items():
+            out[name] = serialize(self._xml[name]) if name in self._xml else data
+        return write_zip(out)
+
+
+# --------------------------------------------------------------------------- normalisation
+
+_DATE_ATTR = qn("w:date")
+_DATED_PARTS_PREFIX = ("word/document.xml", "word/footnotes.xml", "word/endnotes.xml", "word/comments.xml",
+                       "word/header", "word/footer", "word/styles.xml", "word/numbering.xml")
+
+
+def normalize_docx(data: bytes, *, fixed_date: str = FIXED_DATE, locator: str = "<docx>") -> bytes:
+    """Rewrite a .docx deterministically: fixed zip order/timestamps, fixed dates.
+
+    Dates fixed: ``dcterms:created``/``dcterms:modified`` in core properties, ``w:date`` on
+    comments and revisions. ``cp:lastModifiedBy`` and ``cp:revision`` are pinned too.
+    """
+    pkg = Package.from_bytes(data, locator)
+    for name in list(pkg.members):
+        if name.startswith(_DATED_PARTS_PREFIX) and name.endswith(".xml"):
+            if b"w:date=" not in pkg.members[name]:
+                continue
+            root = pkg.xml(name)
+            for el in root.iter():
+                if el.get(_DATE_ATTR) is not None:
+                    el.set(_DATE_ATTR, fixed_date)
+    core = None
+    for rel in pkg.relationships(""):
+        if rel.type_tail == "core-properties" and rel.target_part in pkg.members:
+            core = rel.target_part
+    if core:
+        root = pkg.xml(core)
+        for tag in ("dcterms:created", "dcterms:modified"):
+            el = root.find(qn(tag))
+            if el is None:
+                el = etree.SubElement(root, qn(tag))
+                el.set(qn("xsi:type"), "dcterms:W3CDTF")
+            el.text = fixed_date
+        for tag, value in (("cp:lastModifiedBy", "benchwright"), ("cp:revision", "1")):
+            el = root.find(qn(tag))
+            if el is not None:
+                el.text = value
+    return pkg.to_bytes()
+
+
+def docx_sha256(data: bytes) -> str:
+    import hashlib
+    return hashlib.sha256(data).hexdigest()
+
+
+__all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "rels_name",
+           "resolve_target", "serialize", "docx_sha256", "CT", "RT"]
