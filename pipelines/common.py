@@ -76,11 +76,11 @@ class Stage(beam.DoFn):
         self._failed = counter(f"stage.{self._name}.failed")
         self._rejected = {k: counter(f"{k}.{self._name}") for k in (QUARANTINE, FILTERED)}
 
-    def process(self, element):
+    def process(self, element, *side_inputs):
         self._in.inc()
         try:
             # Materialise first: a generator that fails half-way must not leak half its output.
-            outputs = list(self._fn(element))
+            outputs = list(self._fn(element, *side_inputs))
         except RecordError as err:
             self._failed.inc()
             yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(Reject(self._unit, err.locator, err.reason)))
@@ -101,9 +101,10 @@ class Stage(beam.DoFn):
         return {"stage": self._name, **dataclasses.asdict(reject)}
 
 
-def run_stage(pcoll, name: str, fn, unit: str, locate=str):
-    """``pcoll | Stage`` with outputs (main, quarantine, filtered)."""
-    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate)).with_outputs(QUARANTINE, FILTERED, main="main")
+def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=()):
+    """``pcoll | Stage`` with outputs (main, quarantine, filtered); side inputs go to ``fn`` after the element."""
+    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate), *side_inputs).with_outputs(
+        QUARANTINE, FILTERED, main="main")
 
 
 # ---------------------------------------------------------------------------------------------

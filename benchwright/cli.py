@@ -1,0 +1,201 @@
+"""``benchwright``: build, synth, validate, export, evaluate, baseline, info.
+
+Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from benchwright.errors import BenchwrightError
+
+# Dataset id -> the module defining DATASET (imported only when used: Beam and friends are slow to import).
+DATASETS = {
+    "wildbox": "benchwright.pipelines.wildbox",
+}
+SYNTH = {
+    "wildbox": "benchwright.synth.wildbox:write_wildbox_source",
+}
+
+
+def dataset(name: str):
+    if name not in DATASETS:
+        raise BenchwrightError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    return importlib.import_module(DATASETS[name]).DATASET
+
+
+def _resolve(target: str):
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def cmd_build(args, beam_args) -> int:
+    from benchwright.build import build
+    from benchwright.options import BuildOptions
+
+    names = list(DATASETS) if args.dataset == "all" else [args.dataset]
+    if args.source and len(names) > 1:
+        raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
+    options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
+                           num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
+                           beam_args=beam_args)
+    for name in names:
+        final = build(dataset(name), args.source, options)
+        print(describe(final))
+    return 0
+
+
+def cmd_synth(args, _) -> int:
+    if args.dataset not in SYNTH:
+        raise BenchwrightError(f"no synthetic generator for {args.dataset!r}; known: {', '.join(SYNTH)}")
+    write = _resolve(SYNTH[args.dataset])
+    summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar())
+    print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+def cmd_validate(args, _) -> int:
+    from benchwright.validation.report import validate_build
+
+    root = Path(args.path)
+    ds = dataset(_dataset_of(root))
+    report = validate_build(ds, root)
+    for r in report["results"]:
+        if not r["ok"] or args.verbose:
+            print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['check']}: {r['detail']}")
+    print(f"{'passed' if report['passed'] else 'FAILED'}: {report['checks']} checks, {report['failed']} failed; "
+          f"report {root / '_build/validation/report.json'}")
+    return 0 if report["passed"] else 1
+
+
+def cmd_export(args, _) -> int:
+    root = Path(args.path)
+    ds = dataset(_dataset_of(root))
+    print(json.dumps(ds.export(str(root)), indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_info(args, _) -> int:
+    print(describe(Path(args.path)))
+    return 0
+
+
+def describe(root: Path) -> str:
+    from benchwright.cards import split_sizes
+
+    manifest = json.loads((root / "_build" / "manifest.json").read_text())
+    ds = dataset(manifest["dataset"])
+    lines = [f"{manifest['dataset']} at {root}"]
+    for config in ds.configs:
+        sizes = split_sizes(root, config)
+        parts = ", ".join(f"{s} {rows:,} rows ({nbytes / 1e6:.1f} MB)" for s, (rows, nbytes) in sizes.items())
+        lines.append(f"  {config:<14} {parts or 'empty'}")
+    recon = manifest["reconciliation"]["units"]
+    lines.append("  counts         " + "; ".join(
+        f"{u}: {e['read']} read, {e['written']} written, {e['quarantined']} quarantined, {e['filtered']} filtered"
+        for u, e in recon.items()))
+    lines.append(f"  card           {root / 'README.md'}")
+    lines.append(f"  manifest       {root / '_build/manifest.json'}")
+    lines.append(f"  validation     {root / '_build/validation/report.json'} (Data Docs: "
+                 f"{root / '_build/validation/index.html'})")
+    lines.append(f"  quarantine     {root / '_build/quarantine'}")
+    return "\n".join(lines)
+
+
+def _dataset_of(root: Path) -> str:
+    manifest = root / "_build" / "manifest.json"
+    if not manifest.exists():
+        raise BenchwrightError(f"{root}: no _build/manifest.json; is this a built dataset folder?")
+    return json.loads(manifest.read_text())["dataset"]
+
+
+def cmd_evaluate(args, rest) -> int:
+    module = importlib.import_module(f"benchwright.evaluation.{args.dataset}")
+    return module.run_cli(rest)
+
+
+def cmd_baseline(args, rest) -> int:
+    module = importlib.import_module(f"benchwright.baselines.{args.dataset}")
+    return module.run_cli(rest)
+
+
+def _progress_bar():
+    from tqdm import tqdm
+
+    bar = {}
+
+    def progress(done: int, total: int, what: str = "") -> None:
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=total, desc=what or "writing", unit="item", file=sys.stderr)
+        bar["bar"].n = done
+        bar["bar"].refresh()
+        if done >= total:
+            bar.pop("bar").close()
+
+    return progress
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchwright", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("build", help="build a dataset (or all) into OUT/<dataset>; unknown --options go to Beam")
+    b.add_argument("dataset", help=f"{' | '.join(DATASETS)} | all")
+    b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
+    b.add_argument("--out", default="./out")
+    b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")
+    b.add_argument("--running-mode", default="multi_processing", choices=["in_memory", "multi_threading",
+                                                                          "multi_processing"])
+    b.add_argument("--workers", type=int, default=0, help="FnApiRunner workers (0 = one per core)")
+    b.add_argument("--max-bad-fraction", type=float, default=0.01)
+    b.set_defaults(func=cmd_build, passthrough=True)
+
+    s = sub.add_parser("synth", help="write a synthetic raw source")
+    s.add_argument("dataset")
+    s.add_argument("--out", required=True)
+    s.add_argument("--scale", default="default", choices=["tiny", "default", "full"])
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_synth)
+
+    v = sub.add_parser("validate", help="re-check a published build (sha256, expectations, counts)")
+    v.add_argument("path")
+    v.add_argument("-v", "--verbose", action="store_true")
+    v.set_defaults(func=cmd_validate)
+
+    e = sub.add_parser("export", help="re-write a built dataset's format exports")
+    e.add_argument("path")
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("info", help="configs, splits, row counts and where the reports are")
+    i.add_argument("path")
+    i.set_defaults(func=cmd_info)
+
+    ev = sub.add_parser("evaluate", help="score predictions: evaluate <dataset> --help", add_help=False)
+    ev.add_argument("dataset")
+    ev.set_defaults(func=cmd_evaluate, passthrough=True)
+
+    bl = sub.add_parser("baseline", help="run a baseline: baseline <dataset> --help", add_help=False)
+    bl.add_argument("dataset")
+    bl.set_defaults(func=cmd_baseline, passthrough=True)
+    return p
+
+
+def main(argv=None) -> int:
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+    p = parser()
+    args, rest = p.parse_known_args(argv)
+    if rest and not getattr(args, "passthrough", False):
+        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return args.func(args, rest)
+    except BenchwrightError as err:
+        print(f"benchwright: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

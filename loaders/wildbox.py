@@ -1,0 +1,300 @@
+"""WildBox loaders: read a built dataset, export it as Omni3D JSON and KITTI text, card statistics.
+
+Everything here reads the published Parquet (never the raw source), so an export made from a
+downloaded dataset is the same as the one the build wrote.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from benchwright.schemas import wildbox as schema
+
+EXPORTS = "exports"
+FIGURES = "_build/figures"
+
+
+def read_config(root: Path | str, config: str, split: str | None = None, columns=None) -> pa.Table:
+    """One config (optionally one split) of a built dataset as a pyarrow Table."""
+    root = Path(root)
+    pattern = f"{split}-*.parquet" if split else "*.parquet"
+    files = sorted((root / config).glob(pattern))
+    if not files:
+        return schema.CONFIGS[config].arrow_schema.empty_table().select(columns or schema.CONFIGS[config].keys())
+    return pq.ParquetDataset(files).read(columns=columns)
+
+
+def load(root: Path | str, config: str, split: str | None = None):
+    """``datasets.load_dataset`` on a built folder (no script, no benchwright code involved)."""
+    import datasets
+
+    return datasets.load_dataset(str(root), config, split=split)
+
+
+def column_array(table: pa.Table, name: str, *shape: int) -> np.ndarray:
+    """A fixed-size list column as an (n, *shape) float array."""
+    col = table.column(name).combine_chunks()
+    values = col
+    for _ in shape:
+        values = values.flatten()
+    return values.to_numpy(zero_copy_only=False).reshape((len(col),) + tuple(shape))
+
+
+def boxes_arrays(table: pa.Table) -> dict[str, np.ndarray]:
+    """The geometry of a boxes table as numpy arrays (what evaluators and baselines consume)."""
+    return {
+        "image_id": table.column("image_id").to_numpy(),
+        "species": table.column("species").to_numpy(),
+        "coarse_class": table.column("coarse_class").to_numpy(),
+        "category_id": table.column("category_id").to_numpy(),
+        "center_cam": column_array(table, "center_cam", 3),
+        "dimensions": column_array(table, "dimensions", 3),
+        "R_cam": column_array(table, "R_cam", 3, 3),
+        "corners_cam": column_array(table, "corners_cam", 8, 3),
+        "bbox2d_tight": column_array(table, "bbox2d_tight", 4),
+        "bbox2d_proj": column_array(table, "bbox2d_proj", 4),
+        "K": column_array(table, "K", 3, 3),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Exports
+
+
+def export_all(root: Path) -> dict:
+    """Frame images, Omni3D JSON per split, KITTI label_2 + calib per split under ``exports/``."""
+    frames = read_config(root, "frames", columns=["frame_id", "image_id", "image", "image_path", "width",
+                                                  "height", "K", "split", "segment_id", "scale_factor"])
+    boxes = read_config(root, "boxes")
+    image_rel = {}
+    for fid, img in zip(frames["frame_id"].to_pylist(), frames["image"].to_pylist()):
+        rel = f"{EXPORTS}/images/{fid}{Path(img['path']).suffix or '.jpg'}"
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(img["bytes"])
+        image_rel[fid] = rel
+    summary = {"images": len(image_rel)}
+    for split in schema.SPLITS:
+        f = frames.filter(pc.equal(frames["split"], split))
+        b = boxes.filter(pc.equal(boxes["split"], split))
+        if f.num_rows == 0:
+            continue
+        summary[f"omni3d_{split}"] = export_omni3d(root, split, f, b, image_rel)
+        summary[f"kitti_{split}"] = export_kitti(root, split, f, b, image_rel)
+    return summary
+
+
+def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
+    from benchwright.loaders.omni3d import omni3d_document, write_omni3d
+
+    dataset_id = 1 if split == "train" else 2  # the collection id, never the species
+    scales = {}
+    images = []
+    for row in frames.select(["frame_id", "image_id", "width", "height", "K", "segment_id",
+                              "scale_factor"]).to_pylist():
+        images.append({"id": row["image_id"], "dataset_id": dataset_id, "file_path": image_rel[row["frame_id"]],
+                       "height": row["height"], "width": row["width"], "K": row["K"]})
+        scales[row["segment_id"]] = row["scale_factor"]
+    a = boxes_arrays(boxes)
+    tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
+    annotations = []
+    for i, (box_id, track, source, trunc, vis, segpts, support) in enumerate(zip(
+            boxes["box_id"].to_pylist(), boxes["track_id"].to_pylist(), boxes["bbox_source"].to_pylist(),
+            boxes["truncation"].to_pylist(), boxes["visibility"].to_pylist(),
+            boxes["segmentation_pts"].to_pylist(), boxes["support_points"].to_pylist())):
+        x1, y1, x2, y2 = tight[i]
+        species = schema.SPECIES[a["species"][i]]
+        annotations.append({
+            "id": int(_ann_id(box_id)), "image_id": int(a["image_id"][i]), "dataset_id": dataset_id,
+            "category_id": int(a["category_id"][i]), "category_name": species,
+            "valid3D": True, "behind_camera": False,
+            "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": proj[i],
+            "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
+            "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
+            "truncation": trunc, "visibility": -1.0 if vis is None else vis,
+            "segmentation_pts": segpts, "lidar_pts": support, "depth_error": -1.0,
+            "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
+            "bbox_source": schema.BBOX_SOURCES[source],
+        })
+    info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
+            "known_category_ids": list(schema.CATEGORY_IDS.values()), "scene_scales": dict(sorted(scales.items()))}
+    categories = [{"id": cid, "name": name, "supercategory": "animal"} for name, cid in schema.CATEGORY_IDS.items()]
+    doc = omni3d_document(info, categories, images, annotations)
+    path = write_omni3d(doc, root / EXPORTS / "omni3d" / f"WildBox_{split}.json")
+    return {"path": str(path.relative_to(root)), "images": len(images), "annotations": len(annotations)}
+
+
+def _ann_id(box_id: str) -> int:
+    from benchwright.hashing import stable_int_id
+
+    return stable_int_id(box_id)
+
+
+def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
+    """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
+    from benchwright.errors import RecordError
+    from benchwright.loaders import kitti
+
+    base = root / EXPORTS / "kitti" / split
+    (base / "label_2").mkdir(parents=True, exist_ok=True)
+    (base / "calib").mkdir(parents=True, exist_ok=True)
+    a = boxes_arrays(boxes)
+    frame_of_box = boxes["frame_id"].to_pylist()
+    representable = boxes["kitti_representable"].to_pylist()
+    reasons = boxes["kitti_reason"].to_pylist()
+    box_ids = boxes["box_id"].to_pylist()
+    truncation = boxes["truncation"].to_pylist()
+    by_frame: dict[str, list[int]] = {}
+    for i, fid in enumerate(frame_of_box):
+        by_frame.setdefault(fid, []).append(i)
+    skipped, written, frame_map = [], 0, []
+    order = sorted(zip(frames["frame_id"].to_pylist(), frames["K"].to_pylist()))
+    for n, (fid, K) in enumerate(order):
+        name = f"{n:06d}"
+        lines = []
+        for i in by_frame.get(fid, []):
+            if not representable[i]:
+                skipped.append({"box_id": box_ids[i], "reason": reasons[i]})
+                continue
+            try:
+                obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], a["R_cam"][i],
+                                           a["bbox2d_tight"][i], schema.SPECIES[a["species"][i]],
+                                           truncation[i], 0, locator=box_ids[i])
+            except RecordError as err:
+                skipped.append({"box_id": box_ids[i], "reason": err.reason})
+                continue
+            lines.append(kitti.format_label_line(obj))
+            written += 1
+        (base / "label_2" / f"{name}.txt").write_text("".join(line + "\n" for line in lines))
+        (base / "calib" / f"{name}.txt").write_text(kitti.format_calib(np.asarray(K, float)))
+        frame_map.append(f"{name} {fid} {image_rel[fid]}")
+    (base / "frame_map.txt").write_text("".join(line + "\n" for line in frame_map))
+    (base / "not_representable.jsonl").write_text(
+        "".join(json.dumps(s, sort_keys=True) + "\n" for s in sorted(skipped, key=lambda s: s["box_id"])))
+    return {"frames": len(order), "rows": written, "not_representable": len(skipped)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Card statistics and figures
+
+
+def release_table(root: Path) -> tuple[list[str], list[list]]:
+    """The release's statistics: videos, segments, frames, cuboids per split (and the total)."""
+    seg = read_config(root, "segments", columns=["video_id", "split", "num_frames", "num_boxes", "species"])
+    rows = []
+    for split in (*schema.SPLITS, None):
+        t = seg if split is None else seg.filter(pc.equal(seg["split"], split))
+        rows.append([split or "total", len(pc.unique(t["video_id"])), t.num_rows,
+                     int(pc.sum(t["num_frames"]).as_py() or 0), int(pc.sum(t["num_boxes"]).as_py() or 0)])
+    return ["split", "videos", "segments", "frames", "cuboids"], rows
+
+
+def species_table(root: Path) -> tuple[list[str], list[list]]:
+    seg = read_config(root, "segments", columns=["video_id", "split", "species"])
+    boxes = read_config(root, "boxes", columns=["species", "split"])
+    rows = []
+    for k, name in enumerate(schema.SPECIES):
+        row = [name]
+        for split in schema.SPLITS:
+            s = seg.filter(pc.and_(pc.equal(seg["species"], k), pc.equal(seg["split"], split)))
+            b = boxes.filter(pc.and_(pc.equal(boxes["species"], k), pc.equal(boxes["split"], split)))
+            row += [len(pc.unique(s["video_id"])), b.num_rows]
+        rows.append(row)
+    return ["species", "train videos", "train cuboids", "validation videos", "validation cuboids"], rows
+
+
+def card_statistics(root: Path) -> dict:
+    from benchwright.cards import markdown_table
+
+    figures = write_figures(root)
+    return {
+        "release_table": markdown_table(*release_table(root)),
+        "species_table": markdown_table(*species_table(root)),
+        "figures": figures,
+    }
+
+
+def write_figures(root: Path) -> dict[str, str]:
+    """Class histogram, depth distribution and a sample frame with projected cuboids (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = root / FIGURES
+    out.mkdir(parents=True, exist_ok=True)
+    # Fixed metadata: matplotlib otherwise stamps the PNG with its version and a date.
+    meta = {"Software": None}
+    boxes = read_config(root, "boxes", columns=["species", "split", "depth"])
+    figures = {}
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    x = np.arange(len(schema.SPECIES))
+    for j, split in enumerate(schema.SPLITS):
+        b = boxes.filter(pc.equal(boxes["split"], split))
+        counts = np.bincount(b["species"].to_numpy(), minlength=len(schema.SPECIES))
+        ax.bar(x + (j - 0.5) * 0.4, counts, width=0.4, label=split)
+    ax.set_xticks(x, schema.SPECIES, rotation=20)
+    ax.set_ylabel("cuboids")
+    ax.set_title("Cuboids per species")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "class_histogram.png", dpi=90, metadata=meta)
+    plt.close(fig)
+    figures["class_histogram"] = f"{FIGURES}/class_histogram.png"
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    depth = boxes["depth"].to_numpy()
+    ax.hist(depth, bins=np.linspace(0, max(3.0, float(np.quantile(depth, 0.99)) if len(depth) else 3.0), 60))
+    ax.set_xlabel("normalised depth z (1 = the segment's median)")
+    ax.set_ylabel("cuboids")
+    ax.set_title("Depth distribution")
+    fig.tight_layout()
+    fig.savefig(out / "depth_distribution.png", dpi=90, metadata=meta)
+    plt.close(fig)
+    figures["depth_distribution"] = f"{FIGURES}/depth_distribution.png"
+
+    sample = sample_frame_with_cuboids(root)
+    if sample is not None:
+        import cv2
+
+        cv2.imwrite(str(out / "sample_frame.png"), sample)
+        figures["sample_frame"] = f"{FIGURES}/sample_frame.png"
+    return figures
+
+
+def sample_frame_with_cuboids(root: Path):
+    """The frame with the most objects (ties: smallest frame_id), cuboid edges drawn with OpenCV."""
+    import cv2
+
+    from benchwright import geometry
+
+    frames = read_config(root, "frames", columns=["frame_id", "image", "K", "objects"])
+    if frames.num_rows == 0:
+        return None
+    counts = pc.list_value_length(frames["objects"]).to_numpy()
+    ids = frames["frame_id"].to_pylist()
+    best = min(range(len(ids)), key=lambda i: (-counts[i], ids[i]))
+    row = frames.slice(best, 1).to_pylist()[0]
+    image = cv2.imdecode(np.frombuffer(row["image"]["bytes"], np.uint8), cv2.IMREAD_COLOR)
+    scale = max(1, 640 // image.shape[1])
+    image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)
+    K = np.asarray(row["K"], float) * [[scale], [scale], [1]]
+    colours = [(0, 200, 255), (255, 120, 0), (0, 255, 0), (255, 0, 255), (0, 0, 255), (255, 255, 0)]
+    for obj in row["objects"]:
+        corners = np.asarray(obj["corners_cam"], float)
+        uv = geometry.project_points(corners, K)
+        if not np.isfinite(uv).all():
+            continue
+        colour = colours[obj["species"] % len(colours)]
+        for a, b in geometry.EDGES:
+            cv2.line(image, tuple(np.round(uv[a]).astype(int)), tuple(np.round(uv[b]).astype(int)), colour, 1,
+                     cv2.LINE_AA)
+        x1, y1, x2, y2 = (np.asarray(obj["bbox2d_tight"]) * scale).round().astype(int)
+        cv2.rectangle(image, (x1, y1), (x2, y2), (255, 255, 255), 1)
+    return image

@@ -1,0 +1,545 @@
+"""WildBox: raw drone segments (or KITTI / Omni3D files) to the frames, boxes and segments configs.
+
+Read top to bottom, a record goes: ListSegments -> ParseSegment (one parser per raw format, all
+producing a ``RawSegment``) -> AssignSplits (video-level, stratified by species, stable) ->
+AnnotateSegment (camera frame, normalisation, geometry, masks, support points, record checks; one
+numpy batch per segment) -> the core writer. Every refusal is a quarantine or filtered row.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+from collections import Counter
+from pathlib import Path
+
+import apache_beam as beam
+import cv2
+import fsspec
+import numpy as np
+import pyarrow as pa
+
+from benchwright import geometry
+from benchwright.build import BUILD_DIR, Dataset, Unit
+from benchwright.errors import RecordError, SourceError
+from benchwright.hashing import stable_hash64, stable_int_id
+from benchwright.pipelines.common import FILTERED, Reject, read_counter, run_stage
+from benchwright.schemas import wildbox as schema
+from benchwright.validation import wildbox as checks
+
+SPLITS_FILE = f"{BUILD_DIR}/splits.json"
+VALIDATION_FRACTION = 0.2
+SPLIT_SEED = 0
+ROTATION_ATOL = 1e-4  # VGGT rotations are stored with ~6 significant digits
+MAX_SEGMENTATION_PTS = 10_000
+
+
+# ---------------------------------------------------------------------------------------------
+# The canonical raw segment every parser produces
+
+
+@dataclasses.dataclass
+class RawFrame:
+    frame_index: int
+    image_url: str
+    image_rel: str            # path relative to the source root
+    P: np.ndarray             # 3x4 projection in the camera frame, at the resolution below
+    calib_size: tuple         # (width, height) that P (and bbox_2d) refer to
+    extrinsic: np.ndarray     # 3x4 world -> camera
+
+
+@dataclasses.dataclass
+class RawSegment:
+    segment_id: str
+    video_id: str
+    locator: str              # the file the observations come from (for quarantine rows)
+    frames: list              # RawFrame, sorted by frame_index
+    track_id: np.ndarray      # (n,) one row per (track, frame) observation
+    frame_index: np.ndarray   # (n,)
+    center: np.ndarray        # (n, 3) world frame, raw reconstruction units
+    dims_whl: np.ndarray      # (n, 3)
+    R: np.ndarray             # (n, 3, 3) world frame
+    bbox2d: np.ndarray        # (n, 4) xyxy at calib_size, NaN when invalid
+    class_name: list
+    mask_url: list            # per observation: the SAM3 mask PNG, or None
+    point_cloud_url: str | None = None
+    track_locator: list = dataclasses.field(default_factory=list)
+
+    @property
+    def species(self) -> str | None:
+        names = [schema.canonical_species(c) for c in self.class_name]
+        counts = Counter(n for n in names if n)
+        return min(counts, key=lambda n: (-counts[n], n)) if counts else None
+
+
+def _load_json(fs, path: str, locator: str):
+    try:
+        with fs.open(path, "rb") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise RecordError(locator, "file is missing") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RecordError(locator, f"malformed JSON: {err}") from None
+
+
+def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
+    try:
+        m = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise RecordError(locator, f"{field} is not numeric") from None
+    if m.shape != shape:
+        raise RecordError(locator, f"{field} has shape {m.shape}, expected {shape}")
+    return m
+
+
+def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
+    """One ``<video>/<segment>/`` folder of the WildBox raw release."""
+    fs, root = fsspec.core.url_to_fs(source)
+    seg_path = posixpath.join(root, seg_rel)
+    video_id = seg_rel.split("/")[0]
+    cam_loc = f"{seg_rel}/vggt_results/cameras.json"
+    trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
+    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
+    if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
+        raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
+    frames = {}
+    for i, cam in enumerate(cameras["cameras"]):
+        where = f"{cam_loc}#cameras[{i}]"
+        try:
+            fi, name = int(cam["frame_index"]), str(cam["image_name"])
+            size = (int(cam["image_width"]), int(cam["image_height"]))
+        except (KeyError, TypeError, ValueError) as err:
+            raise RecordError(where, f"missing or invalid field: {err}") from None
+        K = _matrix(cam.get("intrinsic"), (3, 3), where, "intrinsic")
+        ext = _matrix(cam.get("extrinsic"), (3, 4), where, "extrinsic")
+        if not (np.isfinite(K).all() and np.isfinite(ext).all()):
+            raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
+        if fi in frames:
+            raise RecordError(where, f"frame_index {fi} appears twice")
+        rel = posixpath.join(seg_rel, name)
+        frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
+                              np.hstack([K, np.zeros((3, 1))]), size, ext)
+    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
+    if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
+        raise RecordError(trk_loc, 'expected {"tracks": {...}}')
+    mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
+    masks = set(fs.find(mask_dir)) if fs.exists(mask_dir) else set()
+    stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
+    cols = {k: [] for k in ("track_id", "frame_index", "center", "dims", "R", "bbox", "cls", "mask", "loc")}
+    for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
+        where = f"{trk_loc}#track={tid}"
+        try:
+            track_id = int(tid)
+            fr = [int(f) for f in track["frames"]]
+            n = len(fr)
+            centers = _matrix(track["centers"], (n, 3), where, "centers")
+            dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
+            rots = _matrix(track["rotation_matrices"], (n, 3, 3), where, "rotation_matrices")
+            boxes = (_matrix(track["bbox_2d"], (n, 4), where, "bbox_2d") if track.get("bbox_2d") is not None
+                     else np.full((n, 4), -1.0))
+            cls = str(track.get("class_name", ""))
+        except (KeyError, TypeError, ValueError) as err:
+            raise RecordError(where, f"missing or invalid field: {err}") from None
+        boxes = np.where((boxes < 0).any(axis=1, keepdims=True), np.nan, boxes)
+        for j, fi in enumerate(fr):
+            stem = stem_of.get(fi)
+            mask = posixpath.join(mask_dir, f"obj_{track_id}", f"{stem}.png") if stem else None
+            cols["track_id"].append(track_id)
+            cols["frame_index"].append(fi)
+            cols["center"].append(centers[j])
+            cols["dims"].append(dims[j][::-1])  # VGGT (l, w, h) -> [W, H, L]
+            cols["R"].append(rots[j])
+            cols["bbox"].append(boxes[j])
+            cols["cls"].append(cls)
+            cols["mask"].append(fs.unstrip_protocol(mask) if mask in masks else None)
+            cols["loc"].append(f"{where},frame_index={fi}")
+    ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
+    return RawSegment(
+        segment_id=seg_rel, video_id=video_id, locator=trk_loc,
+        frames=[frames[k] for k in sorted(frames)],
+        track_id=np.array(cols["track_id"], dtype=np.int64), frame_index=np.array(cols["frame_index"], dtype=np.int64),
+        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
+        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
+        class_name=cols["cls"], mask_url=cols["mask"],
+        point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None, track_locator=cols["loc"])
+
+
+def list_wildbox_segments(source: str) -> list[str]:
+    """``<video>/<segment>`` folders (those holding ``vggt_results/`` or ``metadata.json``)."""
+    fs, root = fsspec.core.url_to_fs(source)
+    if not fs.isdir(root):
+        raise SourceError(f"{source}: not a folder (expected <video>/<segment>/ folders of a WildBox release)")
+    found = set()
+    for pattern in ("*/*/vggt_results", "*/*/metadata.json"):
+        for path in fs.glob(posixpath.join(root, pattern)):
+            found.add(posixpath.relpath(posixpath.dirname(path), root))
+    return sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Video-level splits: stratified by species, stable when videos are added
+
+
+def assign_splits(video_species: dict[str, str], previous: dict[str, str] | None = None,
+                  fraction: float = VALIDATION_FRACTION, seed: int = SPLIT_SEED) -> dict[str, str]:
+    """Each video keeps its previous split; new videos fill each species' validation quota in
+    stable-hash order. A species with n >= 2 videos gets max(1, round(fraction * n)) validation
+    videos, so both splits hold it; a single-video species stays in train."""
+    previous = previous or {}
+    out = {v: previous[v] for v in video_species if v in previous}
+    for species in sorted(set(video_species.values())):
+        videos = sorted((v for v, s in video_species.items() if s == species),
+                        key=lambda v: (stable_hash64(f"{seed}:{v}"), v))
+        quota = 0 if len(videos) < 2 else max(1, round(fraction * len(videos)))
+        have = sum(out.get(v) == "validation" for v in videos)
+        for v in videos:
+            if v not in out:
+                out[v] = "validation" if have < quota else "train"
+                have += out[v] == "validation"
+    return dict(sorted(out.items()))
+
+
+def read_previous_splits(previous: str | None) -> dict[str, str]:
+    if previous and (Path(previous) / SPLITS_FILE).exists():
+        return json.loads((Path(previous) / SPLITS_FILE).read_text())["videos"]
+    return {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Annotation: one numpy batch per segment
+
+
+def _fixed(values: np.ndarray, *shape: int) -> pa.Array:
+    """A nested fixed-size list array of float64 from an (n, *shape) numpy array."""
+    arr = pa.array(np.ascontiguousarray(values, dtype=float).ravel())
+    for size in reversed(shape):
+        arr = pa.FixedSizeListArray.from_arrays(arr, size)
+    return arr
+
+
+def _decode(url: str, flags: int):
+    with fsspec.open(url, "rb") as f:
+        data = f.read()
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
+    return data, image
+
+
+def _count_support_points(seg: RawSegment, keep: np.ndarray) -> np.ndarray:
+    """Reconstruction points inside each (world-frame) cuboid, with Open3D; -1 without a point cloud."""
+    counts = np.full(len(keep), -1, dtype=np.int32)
+    if seg.point_cloud_url is None or not keep.any():
+        return counts
+    import open3d as o3d
+
+    with fsspec.open(seg.point_cloud_url, "rb") as f:
+        data = f.read()
+    # Open3D reads from a path; a local copy keeps remote (fsspec) sources working.
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".ply") as tmp:
+        tmp.write(data)
+        tmp.flush()
+        cloud = o3d.io.read_point_cloud(tmp.name)
+    points = cloud.points
+    if len(points) == 0:
+        return np.zeros(len(keep), dtype=np.int32)
+    for i in np.flatnonzero(keep):
+        extent = seg.dims_whl[i][::-1]  # local x, y, z extents = [L, H, W]
+        box = o3d.geometry.OrientedBoundingBox(seg.center[i], seg.R[i], extent)
+        counts[i] = len(box.get_point_indices_within_bounding_box(points))
+    return counts
+
+
+def annotate_segment(seg: RawSegment, splits: dict[str, str]):
+    """Yields Reject rows and one {"frames", "boxes", "segments"} dict of pyarrow tables."""
+    n = len(seg.track_id)
+    split = splits.get(seg.video_id, "train")
+    species = [schema.canonical_species(c) for c in seg.class_name]
+    frame_pos = {f.frame_index: i for i, f in enumerate(seg.frames)}
+    keep = np.ones(n, dtype=bool)
+
+    def reject(i, reason, kind="quarantine"):
+        keep[i] = False
+        return Reject("box", seg.track_locator[i], reason, kind)
+
+    # Input checks on raw observations (before any derived value depends on them).
+    for i, reason in checks.raw_observation_problems(seg, species, frame_pos, ROTATION_ATOL):
+        yield reject(i, reason)
+
+    # Frames: decode every image; a corrupt or missing one takes its boxes with it.
+    frame_ok, frame_rows = [], []
+    for f in seg.frames:
+        try:
+            data, image = _decode(f.image_url, cv2.IMREAD_UNCHANGED)
+        except (FileNotFoundError, OSError) as err:
+            data, image = None, None
+            problem = f"cannot read: {err}"
+        else:
+            problem = "not a decodable image" if image is None else ""
+        if problem:
+            frame_ok.append(False)
+            frame_rows.append(None)
+            yield Reject("frame", f.image_rel, problem)
+            for i in np.flatnonzero(keep & (seg.frame_index == f.frame_index)):
+                yield reject(i, f"its frame {f.image_rel} is unreadable ({problem})")
+            continue
+        frame_ok.append(True)
+        frame_rows.append((data, image.shape[1], image.shape[0]))
+
+    # Camera frame, image-resolution projection.
+    fidx = np.array([frame_pos.get(int(fi), 0) for fi in seg.frame_index], dtype=np.int64)
+    ext = np.stack([f.extrinsic for f in seg.frames])[fidx] if n else np.zeros((0, 3, 4))
+    center_cam = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center) + ext[:, :, 3]
+    R_cam = ext[:, :, :3] @ seg.R
+    Ps, sizes = [], []
+    for f, row in zip(seg.frames, frame_rows):
+        w, h = (row[1], row[2]) if row else f.calib_size
+        sx, sy = w / f.calib_size[0], h / f.calib_size[1]
+        Ps.append(np.diag([sx, sy, 1.0]) @ f.P)
+        sizes.append((w, h))
+    P_frame = np.stack(Ps)
+    size_frame = np.array(sizes, dtype=np.int64)
+    for i in np.flatnonzero(keep & ~(center_cam[:, 2] > 0)):
+        yield reject(i, f"behind the camera (z = {center_cam[i, 2]:.3g} <= 0)", FILTERED)
+
+    # Per-segment normalisation: the median depth of valid boxes becomes 1.
+    z = center_cam[keep, 2]
+    if len(z) >= 3:
+        scale, rule = 1.0 / float(np.median(z)), "1/median(z)"
+    elif len(z) > 0:
+        scale, rule = 1.0 / float(np.max(z)), "1/max(z)"
+    else:
+        scale, rule = 1.0, "none"
+    center_n = center_cam * scale
+    dims_n = seg.dims_whl * scale
+    corners = geometry.corners(center_n, dims_n, R_cam) if n else np.zeros((0, 8, 3))
+
+    # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
+    unclipped = np.full((n, 4), np.nan)
+    proj = np.full((n, 4), np.nan)
+    for fpos in np.unique(fidx):
+        sel = np.flatnonzero(fidx == fpos)
+        w, h = size_frame[fpos]
+        u, c, _ = geometry.projected_boxes(corners[sel], P_frame[fpos], int(w), int(h))
+        unclipped[sel], proj[sel] = u, c
+    trunc = geometry.truncation(unclipped, proj)
+    tight = np.full((n, 4), np.nan)
+    source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
+    seg_pts = np.zeros(n, dtype=np.int32)
+    mask_pixels = np.full(n, np.nan)
+    for i in np.flatnonzero(keep):
+        w, h = size_frame[fidx[i]]
+        if seg.mask_url[i] is not None:
+            try:
+                _, mask = _decode(seg.mask_url[i], cv2.IMREAD_GRAYSCALE)
+            except OSError as err:
+                mask = None
+                problem = str(err)
+            else:
+                problem = "not a decodable PNG"
+            if mask is None:
+                yield reject(i, f"SAM3 mask {seg.mask_url[i].rsplit('/', 4)[-3:]} unreadable: {problem}")
+                continue
+            ys, xs = np.nonzero(mask)
+            if len(xs):
+                tight[i] = (xs.min(), ys.min(), xs.max(), ys.max())
+                source[i] = schema.BBOX_SOURCES.index("sam3")
+                mask_pixels[i] = len(xs)
+                seg_pts[i] = min(len(xs), MAX_SEGMENTATION_PTS)
+                continue
+        if np.isfinite(seg.bbox2d[i]).all():
+            cw, ch = seg.frames[fidx[i]].calib_size
+            tight[i] = seg.bbox2d[i] * [w / cw, h / ch, w / cw, h / ch]
+            source[i] = schema.BBOX_SOURCES.index("vggt")
+        else:
+            tight[i] = proj[i]
+    tight = np.clip(tight, 0, np.stack([size_frame[fidx, 0] - 1, size_frame[fidx, 1] - 1] * 2, axis=1))
+    small = keep & ~((tight[:, 2] - tight[:, 0] > 1) & (tight[:, 3] - tight[:, 1] > 1))
+    for i in np.flatnonzero(small):
+        yield reject(i, "2D box 1 px or less after clipping to the image", FILTERED)
+    proj_area = np.clip(proj[:, 2] - proj[:, 0] + 1, 0, None) * np.clip(proj[:, 3] - proj[:, 1] + 1, 0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        visibility = np.clip(mask_pixels / proj_area, 0, 1)
+
+    # Record checks on the derived values.
+    for i, reason in checks.box_problems(keep, center_n, dims_n, R_cam, tight, proj, size_frame[fidx],
+                                         seg.track_id, seg.frame_index, ROTATION_ATOL):
+        yield reject(i, reason)
+
+    support = _count_support_points(seg, keep)
+    ypr = geometry.euler_yaw_pitch_roll(R_cam) if n else np.zeros((0, 3))
+    representable, reasons = geometry.kitti_representable(R_cam) if n else (np.zeros(0, bool), [])
+
+    # Tables, one row per kept box, ordered by (frame, track).
+    order = np.flatnonzero(keep)
+    order = order[np.lexsort((seg.track_id[order], seg.frame_index[order]))]
+    frame_ids = [f"{seg.segment_id}/{posixpath.splitext(posixpath.basename(f.image_rel))[0]}" for f in seg.frames]
+    box_frame_ids = [frame_ids[fidx[i]] for i in order]
+    sp = [species[i] for i in order]
+    cuboid = {
+        "track_id": pa.array(seg.track_id[order], pa.int32()),
+        "species": pa.array([schema.SPECIES.index(s) for s in sp], pa.int64()),
+        "category_id": pa.array([schema.CATEGORY_IDS[s] for s in sp], pa.int32()),
+        "coarse_class": pa.array([schema.COARSE_CLASSES.index(schema.COARSE_OF[s]) for s in sp], pa.int64()),
+        "center_cam": _fixed(center_n[order], 3),
+        "dimensions": _fixed(dims_n[order], 3),
+        "R_cam": _fixed(R_cam[order], 3, 3),
+        "corners_cam": _fixed(corners[order], 8, 3),
+        "yaw_pitch_roll": _fixed(ypr[order], 3),
+        "depth": pa.array(center_n[order, 2]),
+        "bbox2d_tight": _fixed(tight[order], 4),
+        "bbox2d_proj": _fixed(proj[order], 4),
+        "bbox_source": pa.array(source[order], pa.int64()),
+        "truncation": pa.array(trunc[order], pa.float32()),
+        "visibility": pa.array(visibility[order], pa.float32(), from_pandas=True),
+        "segmentation_pts": pa.array(seg_pts[order], pa.int32()),
+        "support_points": pa.array(support[order], pa.int32()),
+        "kitti_representable": pa.array(representable[order], pa.bool_()),
+        "kitti_reason": pa.array([reasons[i] for i in order], pa.string()),
+    }
+    box_ids = [f"{fid}#{t}" for fid, t in zip(box_frame_ids, seg.track_id[order])]
+    nb = len(order)
+    boxes = pa.table({
+        "box_id": box_ids,
+        "frame_id": box_frame_ids,
+        "image_id": pa.array([stable_int_id(f) for f in box_frame_ids], pa.int64()),
+        "video_id": [seg.video_id] * nb,
+        "segment_id": [seg.segment_id] * nb,
+        "frame_index": pa.array(seg.frame_index[order], pa.int32()),
+        **cuboid,
+        "K": _fixed(P_frame[fidx[order], :, :3], 3, 3),
+        "image_width": pa.array(size_frame[fidx[order], 0], pa.int32()),
+        "image_height": pa.array(size_frame[fidx[order], 1], pa.int32()),
+        "scale_factor": pa.array(np.full(nb, scale)),
+        "split": [split] * nb,
+    }, schema=schema.BOXES.arrow_schema)
+
+    # Frames: the objects column is the boxes' cuboid columns cut per frame (no per-row Python).
+    kept_frames = [p for p, ok in enumerate(frame_ok) if ok]
+    per_frame = np.bincount(fidx[order], minlength=len(seg.frames))[kept_frames]
+    offsets = pa.array(np.concatenate([[0], np.cumsum(per_frame)]).astype(np.int32))
+    object_type = schema.FRAMES.arrow_schema.field("objects").type.value_type
+    objects_struct = pa.StructArray.from_arrays(
+        [pa.array(box_ids, pa.string())] + [cuboid[f.name] for f in list(object_type)[1:]],
+        fields=list(object_type))
+    frames = pa.table({
+        "frame_id": [frame_ids[p] for p in kept_frames],
+        "image_id": pa.array([stable_int_id(frame_ids[p]) for p in kept_frames], pa.int64()),
+        "video_id": [seg.video_id] * len(kept_frames),
+        "segment_id": [seg.segment_id] * len(kept_frames),
+        "frame_index": pa.array([seg.frames[p].frame_index for p in kept_frames], pa.int32()),
+        "image": pa.array([{"bytes": frame_rows[p][0], "path": posixpath.basename(seg.frames[p].image_rel)}
+                           for p in kept_frames], schema.FRAMES.arrow_schema.field("image").type),
+        "image_path": [seg.frames[p].image_rel for p in kept_frames],
+        "width": pa.array([frame_rows[p][1] for p in kept_frames], pa.int32()),
+        "height": pa.array([frame_rows[p][2] for p in kept_frames], pa.int32()),
+        "K": _fixed(P_frame[kept_frames, :, :3], 3, 3),
+        "scale_factor": pa.array(np.full(len(kept_frames), scale)),
+        "objects": pa.ListArray.from_arrays(offsets, objects_struct),
+        "split": [split] * len(kept_frames),
+    }, schema=schema.FRAMES.arrow_schema)
+
+    seg_species = seg.species
+    segments = pa.table({
+        "segment_id": [seg.segment_id], "video_id": [seg.video_id],
+        "species": pa.array([schema.SPECIES.index(seg_species) if seg_species else None], pa.int64()),
+        "scale_factor": [scale], "scale_rule": [rule],
+        "num_frames": pa.array([len(kept_frames)], pa.int32()),
+        "num_boxes": pa.array([nb], pa.int32()),
+        "num_tracks": pa.array([len(set(seg.track_id[order].tolist()))], pa.int32()),
+        "num_masks_missing": pa.array([int(sum(seg.mask_url[i] is None for i in order))], pa.int32()),
+        "split": [split],
+    }, schema=schema.SEGMENTS.arrow_schema)
+    # Counted last: a segment that fails half-way is one quarantined segment, none of its frames or boxes read.
+    read_counter("frame").inc(len(seg.frames))
+    read_counter("box").inc(n)
+    yield {"frames": frames, "boxes": boxes, "segments": segments}
+
+
+# ---------------------------------------------------------------------------------------------
+# The dataset
+
+
+class WildBox(Dataset):
+    name = "wildbox"
+    pretty_name = "WildBox: monocular 3D wildlife detection from drone video"
+    configs = schema.CONFIGS
+    id_columns = {"frames": "frame_id", "boxes": "box_id", "segments": "segment_id"}
+    units = (Unit("segment", "segments"), Unit("frame", "frames"), Unit("box", "boxes", primary=True))
+    license = "cc-by-nc-sa-4.0"
+    task_categories = ("object-detection",)
+    tags = ("3d-object-detection", "monocular", "wildlife", "drone", "omni3d", "kitti")
+
+    def default_source(self, workdir: str) -> str:
+        from benchwright.synth.wildbox import write_wildbox_source
+
+        out = Path(workdir) / "wildbox-default"
+        if not (out / ".complete").exists():
+            write_wildbox_source(out, scale="default", seed=0)
+            (out / ".complete").write_text("")
+        return str(out)
+
+    def source_files(self, source: str) -> list[str]:
+        fs, root = fsspec.core.url_to_fs(source)
+        return sorted(p for p in fs.find(root) if not posixpath.basename(p).startswith("."))
+
+    def expand(self, pipeline, source, staging, previous):
+        segments = list_wildbox_segments(source)
+        if not segments:
+            raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json; "
+                              "is this a WildBox raw release? (`benchwright synth wildbox --out DIR` writes one)")
+        previous_splits = read_previous_splits(previous)
+
+        def parse(seg_rel):
+            read_counter("segment").inc()
+            yield parse_wildbox_segment(source, seg_rel)
+
+        parsed = run_stage(
+            pipeline | "ListSegments" >> beam.Create(segments) | "Spread" >> beam.Reshuffle(),
+            "ParseSegment", parse, unit="segment")
+        splits = (
+            parsed.main
+            | "VideoSpecies" >> beam.Map(lambda s: (s.video_id, s.species))
+            | "ByVideo" >> beam.GroupByKey()
+            | "MajoritySpecies" >> beam.Map(lambda kv: (kv[0], _majority([s for s in kv[1] if s])))
+            | "Videos" >> beam.combiners.ToDict()
+            | "AssignSplits" >> beam.Map(lambda vs: assign_splits({v: s for v, s in vs.items() if s}, previous_splits))
+        )
+        splits | "WriteSplits" >> beam.Map(_write_splits, staging)
+        annotated = run_stage(parsed.main, "AnnotateSegment", annotate_segment, unit="segment",
+                              locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)])
+        tables = {cfg: annotated.main | f"Select{cfg.capitalize()}" >> beam.Map(lambda d, c=cfg: d[c])
+                  for cfg in self.configs}
+        return tables, [parsed, annotated]
+
+    def export(self, staging: str) -> dict:
+        from benchwright.loaders.wildbox import export_all
+
+        return export_all(Path(staging))
+
+    def card_context(self, staging: str) -> dict:
+        from benchwright.loaders.wildbox import card_statistics
+
+        return card_statistics(Path(staging))
+
+    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+        return checks.table_checks(Path(staging))
+
+    def expectation_suites(self) -> dict:
+        return checks.EXPECTATIONS
+
+
+def _majority(names: list[str]) -> str | None:
+    counts = Counter(names)
+    return min(counts, key=lambda n: (-counts[n], n)) if counts else None
+
+
+def _write_splits(assignment: dict, staging: str) -> None:
+    path = Path(staging) / SPLITS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {"rule": f"video-level, stratified by species, {VALIDATION_FRACTION:.0%} validation, stable-hash order "
+                    f"(seed {SPLIT_SEED}); earlier assignments are kept", "videos": assignment}
+    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
+
+
+DATASET = WildBox()

@@ -1,0 +1,159 @@
+"""WildBox record checks (run inside the pipeline, per segment batch) and table-level suites.
+
+Record checks return (observation index, reason) pairs; the pipeline quarantines those rows.
+Table checks and great-expectations suites run on the written Parquet before publishing.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from benchwright import geometry
+from benchwright.schemas import wildbox as schema
+
+# A mask box and the projected cuboid box of the same animal must overlap at least this much
+# (IoU). The cuboid encloses legs, neck and tail the mask may miss, so the bound is loose; a
+# lower overlap means the 3D box and the mask describe different things (a sign flip, a wrong id).
+MIN_TIGHT_PROJ_IOU = 0.05
+# Between consecutive observations a track's centre may move at most this many box diagonals
+# per frame step (a walking animal moves a fraction of its length per frame; a jump is an id swap).
+MAX_STEP_DIAGONALS = 3.0
+
+
+def raw_observation_problems(seg, species, frame_pos, atol):
+    """Input problems of raw observations: non-finite values, bad dimensions, rotations, frame
+    indices outside the segment, unknown classes, duplicate (track, frame) pairs."""
+    finite = (np.isfinite(seg.center).all(axis=1) & np.isfinite(seg.dims_whl).all(axis=1)
+              & np.isfinite(seg.R).all(axis=(1, 2)))
+    ortho, det_pos = geometry.check_rotations(np.nan_to_num(seg.R), atol=atol) if len(seg.R) else ((), ())
+    seen = set()
+    for i in range(len(seg.track_id)):
+        key = (int(seg.track_id[i]), int(seg.frame_index[i]))
+        if not finite[i]:
+            reason = "NaN or infinite centre, dimensions or rotation"
+        elif (seg.dims_whl[i] <= 0).any():
+            reason = f"dimensions {np.round(seg.dims_whl[i][::-1], 4).tolist()} (l, w, h) not all positive"
+        elif not ortho[i]:
+            reason = "rotation matrix is not orthonormal (R R^T != I)"
+        elif not det_pos[i]:
+            reason = "rotation matrix has det -1 (a reflection)"
+        elif key[1] not in frame_pos:
+            reason = f"frame index {key[1]} is not a frame of the segment (cameras.json)"
+        elif species[i] is None:
+            reason = f"unknown class {seg.class_name[i]!r} (expected one of {', '.join(schema.SPECIES)})"
+        elif key in seen:
+            reason = f"track {key[0]} has two observations for frame index {key[1]}"
+        else:
+            seen.add(key)
+            continue
+        yield i, reason
+
+
+def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_index, atol):
+    """Checks on derived values of the boxes still kept (camera frame, normalised)."""
+    ortho, det_pos = geometry.check_rotations(R, atol=atol) if len(R) else ((), ())
+    iou = _iou(tight, proj)
+    inside = ((tight[:, 0] >= 0) & (tight[:, 1] >= 0) & (tight[:, 2] <= sizes[:, 0] - 1)
+              & (tight[:, 3] <= sizes[:, 1] - 1))
+    step_bad = _track_jumps(keep, center, dims, track_id, frame_index)
+    for i in np.flatnonzero(keep):
+        if not (np.isfinite(center[i]).all() and np.isfinite(dims[i]).all()):
+            reason = "non-finite value after the camera transform"
+        elif not (ortho[i] and det_pos[i]):
+            reason = "camera-frame rotation is not a proper rotation (R_ext @ R_world)"
+        elif not inside[i]:
+            reason = f"2D box {np.round(tight[i], 1).tolist()} outside the {sizes[i, 0]}x{sizes[i, 1]} image"
+        elif not iou[i] >= MIN_TIGHT_PROJ_IOU:
+            reason = (f"mask/VGGT box {np.round(tight[i], 1).tolist()} and projected cuboid box "
+                      f"{np.round(proj[i], 1).tolist()} disagree (IoU {iou[i]:.3f} < {MIN_TIGHT_PROJ_IOU})")
+        elif step_bad[i]:
+            reason = f"track {track_id[i]} jumps more than {MAX_STEP_DIAGONALS} box diagonals per frame"
+        else:
+            continue
+        yield i, reason
+
+
+def _iou(a, b):
+    ix = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    iy = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    inter = ix * iy
+    union = ((a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / union, 0.0)
+
+
+def _track_jumps(keep, center, dims, track_id, frame_index):
+    """Marks the later observation of each consecutive pair whose centre moved too far."""
+    bad = np.zeros(len(keep), dtype=bool)
+    idx = np.flatnonzero(keep)
+    if len(idx) < 2:
+        return bad
+    idx = idx[np.lexsort((frame_index[idx], track_id[idx]))]
+    same = track_id[idx[1:]] == track_id[idx[:-1]]
+    steps = np.maximum(frame_index[idx[1:]] - frame_index[idx[:-1]], 1)
+    moved = np.linalg.norm(center[idx[1:]] - center[idx[:-1]], axis=1)
+    diag = np.linalg.norm(dims[idx[:-1]], axis=1)
+    bad[idx[1:][same & (moved > MAX_STEP_DIAGONALS * diag * steps)]] = True
+    return bad
+
+
+def table_checks(root: Path) -> list[dict]:
+    """Cross-config checks: no video in two splits; boxes and frames agree."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    def read(config, columns):
+        files = sorted((root / config).glob("*.parquet"))
+        return pq.ParquetDataset(files).read(columns=columns) if files else None
+
+    results = []
+    segments = read("segments", ["video_id", "split"])
+    if segments is not None:
+        pairs = {(v, s) for v, s in zip(segments["video_id"].to_pylist(), segments["split"].to_pylist())}
+        videos = [v for v, _ in pairs]
+        leaked = sorted({v for v in videos if videos.count(v) > 1})
+        results.append({"check": "segments: no video in two splits", "ok": not leaked,
+                        "detail": f"videos in both splits: {leaked}" if leaked else f"{len(set(videos))} videos"})
+    boxes = read("boxes", ["frame_id"])
+    frames = read("frames", ["frame_id"])
+    if boxes is not None and frames is not None:
+        missing = pc.is_in(boxes["frame_id"], value_set=pc.unique(frames["frame_id"]))
+        orphans = len(missing) - pc.sum(missing).as_py() if len(missing) else 0
+        results.append({"check": "boxes: every box's frame is in frames", "ok": orphans == 0,
+                        "detail": f"{orphans} boxes without a frame row"})
+    return results
+
+
+def _between(column, lo=None, hi=None, **kw):
+    return ("ExpectColumnValuesToBeBetween", {"column": column, "min_value": lo, "max_value": hi, **kw})
+
+
+EXPECTATIONS = {
+    "boxes": [
+        ("ExpectColumnValuesToBeUnique", {"column": "box_id"}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "box_id"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(schema.SPLITS)}),
+        ("ExpectColumnValuesToBeInSet", {"column": "species", "value_set": list(range(len(schema.SPECIES)))}),
+        ("ExpectColumnValuesToBeInSet", {"column": "category_id", "value_set": list(schema.CATEGORY_IDS.values())}),
+        _between("depth", 0, None, strict_min=True),
+        _between("truncation", 0, 1),
+        _between("visibility", 0, 1, mostly=1.0),
+        _between("scale_factor", 0, None, strict_min=True),
+        _between("support_points", -1, None),
+        _between("track_id", 0, None),
+        ("ExpectColumnValuesToNotBeNull", {"column": "kitti_representable"}),
+    ],
+    "frames": [
+        ("ExpectColumnValuesToBeUnique", {"column": "frame_id"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(schema.SPLITS)}),
+        _between("width", 1, None),
+        _between("height", 1, None),
+    ],
+    "segments": [
+        ("ExpectColumnValuesToBeUnique", {"column": "segment_id"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "scale_rule", "value_set": ["1/median(z)", "1/max(z)", "none"]}),
+        _between("scale_factor", 0, None, strict_min=True),
+        _between("num_boxes", 0, None),
+    ],
+}
