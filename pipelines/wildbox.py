@@ -302,17 +302,8 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     for i in np.flatnonzero(keep & ~(center_cam[:, 2] > 0)):
         yield reject(i, f"behind the camera (z = {center_cam[i, 2]:.3g} <= 0)", FILTERED)
 
-    # Per-segment normalisation: the median depth of valid boxes becomes 1.
-    z = center_cam[keep, 2]
-    if len(z) >= 3:
-        scale, rule = 1.0 / float(np.median(z)), "1/median(z)"
-    elif len(z) > 0:
-        scale, rule = 1.0 / float(np.max(z)), "1/max(z)"
-    else:
-        scale, rule = 1.0, "none"
-    center_n = center_cam * scale
-    dims_n = seg.dims_whl * scale
-    corners = geometry.corners(center_n, dims_n, R_cam) if n else np.zeros((0, 8, 3))
+    # Projection is scale-invariant: derive 2D geometry in raw units, normalise once the kept set is final.
+    corners_raw = geometry.corners(center_cam, seg.dims_whl, R_cam) if n else np.zeros((0, 8, 3))
 
     # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
     unclipped = np.full((n, 4), np.nan)
@@ -320,7 +311,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     for fpos in np.unique(fidx):
         sel = np.flatnonzero(fidx == fpos)
         w, h = size_frame[fpos]
-        u, c, _ = geometry.projected_boxes(corners[sel], P_frame[fpos], int(w), int(h))
+        u, c, _ = geometry.projected_boxes(corners_raw[sel], P_frame[fpos], int(w), int(h))
         unclipped[sel], proj[sel] = u, c
     trunc = geometry.truncation(unclipped, proj)
     tight = np.full((n, 4), np.nan)
@@ -362,9 +353,19 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         visibility = np.clip(mask_pixels / proj_area, 0, 1)
 
     # Record checks on the derived values.
-    for i, reason in checks.box_problems(keep, center_n, dims_n, R_cam, tight, proj, size_frame[fidx],
+    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_frame[fidx],
                                          seg.track_id, seg.frame_index, ROTATION_ATOL):
         yield reject(i, reason)
+
+    # Per-segment normalisation: the median depth of the kept (valid) cuboids becomes 1.
+    z = center_cam[keep, 2]
+    if len(z) >= 3:
+        scale, rule = 1.0 / float(np.median(z)), "1/median(z)"
+    elif len(z) > 0:
+        scale, rule = 1.0 / float(np.max(z)), "1/max(z)"
+    else:
+        scale, rule = 1.0, "none"
+    center_n, dims_n, corners = center_cam * scale, seg.dims_whl * scale, corners_raw * scale
 
     support = _count_support_points(seg, keep)
     ypr = geometry.euler_yaw_pitch_roll(R_cam) if n else np.zeros((0, 3))

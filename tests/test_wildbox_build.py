@@ -1,0 +1,190 @@
+"""WildBox end to end: a tiny synthetic source through the real pipeline to a loadable, validated folder."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from benchwright.cli import main as cli_main
+from benchwright.pipelines.wildbox import assign_splits
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    return tiny_source(tmp_path_factory.mktemp("raw") / "wildbox")
+
+
+@pytest.fixture(scope="module")
+def built(source, tmp_path_factory) -> Path:
+    return build_wildbox(source, tmp_path_factory.mktemp("out"))
+
+
+def card_yaml(root: Path) -> dict:
+    text = (root / "README.md").read_text()
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+LOAD_SCRIPT = """
+import json, sys
+import datasets
+root, config = sys.argv[1], sys.argv[2]
+d = datasets.load_dataset(root, config)
+out = {split: ds.num_rows for split, ds in d.items()}
+row = d[next(iter(d))][0]
+if config == "frames":
+    out["image_size"] = list(row["image"].size)
+    out["species_names"] = d[next(iter(d))].features["objects"].feature["species"].names
+if config == "boxes":
+    out["species_names"] = d[next(iter(d))].features["species"].names
+out["benchwright_imported"] = any(m.startswith("benchwright") for m in sys.modules)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("config", ["frames", "boxes", "segments"])
+def test_load_dataset_in_a_clean_process(built, config, tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cache"),
+           "PYTHONPATH": ""}
+    proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(built), config], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["benchwright_imported"] is False
+    info = {i["config_name"]: i for i in card_yaml(built)["dataset_info"]}[config]
+    for split in info["splits"]:
+        assert got[split["name"]] == split["num_examples"] > 0
+    if config != "segments":
+        assert got["species_names"] == ["giraffe", "grevys_zebra", "elephant", "plains_zebra", "rhino", "gazelle"]
+    if config == "frames":
+        assert got["image_size"][0] > 0
+
+
+def test_card_counts_match_files_and_exclude_build_folders(built):
+    meta = card_yaml(built)
+    for cfg in meta["configs"]:
+        for entry in cfg["data_files"]:
+            assert entry["path"].startswith(f"{cfg['config_name']}/")
+            assert "_build" not in entry["path"] and "exports" not in entry["path"]
+    for info in meta["dataset_info"]:
+        for split in info["splits"]:
+            files = sorted((built / info["config_name"]).glob(f"{split['name']}-*.parquet"))
+            assert sum(pq.ParquetFile(f).metadata.num_rows for f in files) == split["num_examples"]
+            assert sum(f.stat().st_size for f in files) == split["num_bytes"]
+    text = (built / "README.md").read_text()
+    assert "| total |" in text and "_build/figures/sample_frame.png" in text
+    for fig in ("class_histogram", "depth_distribution", "sample_frame"):
+        assert (built / "_build" / "figures" / f"{fig}.png").stat().st_size > 1000
+
+
+def test_every_species_in_both_splits_and_no_video_in_two(built):
+    seg = pq.ParquetDataset(sorted((built / "segments").glob("*.parquet"))).read().to_pylist()
+    by_video = {}
+    for row in seg:
+        by_video.setdefault(row["video_id"], set()).add(row["split"])
+    assert all(len(s) == 1 for s in by_video.values())
+    species_splits = {(r["species"], r["split"]) for r in seg}
+    assert {s for s, _ in species_splits} == set(range(6))
+    assert all((s, split) in species_splits for s in range(6) for split in ("train", "validation"))
+
+
+def test_normalisation_makes_the_median_depth_one(built):
+    boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["segment_id", "depth", "scale_factor"]).to_pandas()
+    seg = pq.ParquetDataset(sorted((built / "segments").glob("*.parquet"))).read().to_pandas()
+    rules = dict(zip(seg.segment_id, seg.scale_rule))
+    for seg_id, group in boxes.groupby("segment_id"):
+        if rules[seg_id] == "1/median(z)":
+            assert group.depth.median() == pytest.approx(1.0, rel=1e-9)
+        assert group.scale_factor.nunique() == 1
+    # the raw scales differ wildly between segments; normalised depths do not
+    assert seg.scale_factor.max() / seg.scale_factor.min() > 10
+
+
+def test_boxes_carry_full_rotations_and_kitti_flags(built):
+    boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["yaw_pitch_roll", "kitti_representable", "kitti_reason", "bbox2d_tight", "bbox2d_proj"]).to_pylist()
+    tilted = [b for b in boxes if max(abs(b["yaw_pitch_roll"][1]), abs(b["yaw_pitch_roll"][2])) > 0.05]
+    assert len(tilted) > len(boxes) / 2
+    assert all(not b["kitti_representable"] and "pitch" in b["kitti_reason"] for b in tilted)
+    assert sum(b["bbox2d_tight"] != b["bbox2d_proj"] for b in boxes) > len(boxes) * 0.9
+
+
+def test_exports_omni3d_and_kitti(built):
+    from benchwright.loaders.omni3d import read_omni3d
+
+    for split in ("train", "validation"):
+        path = built / "exports" / "omni3d" / f"WildBox_{split}.json"
+        doc = json.loads(path.read_text())
+        assert {c["id"] for c in doc["categories"]} == set(range(1000, 1006))
+        assert all(not im["file_path"].startswith("/") and (built / im["file_path"]).exists() for im in doc["images"])
+        assert doc["info"]["scene_scales"]
+        records = list(read_omni3d(path))
+        assert sum(len(r.annotations) for r in records) == len(doc["annotations"]) > 0
+        kitti = built / "exports" / "kitti" / split
+        listed = [json.loads(line) for line in (kitti / "not_representable.jsonl").read_text().splitlines()]
+        rows = sum(len(f.read_text().splitlines()) for f in (kitti / "label_2").glob("*.txt"))
+        assert rows + len(listed) == len(doc["annotations"])
+        assert all(entry["reason"] for entry in listed)
+
+
+def test_two_builds_are_byte_identical_in_memory_and_multiprocessing(source, built, tmp_path):
+    again = build_wildbox(source, tmp_path / "mp", mode="multi_processing", workers=2)
+    a, b = published_hashes(built), published_hashes(again)
+    assert a == b
+    assert any(p.endswith(".parquet") for p in a) and any(p.startswith("exports/") for p in a)
+
+
+def test_validate_passes_then_fails_on_an_altered_shard(built, tmp_path, capsys):
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    assert cli_main(["validate", str(copy)]) == 0
+    shard = sorted((copy / "boxes").glob("*.parquet"))[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    assert cli_main(["validate", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and shard.name in out
+    report = json.loads((copy / "_build" / "validation" / "report.json").read_text())
+    assert report["passed"] is False
+
+
+def test_info_prints_configs_and_counts(built, capsys):
+    assert cli_main(["info", str(built)]) == 0
+    out = capsys.readouterr().out
+    for word in ("frames", "boxes", "segments", "train", "validation", "report.json"):
+        assert word in out
+
+
+def test_splits_are_stable_when_a_video_is_added(source, tmp_path):
+    out = tmp_path / "out"
+    first = build_wildbox(source, out)
+    before = json.loads((first / "_build" / "splits.json").read_text())["videos"]
+    grown = tmp_path / "grown"
+    shutil.copytree(source, grown)
+    for video in sorted(before)[:3]:  # three new videos of existing species
+        shutil.copytree(grown / video, grown / f"{video[:-2]}_NEW")
+    second = build_wildbox(grown, out)  # the previous build is published in `out`
+    after = json.loads((second / "_build" / "splits.json").read_text())["videos"]
+    assert {v: after[v] for v in before} == before
+    assert len(after) == len(before) + 3
+
+
+def test_assign_splits_rules():
+    videos = {f"v{i}": "elephant" for i in range(17)} | {"g1": "giraffe"} | {f"z{i}": "gazelle" for i in range(4)}
+    splits = assign_splits(videos)
+    assert sum(s == "validation" for v, s in splits.items() if videos[v] == "elephant") == 3
+    assert sum(s == "validation" for v, s in splits.items() if videos[v] == "gazelle") == 1
+    assert splits["g1"] == "train"  # a single video cannot be on both sides
+    grown = videos | {f"v{i}": "elephant" for i in range(17, 30)}
+    regrown = assign_splits(grown, previous=splits)
+    assert {v: regrown[v] for v in splits} == splits
+    assert sum(s == "validation" for v, s in regrown.items() if grown[v] == "elephant") == 6
