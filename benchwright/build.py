@@ -67,8 +67,7 @@ class Dataset:
 
     def source_files(self, source: str) -> list[str]:
         """The files whose content defines the input (fingerprinted in the manifest)."""
-        fs, root = fsspec.core.url_to_fs(source)
-        return sorted(fs.find(root))
+        return list_files(source)
 
     def export(self, staging: str) -> dict:
         """Write format exports under ``staging/exports``; returns a summary for the manifest."""
@@ -272,6 +271,16 @@ def describe_files(root: Path) -> list[dict]:
     return files
 
 
+def list_files(source: str) -> list[str]:
+    """Regular files under ``source``, sorted; hidden names skipped. Symlinked folders are not
+    followed, so a symlink loop cannot make the walk endless."""
+    fs, root = fsspec.core.url_to_fs(source)
+    entries = fs.find(root, detail=True)
+    return sorted(p for p, info in entries.items()
+                  if info.get("type") == "file" and not any(part.startswith(".") for part in
+                                                            posixpath.relpath(p, root).split("/")))
+
+
 def fingerprint_source(dataset: Dataset, source: str) -> dict:
     """One sha256 over (relative path, size, sha256) of every source file: a change anywhere shows."""
     import hashlib
@@ -279,10 +288,17 @@ def fingerprint_source(dataset: Dataset, source: str) -> dict:
     fs, root = fsspec.core.url_to_fs(source)
     h = hashlib.sha256()
     files = dataset.source_files(source)
+    unreadable = []
     for path in files:
         rel = posixpath.relpath(path, root)
-        h.update(f"{rel}\0{fs.size(path)}\0{sha256_file(fs.unstrip_protocol(path))}\n".encode())
-    return {"url": source if "://" in source else os.path.abspath(source), "files": len(files), "sha256": h.hexdigest()}
+        try:
+            digest = sha256_file(fs.unstrip_protocol(path))
+        except OSError as err:  # the pipeline quarantines it; the fingerprint still says it was there
+            digest = f"unreadable: {err.strerror or err}"
+            unreadable.append(rel)
+        h.update(f"{rel}\0{digest}\n".encode())
+    return {"url": source if "://" in source else os.path.abspath(source), "files": len(files),
+            "unreadable": unreadable, "sha256": h.hexdigest()}
 
 
 def package_versions() -> dict[str, str]:

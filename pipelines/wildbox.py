@@ -480,10 +480,6 @@ class WildBox(Dataset):
             (out / ".complete").write_text("")
         return str(out)
 
-    def source_files(self, source: str) -> list[str]:
-        fs, root = fsspec.core.url_to_fs(source)
-        return sorted(p for p in fs.find(root) if not posixpath.basename(p).startswith("."))
-
     def expand(self, pipeline, source, staging, previous):
         segments = list_wildbox_segments(source)
         if not segments:

@@ -41,6 +41,10 @@ def corrupted(tmp_path_factory):
     cases["corrupt frame"] = (rel(frames[0]), "not a decodable image")
     frames[1].unlink()
     cases["missing frame"] = (rel(frames[1]), "cannot read")
+    frames[2].unlink()
+    frames[2].mkdir()  # unreadable as a file (root can read any mode, so permissions cannot show this)
+    cases["unreadable frame"] = (rel(frames[2]), "cannot read")
+    (segs[5] / "sam3_masks" / "loop").symlink_to("..")  # a symlink loop must not hang the walk
 
     # a later segment with a track seen in >= 4 frames and at least one other track
     for seg in segs[4:]:
@@ -82,7 +86,7 @@ def quarantine_rows(built: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("case", ["malformed cameras", "missing tracking", "malformed tracking", "corrupt frame",
-                                  "missing frame", "nan geometry", "non-orthonormal", "zero dimension",
+                                  "missing frame", "unreadable frame", "nan geometry", "non-orthonormal", "zero dimension",
                                   "frame outside", "unknown class"])
 def test_each_bad_input_is_quarantined_with_its_reason(corrupted, case):
     _, built, cases = corrupted
@@ -100,7 +104,7 @@ def test_counts_reconcile_with_the_damage(corrupted):
     for unit, e in units.items():
         assert e["read"] == e["written"] + e["quarantined"] + e["filtered"], unit
     assert units["segment"]["quarantined"] == 3
-    assert units["frame"]["quarantined"] == 2
+    assert units["frame"]["quarantined"] == 3
     assert units["box"]["quarantined"] >= 5
 
 
