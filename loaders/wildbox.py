@@ -6,6 +6,7 @@ downloaded dataset is the same as the one the build wrote.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -67,7 +68,11 @@ def boxes_arrays(table: pa.Table) -> dict[str, np.ndarray]:
 
 
 def export_all(root: Path) -> dict:
-    """Frame images, Omni3D JSON per split, KITTI label_2 + calib per split under ``exports/``."""
+    """Frame images, Omni3D JSON per split, KITTI label_2 + calib + image_2 per split under ``exports/``.
+
+    Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D
+    paths point into); KITTI's ``image_2/NNNNNN`` names are hard links to the same files.
+    """
     frames = read_config(root, "frames", columns=["frame_id", "image_id", "image", "image_path", "width",
                                                   "height", "K", "split", "segment_id", "scale_factor"])
     boxes = read_config(root, "boxes")
@@ -171,6 +176,12 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
             lines.append(kitti.format_label_line(obj))
             written += 1
         (base / "label_2" / f"{name}.txt").write_text("".join(line + "\n" for line in lines))
+        image = root / image_rel[fid]
+        link = base / "image_2" / f"{name}{image.suffix}"
+        link.parent.mkdir(exist_ok=True)
+        if link.exists():
+            link.unlink()
+        os.link(image, link)
         (base / "calib" / f"{name}.txt").write_text(kitti.format_calib(np.asarray(K, float)))
         frame_map.append(f"{name} {fid} {image_rel[fid]}")
     (base / "frame_map.txt").write_text("".join(line + "\n" for line in frame_map))

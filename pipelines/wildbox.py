@@ -7,7 +7,6 @@ numpy batch per segment) -> the core writer. Every refusal is a quarantine or fi
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import posixpath
 from collections import Counter
@@ -24,6 +23,7 @@ from benchwright.build import BUILD_DIR, Dataset, Unit
 from benchwright.errors import RecordError, SourceError
 from benchwright.hashing import stable_hash64, stable_int_id
 from benchwright.pipelines.common import FILTERED, Reject, read_counter, run_stage
+from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
 from benchwright.validation import wildbox as checks
 
@@ -32,148 +32,6 @@ VALIDATION_FRACTION = 0.2
 SPLIT_SEED = 0
 ROTATION_ATOL = 1e-4  # VGGT rotations are stored with ~6 significant digits
 MAX_SEGMENTATION_PTS = 10_000
-
-
-# ---------------------------------------------------------------------------------------------
-# The canonical raw segment every parser produces
-
-
-@dataclasses.dataclass
-class RawFrame:
-    frame_index: int
-    image_url: str
-    image_rel: str            # path relative to the source root
-    P: np.ndarray             # 3x4 projection in the camera frame, at the resolution below
-    calib_size: tuple         # (width, height) that P (and bbox_2d) refer to
-    extrinsic: np.ndarray     # 3x4 world -> camera
-
-
-@dataclasses.dataclass
-class RawSegment:
-    segment_id: str
-    video_id: str
-    locator: str              # the file the observations come from (for quarantine rows)
-    frames: list              # RawFrame, sorted by frame_index
-    track_id: np.ndarray      # (n,) one row per (track, frame) observation
-    frame_index: np.ndarray   # (n,)
-    center: np.ndarray        # (n, 3) world frame, raw reconstruction units
-    dims_whl: np.ndarray      # (n, 3)
-    R: np.ndarray             # (n, 3, 3) world frame
-    bbox2d: np.ndarray        # (n, 4) xyxy at calib_size, NaN when invalid
-    class_name: list
-    mask_url: list            # per observation: the SAM3 mask PNG, or None
-    point_cloud_url: str | None = None
-    track_locator: list = dataclasses.field(default_factory=list)
-
-    @property
-    def species(self) -> str | None:
-        names = [schema.canonical_species(c) for c in self.class_name]
-        counts = Counter(n for n in names if n)
-        return min(counts, key=lambda n: (-counts[n], n)) if counts else None
-
-
-def _load_json(fs, path: str, locator: str):
-    try:
-        with fs.open(path, "rb") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise RecordError(locator, "file is missing") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RecordError(locator, f"malformed JSON: {err}") from None
-
-
-def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
-    try:
-        m = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise RecordError(locator, f"{field} is not numeric") from None
-    if m.shape != shape:
-        raise RecordError(locator, f"{field} has shape {m.shape}, expected {shape}")
-    return m
-
-
-def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
-    """One ``<video>/<segment>/`` folder of the WildBox raw release."""
-    fs, root = fsspec.core.url_to_fs(source)
-    seg_path = posixpath.join(root, seg_rel)
-    video_id = seg_rel.split("/")[0]
-    cam_loc = f"{seg_rel}/vggt_results/cameras.json"
-    trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
-    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
-    if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
-        raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
-    frames = {}
-    for i, cam in enumerate(cameras["cameras"]):
-        where = f"{cam_loc}#cameras[{i}]"
-        try:
-            fi, name = int(cam["frame_index"]), str(cam["image_name"])
-            size = (int(cam["image_width"]), int(cam["image_height"]))
-        except (KeyError, TypeError, ValueError) as err:
-            raise RecordError(where, f"missing or invalid field: {err}") from None
-        K = _matrix(cam.get("intrinsic"), (3, 3), where, "intrinsic")
-        ext = _matrix(cam.get("extrinsic"), (3, 4), where, "extrinsic")
-        if not (np.isfinite(K).all() and np.isfinite(ext).all()):
-            raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
-        if fi in frames:
-            raise RecordError(where, f"frame_index {fi} appears twice")
-        rel = posixpath.join(seg_rel, name)
-        frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
-                              np.hstack([K, np.zeros((3, 1))]), size, ext)
-    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
-    if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
-        raise RecordError(trk_loc, 'expected {"tracks": {...}}')
-    mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
-    masks = set(fs.find(mask_dir)) if fs.exists(mask_dir) else set()
-    stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
-    cols = {k: [] for k in ("track_id", "frame_index", "center", "dims", "R", "bbox", "cls", "mask", "loc")}
-    for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
-        where = f"{trk_loc}#track={tid}"
-        try:
-            track_id = int(tid)
-            fr = [int(f) for f in track["frames"]]
-            n = len(fr)
-            centers = _matrix(track["centers"], (n, 3), where, "centers")
-            dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
-            rots = _matrix(track["rotation_matrices"], (n, 3, 3), where, "rotation_matrices")
-            boxes = (_matrix(track["bbox_2d"], (n, 4), where, "bbox_2d") if track.get("bbox_2d") is not None
-                     else np.full((n, 4), -1.0))
-            cls = str(track.get("class_name", ""))
-        except (KeyError, TypeError, ValueError) as err:
-            raise RecordError(where, f"missing or invalid field: {err}") from None
-        boxes = np.where((boxes < 0).any(axis=1, keepdims=True), np.nan, boxes)
-        for j, fi in enumerate(fr):
-            stem = stem_of.get(fi)
-            mask = posixpath.join(mask_dir, f"obj_{track_id}", f"{stem}.png") if stem else None
-            cols["track_id"].append(track_id)
-            cols["frame_index"].append(fi)
-            cols["center"].append(centers[j])
-            cols["dims"].append(dims[j][::-1])  # VGGT (l, w, h) -> [W, H, L]
-            cols["R"].append(rots[j])
-            cols["bbox"].append(boxes[j])
-            cols["cls"].append(cls)
-            cols["mask"].append(fs.unstrip_protocol(mask) if mask in masks else None)
-            cols["loc"].append(f"{where},frame_index={fi}")
-    ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
-    return RawSegment(
-        segment_id=seg_rel, video_id=video_id, locator=trk_loc,
-        frames=[frames[k] for k in sorted(frames)],
-        track_id=np.array(cols["track_id"], dtype=np.int64), frame_index=np.array(cols["frame_index"], dtype=np.int64),
-        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
-        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
-        class_name=cols["cls"], mask_url=cols["mask"],
-        point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None, track_locator=cols["loc"])
-
-
-def list_wildbox_segments(source: str) -> list[str]:
-    """``<video>/<segment>`` folders (those holding ``vggt_results/`` or ``metadata.json``)."""
-    fs, root = fsspec.core.url_to_fs(source)
-    if not fs.isdir(root):
-        raise SourceError(f"{source}: not a folder (expected <video>/<segment>/ folders of a WildBox release)")
-    found = set()
-    for pattern in ("*/*/vggt_results", "*/*/metadata.json"):
-        for path in fs.glob(posixpath.join(root, pattern)):
-            found.add(posixpath.relpath(posixpath.dirname(path), root))
-    return sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,8 +151,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     R_cam = ext[:, :, :3] @ seg.R
     Ps, sizes = [], []
     for f, row in zip(seg.frames, frame_rows):
-        w, h = (row[1], row[2]) if row else f.calib_size
-        sx, sy = w / f.calib_size[0], h / f.calib_size[1]
+        w, h = (row[1], row[2]) if row else (f.calib_size or (1, 1))
+        cw, ch = f.calib_size or (w, h)
+        sx, sy = w / cw, h / ch
         Ps.append(np.diag([sx, sy, 1.0]) @ f.P)
         sizes.append((w, h))
     P_frame = np.stack(Ps)
@@ -339,9 +198,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
                 seg_pts[i] = min(len(xs), MAX_SEGMENTATION_PTS)
                 continue
         if np.isfinite(seg.bbox2d[i]).all():
-            cw, ch = seg.frames[fidx[i]].calib_size
+            cw, ch = seg.frames[fidx[i]].calib_size or (w, h)
             tight[i] = seg.bbox2d[i] * [w / cw, h / ch, w / cw, h / ch]
-            source[i] = schema.BBOX_SOURCES.index("vggt")
+            source[i] = schema.BBOX_SOURCES.index(seg.bbox_source)
         else:
             tight[i] = proj[i]
     tight = np.clip(tight, 0, np.stack([size_frame[fidx, 0] - 1, size_frame[fidx, 1] - 1] * 2, axis=1))
@@ -481,18 +340,24 @@ class WildBox(Dataset):
         return str(out)
 
     def expand(self, pipeline, source, staging, previous):
-        segments = list_wildbox_segments(source)
-        if not segments:
-            raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json; "
-                              "is this a WildBox raw release? (`benchwright synth wildbox --out DIR` writes one)")
+        fmt, units = discover(source)
+        if not units:
+            raise SourceError(f"{source}: a {fmt} source with nothing in it")
         previous_splits = read_previous_splits(previous)
 
-        def parse(seg_rel):
-            read_counter("segment").inc()
-            yield parse_wildbox_segment(source, seg_rel)
+        def parse(unit):
+            try:
+                items = list(parse_unit(source, fmt, unit))
+            except RecordError:
+                read_counter("segment").inc()  # the unit was read, and is quarantined whole
+                raise
+            for item in items:
+                read_counter(item.unit if isinstance(item, Reject) else "segment").inc(
+                    item.count if isinstance(item, Reject) else 1)
+            return items
 
         parsed = run_stage(
-            pipeline | "ListSegments" >> beam.Create(segments) | "Spread" >> beam.Reshuffle(),
+            pipeline | "ListUnits" >> beam.Create(units) | "Spread" >> beam.Reshuffle(),
             "ParseSegment", parse, unit="segment")
         splits = (
             parsed.main

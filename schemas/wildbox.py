@@ -16,7 +16,8 @@ SPECIES_ALIASES = {
     "plains zebra": "plains_zebra", "zebra_plains": "plains_zebra",
 }
 SPLITS = ("train", "validation")
-BBOX_SOURCES = ("sam3", "vggt", "projected")
+# Where a tight 2D box came from: a SAM3 mask, the VGGT tracker, a label file (KITTI / Omni3D), the projection.
+BBOX_SOURCES = ("sam3", "vggt", "label", "projected")
 
 # Typical adult body size in metres [W, H, L] (width across, shoulder/total height, body length).
 SPECIES_DIMENSIONS_M = {
@@ -55,7 +56,7 @@ _CUBOID = {
     "corners_cam": _mat(8, 3),
     "yaw_pitch_roll": _vec(3),                # radians, R = R_y(yaw) R_x(pitch) R_z(roll)
     "depth": Value("float64"),                # z of the centre (1 = the segment's median)
-    "bbox2d_tight": _vec(4),                  # xyxy: SAM3 mask extent, else VGGT box, else projection
+    "bbox2d_tight": _vec(4),                  # xyxy: SAM3 mask extent, else VGGT / label box, else projection
     "bbox2d_proj": _vec(4),                   # xyxy: projected corners, clipped to the image
     "bbox_source": ClassLabel(names=list(BBOX_SOURCES)),
     "truncation": Value("float32"),           # fraction of the projected box outside the image

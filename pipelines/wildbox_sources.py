@@ -1,0 +1,389 @@
+"""WildBox raw formats: one parser per format, each producing the same canonical ``RawSegment``.
+
+Formats: the WildBox raw release (``<video>/<segment>/`` with VGGT cameras and tracks, SAM3
+masks, a point cloud), KITTI object folders (``label_2``, ``calib``, ``image_2``), KITTI tracking
+folders (``label_02/<seq>.txt``, ``calib/<seq>.txt``, ``image_02/<seq>/``) and Omni3D JSON.
+``discover`` tells which one a source is and lists its units of work.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+from collections import Counter
+
+import fsspec
+import numpy as np
+
+from benchwright.errors import RecordError, SourceError
+from benchwright.pipelines.common import FILTERED, Reject
+from benchwright.schemas import wildbox as schema
+
+# ---------------------------------------------------------------------------------------------
+# The canonical raw segment every parser produces
+
+
+@dataclasses.dataclass
+class RawFrame:
+    frame_index: int
+    image_url: str
+    image_rel: str            # path relative to the source root
+    P: np.ndarray             # 3x4 projection in the camera frame, at the resolution below
+    calib_size: tuple | None  # (width, height) that P (and bbox_2d) refer to; None = the image's own
+    extrinsic: np.ndarray     # 3x4 world -> camera
+
+
+@dataclasses.dataclass
+class RawSegment:
+    segment_id: str
+    video_id: str
+    locator: str              # the file the observations come from (for quarantine rows)
+    frames: list              # RawFrame, sorted by frame_index
+    track_id: np.ndarray      # (n,) one row per (track, frame) observation
+    frame_index: np.ndarray   # (n,)
+    center: np.ndarray        # (n, 3) world frame, raw reconstruction units
+    dims_whl: np.ndarray      # (n, 3)
+    R: np.ndarray             # (n, 3, 3) world frame
+    bbox2d: np.ndarray        # (n, 4) xyxy at calib_size, NaN when invalid
+    class_name: list
+    mask_url: list            # per observation: the SAM3 mask PNG, or None
+    point_cloud_url: str | None = None
+    track_locator: list = dataclasses.field(default_factory=list)
+    bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
+
+    @property
+    def species(self) -> str | None:
+        names = [schema.canonical_species(c) for c in self.class_name]
+        counts = Counter(n for n in names if n)
+        return min(counts, key=lambda n: (-counts[n], n)) if counts else None
+
+
+def _load_json(fs, path: str, locator: str):
+    try:
+        with fs.open(path, "rb") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise RecordError(locator, "file is missing") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RecordError(locator, f"malformed JSON: {err}") from None
+
+
+def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
+    try:
+        m = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise RecordError(locator, f"{field} is not numeric") from None
+    if m.shape != shape:
+        raise RecordError(locator, f"{field} has shape {m.shape}, expected {shape}")
+    return m
+
+
+def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
+    """One ``<video>/<segment>/`` folder of the WildBox raw release."""
+    fs, root = fsspec.core.url_to_fs(source)
+    seg_path = posixpath.join(root, seg_rel)
+    video_id = seg_rel.split("/")[0]
+    cam_loc = f"{seg_rel}/vggt_results/cameras.json"
+    trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
+    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
+    if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
+        raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
+    frames = {}
+    for i, cam in enumerate(cameras["cameras"]):
+        where = f"{cam_loc}#cameras[{i}]"
+        try:
+            fi, name = int(cam["frame_index"]), str(cam["image_name"])
+            size = (int(cam["image_width"]), int(cam["image_height"]))
+        except (KeyError, TypeError, ValueError) as err:
+            raise RecordError(where, f"missing or invalid field: {err}") from None
+        K = _matrix(cam.get("intrinsic"), (3, 3), where, "intrinsic")
+        ext = _matrix(cam.get("extrinsic"), (3, 4), where, "extrinsic")
+        if not (np.isfinite(K).all() and np.isfinite(ext).all()):
+            raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
+        if fi in frames:
+            raise RecordError(where, f"frame_index {fi} appears twice")
+        rel = posixpath.join(seg_rel, name)
+        frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
+                              np.hstack([K, np.zeros((3, 1))]), size, ext)
+    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
+    if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
+        raise RecordError(trk_loc, 'expected {"tracks": {...}}')
+    mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
+    masks = set(fs.find(mask_dir)) if fs.exists(mask_dir) else set()
+    stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
+    cols = {k: [] for k in ("track_id", "frame_index", "center", "dims", "R", "bbox", "cls", "mask", "loc")}
+    for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
+        where = f"{trk_loc}#track={tid}"
+        try:
+            track_id = int(tid)
+            fr = [int(f) for f in track["frames"]]
+            n = len(fr)
+            centers = _matrix(track["centers"], (n, 3), where, "centers")
+            dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
+            rots = _matrix(track["rotation_matrices"], (n, 3, 3), where, "rotation_matrices")
+            boxes = (_matrix(track["bbox_2d"], (n, 4), where, "bbox_2d") if track.get("bbox_2d") is not None
+                     else np.full((n, 4), -1.0))
+            cls = str(track.get("class_name", ""))
+        except (KeyError, TypeError, ValueError) as err:
+            raise RecordError(where, f"missing or invalid field: {err}") from None
+        boxes = np.where((boxes < 0).any(axis=1, keepdims=True), np.nan, boxes)
+        for j, fi in enumerate(fr):
+            stem = stem_of.get(fi)
+            mask = posixpath.join(mask_dir, f"obj_{track_id}", f"{stem}.png") if stem else None
+            cols["track_id"].append(track_id)
+            cols["frame_index"].append(fi)
+            cols["center"].append(centers[j])
+            cols["dims"].append(dims[j][::-1])  # VGGT (l, w, h) -> [W, H, L]
+            cols["R"].append(rots[j])
+            cols["bbox"].append(boxes[j])
+            cols["cls"].append(cls)
+            cols["mask"].append(fs.unstrip_protocol(mask) if mask in masks else None)
+            cols["loc"].append(f"{where},frame_index={fi}")
+    ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
+    return RawSegment(
+        segment_id=seg_rel, video_id=video_id, locator=trk_loc,
+        frames=[frames[k] for k in sorted(frames)],
+        track_id=np.array(cols["track_id"], dtype=np.int64), frame_index=np.array(cols["frame_index"], dtype=np.int64),
+        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
+        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
+        class_name=cols["cls"], mask_url=cols["mask"],
+        point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None, track_locator=cols["loc"])
+
+
+def list_wildbox_segments(source: str) -> list[str]:
+    """``<video>/<segment>`` folders (those holding ``vggt_results/`` or ``metadata.json``)."""
+    fs, root = fsspec.core.url_to_fs(source)
+    found = set()
+    for pattern in ("*/*/vggt_results", "*/*/metadata.json"):
+        for path in fs.glob(posixpath.join(root, pattern)):
+            found.add(posixpath.relpath(posixpath.dirname(path), root))
+    return sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
+
+
+# ---------------------------------------------------------------------------------------------
+# KITTI object and tracking folders
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+_IDENTITY_EXT = np.hstack([np.eye(3), np.zeros((3, 1))])
+
+
+def _read_text(fs, path: str, locator: str) -> str:
+    try:
+        with fs.open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except FileNotFoundError:
+        raise RecordError(locator, "file is missing") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise RecordError(locator, f"cannot read: {err}") from None
+
+
+def _image_of(fs, root: str, folder: str, stem: str) -> str:
+    """The image file for ``stem`` in ``folder`` (relative); the .png name if none exists (reported later)."""
+    for suffix in IMAGE_SUFFIXES:
+        rel = f"{folder}/{stem}{suffix}"
+        if fs.exists(posixpath.join(root, rel)):
+            return rel
+    return f"{folder}/{stem}.png"
+
+
+def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, objects_by_frame: dict,
+                   calib_rel: str, label_rel: str, track_of) -> tuple[RawSegment, list[Reject]]:
+    """A RawSegment from KITTI rows (camera frame, so the extrinsic is the identity)."""
+    from benchwright.loaders import kitti
+
+    calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel), calib_rel)
+    raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT)
+                  for fi, rel in frames]
+    rejects, cols = [], {k: [] for k in ("track", "frame", "center", "dims", "R", "bbox", "cls", "loc")}
+    for fi, objs in sorted(objects_by_frame.items()):
+        for n, (obj, where) in enumerate(objs):
+            if obj.is_dontcare:
+                rejects.append(Reject("box", where, "DontCare region (not an object)", FILTERED))
+                continue
+            c = kitti.to_canonical(obj, where)
+            cols["track"].append(track_of(obj, n))
+            cols["frame"].append(fi)
+            cols["center"].append(c["center_cam"])
+            cols["dims"].append(c["dimensions"])
+            cols["R"].append(c["R_cam"])
+            cols["bbox"].append(c["bbox2d"])
+            cols["cls"].append(obj.type)
+            cols["loc"].append(where)
+    seg = RawSegment(
+        segment_id=segment_id, video_id=video_id, locator=label_rel, frames=raw_frames,
+        track_id=np.array(cols["track"], dtype=np.int64), frame_index=np.array(cols["frame"], dtype=np.int64),
+        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
+        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
+        class_name=cols["cls"], mask_url=[None] * len(cols["cls"]), track_locator=cols["loc"], bbox_source="label")
+    return seg, rejects
+
+
+def parse_kitti_object_frame(source: str, stem: str):
+    """One frame of a KITTI object folder; each frame is its own segment (KITTI has no videos)."""
+    from benchwright.loaders import kitti
+
+    fs, root = fsspec.core.url_to_fs(source)
+    label_rel = f"label_2/{stem}.txt"
+    objects, errors = kitti.parse_label_lines(_read_text(fs, posixpath.join(root, label_rel), label_rel), label_rel)
+    rows = [(o, f"{label_rel}:{n}") for n, o in _numbered(objects, errors)]
+    seg, rejects = _kitti_segment(fs, root, f"kitti/{stem}", stem, [(0, _image_of(fs, root, "image_2", stem))],
+                                  {0: rows}, f"calib/{stem}.txt", label_rel, lambda obj, n: n)
+    return seg, rejects + [Reject("box", e.locator, e.reason) for e in errors]
+
+
+def parse_kitti_tracking_sequence(source: str, seq: str):
+    """One sequence of a KITTI tracking folder: a segment whose track ids come from the labels."""
+    from benchwright.loaders import kitti
+
+    fs, root = fsspec.core.url_to_fs(source)
+    label_rel = f"label_02/{seq}.txt"
+    text = _read_text(fs, posixpath.join(root, label_rel), label_rel)
+    by_frame, errors = kitti.parse_tracking_lines(text, label_rel)
+    lines = {}  # the label line of each row, for locators
+    for number, line in enumerate(text.splitlines(), start=1):
+        tokens = line.split()
+        if len(tokens) > 2:
+            lines.setdefault((tokens[0], tokens[1]), []).append(number)
+    image_dir = posixpath.join(root, "image_02", seq)
+    images = sorted(p for p in (fs.ls(image_dir, detail=False) if fs.isdir(image_dir) else [])
+                    if p.lower().endswith(IMAGE_SUFFIXES))
+    frames = [(int(posixpath.splitext(posixpath.basename(p))[0]), posixpath.relpath(p, root)) for p in images]
+    known = {fi for fi, _ in frames}
+    for fi in sorted(set(by_frame) - known):  # labelled frames without an image are still frames (reported later)
+        frames.append((fi, f"image_02/{seq}/{fi:06d}.png"))
+    rows = {fi: [(o, f"{label_rel}:{_pop_line(lines, fi, o)}") for o in objs] for fi, objs in by_frame.items()}
+    seg, rejects = _kitti_segment(fs, root, f"kitti_tracking/{seq}", seq, sorted(frames), rows,
+                                  f"calib/{seq}.txt", label_rel, lambda obj, n: obj.track_id)
+    return seg, rejects + [Reject("box", e.locator, e.reason) for e in errors]
+
+
+def _numbered(objects, errors):
+    """(line number, object) for the good rows of a label file (bad lines are skipped in order)."""
+    bad = {int(e.locator.rsplit(":", 1)[1]) for e in errors}
+    numbers = (n for n in range(1, 10**9) if n not in bad)
+    return [(next(numbers), o) for o in objects]
+
+
+def _pop_line(lines: dict, frame: int, obj) -> int:
+    return lines.get((str(frame), str(obj.track_id)), [0]).pop(0) if lines.get((str(frame), str(obj.track_id))) else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Omni3D JSON
+
+
+def parse_omni3d_file(source: str, json_rel: str):
+    """Every segment of an Omni3D document (images grouped by their folder), plus rejects."""
+    from benchwright.loaders.omni3d import read_omni3d
+
+    fs, root = fsspec.core.url_to_fs(source)
+    try:
+        with fs.open(posixpath.join(root, json_rel), "rb") as f:
+            doc = json.load(f)
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RecordError(json_rel, f"cannot read Omni3D JSON: {err}") from None
+    errors = []
+    try:
+        records = list(read_omni3d(doc, on_error=errors.append, locator=json_rel))
+    except SourceError as err:
+        raise RecordError(json_rel, str(err)) from None
+    rejects = [Reject("box" if "annotation_id" in e.locator else "frame", e.locator, e.reason) for e in errors]
+    base = posixpath.dirname(json_rel)
+    by_segment: dict[str, list] = {}
+    for rec in records:
+        path = str(rec.image["file_path"])
+        rel = _resolve_image(fs, root, base, path)
+        by_segment.setdefault(posixpath.dirname(rel) or ".", []).append((rel, rec))
+    segments = []
+    for seg_dir, items in sorted(by_segment.items()):
+        items.sort(key=lambda item: item[0])
+        frames, cols = [], {k: [] for k in ("track", "frame", "center", "dims", "R", "bbox", "cls", "loc")}
+        for fi, (rel, rec) in enumerate(items):
+            K = np.asarray(rec.image["K"], float)
+            size = (int(rec.image["width"]), int(rec.image["height"]))
+            frames.append(RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
+                                   np.hstack([K, np.zeros((3, 1))]), size, _IDENTITY_EXT))
+            for n, ann in enumerate(rec.annotations):
+                box = ann.get("bbox2D_tight") or (
+                    [ann["bbox"][0], ann["bbox"][1], ann["bbox"][0] + ann["bbox"][2], ann["bbox"][1] + ann["bbox"][3]]
+                    if ann.get("bbox") else [np.nan] * 4)
+                cols["track"].append(int(ann.get("track_id", n)))
+                cols["frame"].append(fi)
+                cols["center"].append(ann["center_cam"])
+                cols["dims"].append(ann["dimensions"])
+                cols["R"].append(ann["R_cam"])
+                cols["bbox"].append(box)
+                cols["cls"].append(str(ann.get("category_name", "")))
+                cols["loc"].append(f"{json_rel}#annotation_id={ann['id']}")
+        video = seg_dir.split("/")[-2] if seg_dir.count("/") >= 1 else seg_dir
+        segments.append(RawSegment(
+            segment_id=seg_dir, video_id=video, locator=json_rel, frames=frames,
+            track_id=np.array(cols["track"], dtype=np.int64), frame_index=np.array(cols["frame"], dtype=np.int64),
+            center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
+            R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
+            class_name=cols["cls"], mask_url=[None] * len(cols["cls"]), track_locator=cols["loc"],
+            bbox_source="label"))
+    return segments, rejects
+
+
+def _resolve_image(fs, root: str, base: str, path: str) -> str:
+    """An image path relative to the source root: as given, relative to the JSON's folder, or by
+    the tail of an absolute path (released files carry absolute paths from the authors' machine)."""
+    parts = path.strip("/").split("/")
+    candidates = [path.lstrip("./"), posixpath.join(base, path)] + ["/".join(parts[i:]) for i in range(1, len(parts))]
+    for rel in candidates:
+        if rel and not rel.startswith("..") and fs.exists(posixpath.join(root, rel)):
+            return rel
+    return path.lstrip("/")
+
+
+# ---------------------------------------------------------------------------------------------
+# Which format a source is
+
+
+def discover(source: str) -> tuple[str, list[str]]:
+    """(format, units): ``wildbox`` segments, ``kitti`` frames, ``kitti_tracking`` sequences or ``omni3d`` files."""
+    fs, root = fsspec.core.url_to_fs(source)
+    if not fs.isdir(root):
+        raise SourceError(f"{source}: not a folder (expected a WildBox release, a KITTI folder or Omni3D JSON files)")
+    if fs.isdir(posixpath.join(root, "label_2")):
+        stems = sorted(posixpath.splitext(posixpath.basename(p))[0]
+                       for p in fs.glob(posixpath.join(root, "label_2", "*.txt")))
+        return "kitti", stems
+    if fs.isdir(posixpath.join(root, "label_02")):
+        return "kitti_tracking", sorted(posixpath.splitext(posixpath.basename(p))[0]
+                                        for p in fs.glob(posixpath.join(root, "label_02", "*.txt")))
+    segments = list_wildbox_segments(source)
+    if segments:
+        return "wildbox", segments
+    jsons = sorted(posixpath.relpath(p, root) for p in fs.glob(posixpath.join(root, "**", "*.json"))
+                   if not posixpath.basename(p).startswith("."))
+    omni = [j for j in jsons if _looks_like_omni3d(fs, posixpath.join(root, j))]
+    if omni:
+        return "omni3d", omni
+    raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json, no KITTI "
+                      "label_2/ or label_02/, no Omni3D JSON; is this a WildBox source? "
+                      "(`benchwright synth wildbox --out DIR` writes one)")
+
+
+def _looks_like_omni3d(fs, path: str) -> bool:
+    """An Omni3D document opens with its top-level lists (checked on the head, not a full parse)."""
+    import re
+
+    with fs.open(path, "rb") as f:
+        head = f.read(1 << 16)
+    return re.search(rb'"(images|annotations)"\s*:\s*\[', head) is not None
+
+
+def parse_unit(source: str, fmt: str, unit: str):
+    """Yields RawSegments and Rejects for one unit of a source of format ``fmt``."""
+    if fmt == "wildbox":
+        yield parse_wildbox_segment(source, unit)
+        return
+    if fmt == "omni3d":
+        segments, rejects = parse_omni3d_file(source, unit)
+    else:
+        seg, rejects = (parse_kitti_object_frame if fmt == "kitti" else parse_kitti_tracking_sequence)(source, unit)
+        segments = [seg]
+    yield from rejects
+    yield from segments
