@@ -112,3 +112,27 @@ def test_omni3d_export_builds_back_to_the_same_boxes(tmp_path):
         assert x["species"] == y["species"]
         np.testing.assert_allclose(x["bbox2d_tight"], y["bbox2d_tight"], atol=1e-9)
         assert y["scale_factor"] == pytest.approx(1.0, abs=1e-9)  # already normalised
+
+
+def test_kitti_tracking_sequence_keeps_track_ids(kitti_dir, tmp_path):
+    """A KITTI tracking folder: label_02/<seq>.txt with `frame track_id` in front of the 15 columns."""
+    src = tmp_path / "tracking"
+    (src / "label_02").mkdir(parents=True)
+    (src / "image_02" / "0000").mkdir(parents=True)
+    (src / "calib").mkdir()
+    shutil.copy(kitti_dir / "calib" / "000000.txt", src / "calib" / "0000.txt")
+    lines = []
+    for frame in (0, 1):
+        shutil.copy(kitti_dir / "image_2" / "000000.png", src / "image_02" / "0000" / f"{frame:06d}.png")
+        for n, line in enumerate((kitti_dir / "label_2" / "000000.txt").read_text().splitlines()):
+            tokens = line.split()
+            tokens[0] = SPECIES_FOR.get(tokens[0], tokens[0])
+            tokens[11] = f"{float(tokens[11]) + 0.1 * frame:.2f}"  # the animal moves 10 cm along x
+            lines.append(f"{frame} {7 + n} " + " ".join(tokens))
+    (src / "label_02" / "0000.txt").write_text("\n".join(lines) + "\n")
+    built = build_wildbox(src, tmp_path / "out")
+    boxes = sorted(read_boxes(built), key=lambda b: (b["frame_index"], b["track_id"]))
+    assert [(b["frame_index"], b["track_id"]) for b in boxes] == [(0, 7), (1, 7)]
+    assert boxes[0]["segment_id"] == boxes[1]["segment_id"] == "kitti_tracking/0000"
+    s = boxes[0]["scale_factor"]
+    assert (boxes[1]["center_cam"][0] - boxes[0]["center_cam"][0]) / s == pytest.approx(0.1, abs=1e-9)
