@@ -86,7 +86,7 @@ class Dataset:
         return {}
 
 
-def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path:
+def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path | None:
     """Build ``dataset`` from ``source`` (or its embedded default) and publish it under ``options.out``."""
     out = Path(options.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -106,6 +106,11 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path:
     t = time.perf_counter()
     counters = run_pipeline(dataset, source, str(staging), previous, options)
     timings["pipeline_s"] = round(time.perf_counter() - t, 3)
+    if options.dry_run:
+        shutil.rmtree(staging)
+        _progress(options, f"[{dataset.name}] dry run: {options.runner} accepted the pipeline and its options; "
+                           "nothing was built or published")
+        return None
 
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
@@ -162,6 +167,8 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
         (rows | f"Flatten{_camel(kind)}" >> beam.Flatten(pipeline=pipeline)
          | f"Write{_camel(kind)}" >> WriteRejects(staging, kind))
     result = pipeline.run()
+    if options.dry_run:
+        return {}
     result.wait_until_finish()
     return query_counters(result)
 

@@ -45,7 +45,8 @@ def cmd_build(args, beam_args) -> int:
                            beam_args=beam_args)
     for name in names:
         final = build(dataset(name), args.source, options)
-        print(describe(final))
+        if final is not None:
+            print(describe(final))
     return 0
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TestOptions
 
 DEFAULT_RUNNER = "FnApiRunner"
 RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
@@ -41,6 +41,12 @@ class BuildOptions:
 
             return FnApiRunner()
         return None  # Beam builds the runner named in the options
+
+    @property
+    def dry_run(self) -> bool:
+        """``--dry_run=True``: the runner checks the options and the graph, submits nothing."""
+        value = self.pipeline_options().view_as(TestOptions).dry_run
+        return str(value).lower() not in ("false", "0", "none", "")
 
     def describe(self) -> dict:
         """The options that shape the output (recorded in the manifest); worker count does not."""

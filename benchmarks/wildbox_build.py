@@ -1,0 +1,114 @@
+"""WildBox build speed and memory: the Beam build of a synthetic source against the plain reference.
+
+Prints one JSON object: cuboids, beam_wall_s (the pipeline: parse -> annotate -> write), the whole
+build's wall time (plus finalize, exports, card, validation), cuboids per second, peak RSS of the
+whole process tree (driver and SDK workers), and the same for benchmarks/wildbox_reference.py,
+with ratio = beam_wall_s / reference_wall_s.
+
+    python -m benchwright.benchmarks.wildbox_build [--scale full] [--workers 2] [--raw DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants (from /proc), in MB."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, stack = 0, [pid]
+    while stack:
+        p = stack.pop()
+        total += rss.get(p, 0)
+        stack += children.get(p, [])
+    return total / 1e6
+
+
+def measured(cmd: list[str], env: dict) -> tuple[float, float, str]:
+    """(wall seconds, peak tree RSS MB, stdout) of a command, sampling memory every 0.2 s."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        peak = 0.0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss_mb(proc.pid))
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        text = out.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{text[-2000:]}")
+    return wall, peak, text
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--scale", default="full", choices=["tiny", "default", "full"])
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--raw", help="where the synthetic source is (written once, reused)")
+    p.add_argument("--work", help="scratch folder for the outputs (default: a temporary folder)")
+    args = p.parse_args(argv)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GX_ANALYTICS_ENABLED": "false"}
+    raw = Path(args.raw or Path(tempfile.gettempdir()) / f"benchwright-wildbox-{args.scale}")
+    t = time.perf_counter()
+    if not (raw / ".complete").exists():
+        from benchwright.synth.wildbox import write_wildbox_source
+
+        shutil.rmtree(raw, ignore_errors=True)
+        write_wildbox_source(raw, scale=args.scale, seed=0)
+        (raw / ".complete").write_text("")
+    synth_s = time.perf_counter() - t
+    work = Path(args.work or tempfile.mkdtemp(prefix="benchwright-bench-"))
+    shutil.rmtree(work / "beam", ignore_errors=True)
+    shutil.rmtree(work / "reference", ignore_errors=True)
+
+    beam_total, beam_peak, _ = measured(
+        [sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", str(raw), "--out", str(work / "beam"),
+         "--running-mode", "multi_processing", "--workers", str(args.workers)], env)
+    manifest = json.loads((work / "beam" / "wildbox" / "_build" / "manifest.json").read_text())
+    cuboids = manifest["reconciliation"]["units"]["box"]["written"]
+    beam_wall = manifest["timings"]["pipeline_s"]
+
+    ref_wall, ref_peak, ref_out = measured(
+        [sys.executable, "-m", "benchwright.benchmarks.wildbox_reference", str(raw), str(work / "reference")], env)
+    ref = json.loads(ref_out.strip().splitlines()[-1])
+    print(json.dumps({
+        "scale": args.scale,
+        "workers": args.workers,
+        "cuboids": cuboids,
+        "frames": manifest["reconciliation"]["units"]["frame"]["written"],
+        "synth_s": round(synth_s, 2),
+        "beam_wall_s": round(beam_wall, 2),
+        "beam_build_total_s": round(beam_total, 2),
+        "beam_timings": manifest["timings"],
+        "beam_cuboids_per_s": round(cuboids / beam_wall, 1),
+        "beam_peak_rss_mb": round(beam_peak, 1),
+        "reference_wall_s": ref["wall_s"],
+        "reference_process_wall_s": round(ref_wall, 2),
+        "reference_cuboids_per_s": round(ref["rows"]["boxes"] / ref["wall_s"], 1),
+        "reference_peak_rss_mb": round(ref_peak, 1),
+        "ratio": round(beam_wall / ref["wall_s"], 3),
+        "same_rows": ref["rows"]["boxes"] == cuboids,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The same pipeline on other runners: PortableRunner with external SDK workers, Dataflow's option check."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from benchwright.cli import main as cli_main
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+@pytest.fixture
+def portable_services():
+    """A local Beam job service and an external SDK worker pool, as separate processes."""
+    job_port, pool_port = free_port(), free_port()
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
+                          "--port", str(job_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+                          "--service_port", str(pool_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+    ]
+    try:
+        wait_for_port(job_port)
+        wait_for_port(pool_port)
+        yield job_port, pool_port
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(timeout=30)
+
+
+def test_portable_runner_with_external_workers_gives_the_same_bytes(portable_services, tmp_path):
+    job_port, pool_port = portable_services
+    source = tiny_source(tmp_path / "raw")
+    reference = build_wildbox(source, tmp_path / "direct")
+    portable = build_wildbox(source, tmp_path / "portable", runner="PortableRunner", beam_args=[
+        f"--job_endpoint=localhost:{job_port}", "--environment_type=EXTERNAL",
+        f"--environment_config=localhost:{pool_port}"])
+    assert published_hashes(portable) == published_hashes(reference)
+
+
+def test_dataflow_options_are_checked_by_a_dry_run(tmp_path, capsys):
+    source = tiny_source(tmp_path / "raw")
+    common = ["build", "wildbox", "--source", str(source), "--out", str(tmp_path / "out"),
+              "--runner", "DataflowRunner", "--dry_run=True", "--region", "europe-west1"]
+    assert cli_main(common + ["--project", "demo-project", "--temp_location", "gs://demo-bucket/tmp"]) == 0
+    assert "dry run" in capsys.readouterr().out
+    assert not (tmp_path / "out" / "wildbox").exists()
+    with pytest.raises(Exception, match="project"):
+        cli_main(common)
