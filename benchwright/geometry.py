@@ -45,6 +45,8 @@ def project_points(points, P) -> np.ndarray:
     if P.shape not in ((3, 3), (3, 4)):
         raise ValueError(f"camera matrix must be 3x3 or 3x4, got {P.shape}")
     flat = np.ascontiguousarray(points.reshape(-1, 3))
+    if P.shape == (3, 4) and not P[:, 3].any():
+        P = P[:, :3]  # [K | 0] is a pinhole at the origin: let OpenCV project it
     if P.shape == (3, 3) and len(flat):
         depth = flat[:, 2]
         uv = cv2.projectPoints(flat, np.zeros(3), np.zeros(3), P, None)[0].reshape(-1, 2)

@@ -75,6 +75,14 @@ def _fixed(values: np.ndarray, *shape: int) -> pa.Array:
     return arr
 
 
+def _footprints(corners: np.ndarray) -> pa.Array:
+    """Each box's BEV hull (a variable number of (x, z) vertices) as a list-of-pairs column."""
+    hulls = geometry.bev_footprint(corners) if len(corners) else []
+    offsets = np.concatenate([[0], np.cumsum([len(h) for h in hulls])]).astype(np.int32)
+    points = np.concatenate(hulls) if hulls else np.zeros((0, 2))
+    return pa.ListArray.from_arrays(pa.array(offsets), _fixed(points, 2))
+
+
 def _decode(url: str, flags: int):
     with fsspec.open(url, "rb") as f:
         data = f.read()
@@ -245,6 +253,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "dimensions": _fixed(dims_n[order], 3),
         "R_cam": _fixed(R_cam[order], 3, 3),
         "corners_cam": _fixed(corners[order], 8, 3),
+        "bev_footprint": _footprints(corners[order]),
         "yaw_pitch_roll": _fixed(ypr[order], 3),
         "depth": pa.array(center_n[order, 2]),
         "bbox2d_tight": _fixed(tight[order], 4),

@@ -54,6 +54,7 @@ _CUBOID = {
     "dimensions": _vec(3),                    # [W, H, L], normalised units
     "R_cam": _mat(3, 3),
     "corners_cam": _mat(8, 3),
+    "bev_footprint": List(_vec(2)),           # convex hull of the corners on the camera x-z plane, CCW
     "yaw_pitch_roll": _vec(3),                # radians, R = R_y(yaw) R_x(pitch) R_z(roll)
     "depth": Value("float64"),                # z of the centre (1 = the segment's median)
     "bbox2d_tight": _vec(4),                  # xyxy: SAM3 mask extent, else VGGT / label box, else projection

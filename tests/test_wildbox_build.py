@@ -188,3 +188,15 @@ def test_assign_splits_rules():
     regrown = assign_splits(grown, previous=splits)
     assert {v: regrown[v] for v in splits} == splits
     assert sum(s == "validation" for v, s in regrown.items() if grown[v] == "elephant") == 6
+
+
+def test_bev_footprint_is_the_hull_of_the_corners(built):
+    from shapely.geometry import MultiPoint, Polygon
+
+    boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["corners_cam", "bev_footprint"]).to_pylist()
+    for b in boxes:
+        hull = MultiPoint([(c[0], c[2]) for c in b["corners_cam"]]).convex_hull
+        footprint = Polygon(b["bev_footprint"])
+        assert footprint.area == pytest.approx(hull.area, rel=1e-9)
+        assert footprint.symmetric_difference(hull).area < 1e-9 * hull.area
