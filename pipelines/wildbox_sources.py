@@ -58,6 +58,25 @@ class RawSegment:
         return min(counts, key=lambda n: (-counts[n], n)) if counts else None
 
 
+class Observations:
+    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment."""
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, track_id, frame_index, center, dims_whl, R, bbox2d, class_name, locator, mask_url=None):
+        self.rows.append((int(track_id), int(frame_index), center, dims_whl, R, bbox2d, class_name, locator, mask_url))
+
+    def segment(self, **fields) -> RawSegment:
+        track, frame, center, dims, R, bbox, cls, loc, mask = (list(c) for c in zip(*self.rows)) if self.rows \
+            else ([] for _ in range(9))
+        return RawSegment(
+            track_id=np.array(track, dtype=np.int64), frame_index=np.array(frame, dtype=np.int64),
+            center=np.array(center, float).reshape(-1, 3), dims_whl=np.array(dims, float).reshape(-1, 3),
+            R=np.array(R, float).reshape(-1, 3, 3), bbox2d=np.array(bbox, float).reshape(-1, 4),
+            class_name=cls, mask_url=mask, track_locator=loc, **fields)
+
+
 def _load_json(fs, path: str, locator: str):
     try:
         with fs.open(path, "rb") as f:
@@ -111,7 +130,7 @@ def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
     masks = set(fs.find(mask_dir)) if fs.exists(mask_dir) else set()
     stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
-    cols = {k: [] for k in ("track_id", "frame_index", "center", "dims", "R", "bbox", "cls", "mask", "loc")}
+    obs = Observations()
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
         where = f"{trk_loc}#track={tid}"
         try:
@@ -130,24 +149,12 @@ def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
         for j, fi in enumerate(fr):
             stem = stem_of.get(fi)
             mask = posixpath.join(mask_dir, f"obj_{track_id}", f"{stem}.png") if stem else None
-            cols["track_id"].append(track_id)
-            cols["frame_index"].append(fi)
-            cols["center"].append(centers[j])
-            cols["dims"].append(dims[j][::-1])  # VGGT (l, w, h) -> [W, H, L]
-            cols["R"].append(rots[j])
-            cols["bbox"].append(boxes[j])
-            cols["cls"].append(cls)
-            cols["mask"].append(fs.unstrip_protocol(mask) if mask in masks else None)
-            cols["loc"].append(f"{where},frame_index={fi}")
+            obs.add(track_id, fi, centers[j], dims[j][::-1], rots[j], boxes[j], cls,  # VGGT (l, w, h) -> [W, H, L]
+                    f"{where},frame_index={fi}", fs.unstrip_protocol(mask) if mask in masks else None)
     ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
-    return RawSegment(
-        segment_id=seg_rel, video_id=video_id, locator=trk_loc,
-        frames=[frames[k] for k in sorted(frames)],
-        track_id=np.array(cols["track_id"], dtype=np.int64), frame_index=np.array(cols["frame_index"], dtype=np.int64),
-        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
-        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
-        class_name=cols["cls"], mask_url=cols["mask"],
-        point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None, track_locator=cols["loc"])
+    return obs.segment(segment_id=seg_rel, video_id=video_id, locator=trk_loc,
+                       frames=[frames[k] for k in sorted(frames)],
+                       point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None)
 
 
 def list_wildbox_segments(source: str) -> list[str]:
@@ -194,27 +201,16 @@ def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, 
     calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel), calib_rel)
     raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT)
                   for fi, rel in frames]
-    rejects, cols = [], {k: [] for k in ("track", "frame", "center", "dims", "R", "bbox", "cls", "loc")}
+    rejects, obs = [], Observations()
     for fi, objs in sorted(objects_by_frame.items()):
         for n, (obj, where) in enumerate(objs):
             if obj.is_dontcare:
                 rejects.append(Reject("box", where, "DontCare region (not an object)", FILTERED))
                 continue
             c = kitti.to_canonical(obj, where)
-            cols["track"].append(track_of(obj, n))
-            cols["frame"].append(fi)
-            cols["center"].append(c["center_cam"])
-            cols["dims"].append(c["dimensions"])
-            cols["R"].append(c["R_cam"])
-            cols["bbox"].append(c["bbox2d"])
-            cols["cls"].append(obj.type)
-            cols["loc"].append(where)
-    seg = RawSegment(
-        segment_id=segment_id, video_id=video_id, locator=label_rel, frames=raw_frames,
-        track_id=np.array(cols["track"], dtype=np.int64), frame_index=np.array(cols["frame"], dtype=np.int64),
-        center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
-        R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
-        class_name=cols["cls"], mask_url=[None] * len(cols["cls"]), track_locator=cols["loc"], bbox_source="label")
+            obs.add(track_of(obj, n), fi, c["center_cam"], c["dimensions"], c["R_cam"], c["bbox2d"], obj.type, where)
+    seg = obs.segment(segment_id=segment_id, video_id=video_id, locator=label_rel, frames=raw_frames,
+                      bbox_source="label")
     return seg, rejects
 
 
@@ -297,7 +293,7 @@ def parse_omni3d_file(source: str, json_rel: str):
     segments = []
     for seg_dir, items in sorted(by_segment.items()):
         items.sort(key=lambda item: item[0])
-        frames, cols = [], {k: [] for k in ("track", "frame", "center", "dims", "R", "bbox", "cls", "loc")}
+        frames, obs = [], Observations()
         for fi, (rel, rec) in enumerate(items):
             K = np.asarray(rec.image["K"], float)
             size = (int(rec.image["width"]), int(rec.image["height"]))
@@ -307,22 +303,11 @@ def parse_omni3d_file(source: str, json_rel: str):
                 box = ann.get("bbox2D_tight") or (
                     [ann["bbox"][0], ann["bbox"][1], ann["bbox"][0] + ann["bbox"][2], ann["bbox"][1] + ann["bbox"][3]]
                     if ann.get("bbox") else [np.nan] * 4)
-                cols["track"].append(int(ann.get("track_id", n)))
-                cols["frame"].append(fi)
-                cols["center"].append(ann["center_cam"])
-                cols["dims"].append(ann["dimensions"])
-                cols["R"].append(ann["R_cam"])
-                cols["bbox"].append(box)
-                cols["cls"].append(str(ann.get("category_name", "")))
-                cols["loc"].append(f"{json_rel}#annotation_id={ann['id']}")
+                obs.add(ann.get("track_id", n), fi, ann["center_cam"], ann["dimensions"], ann["R_cam"], box,
+                        str(ann.get("category_name", "")), f"{json_rel}#annotation_id={ann['id']}")
         video = seg_dir.split("/")[-2] if seg_dir.count("/") >= 1 else seg_dir
-        segments.append(RawSegment(
-            segment_id=seg_dir, video_id=video, locator=json_rel, frames=frames,
-            track_id=np.array(cols["track"], dtype=np.int64), frame_index=np.array(cols["frame"], dtype=np.int64),
-            center=np.array(cols["center"], float).reshape(-1, 3), dims_whl=np.array(cols["dims"], float).reshape(-1, 3),
-            R=np.array(cols["R"], float).reshape(-1, 3, 3), bbox2d=np.array(cols["bbox"], float).reshape(-1, 4),
-            class_name=cols["cls"], mask_url=[None] * len(cols["cls"]), track_locator=cols["loc"],
-            bbox_source="label"))
+        segments.append(obs.segment(segment_id=seg_dir, video_id=video, locator=json_rel, frames=frames,
+                                    bbox_source="label"))
     return segments, rejects
 
 
