@@ -1,0 +1,962 @@
+"""WildBox evaluator: 2D AP, AP-BEV, AP-3D, Rel-AP-3D and the two NHDs, plus the KITTI protocol.
+
+Ground truth is the built dataset's ``boxes`` config (``load_ground_truth``); predictions are
+the WildBox authors' JSON or a KITTI result folder (``load_predictions``). ``evaluate`` works
+on numpy arrays only, so tests and benchmarks build their inputs in memory.
+
+Protocol (every choice is also written to ``metrics["meta"]["protocol"]``):
+
+* Classes: the 6 species (dataset ids 1000..1005). Every class-aware metric matches a
+  prediction only to ground truth of its own class in its own image. ``per_class`` is keyed by
+  species; ``macro`` is the mean over the classes that have ground truth; ``micro`` pools all
+  classes' predictions into one ranking against all ground truth (the class must still match).
+* At most ``max_dets`` (100) predictions per image and class are kept (COCO's maxDets); for the
+  class-agnostic metric, 100 per image.
+* Matching: greedy by descending score, each prediction takes the unmatched ground truth of
+  highest IoU if IoU >= threshold (COCO). AP is 101-point COCO interpolation everywhere
+  (``ap_method="coco101"``), including AP-BEV; the WildBox authors used VOC 11-point for BEV,
+  which ``bev_ap_method="voc11"`` reproduces. AP values are percentages.
+* ``ap2d@0.50``: class-aware 2D AP at IoU 0.5 against ``bbox2d_proj`` (the projected cuboid, as
+  the authors' configs do). ``ap2d_agnostic@{0.25,0.50,0.75}``: classes ignored in matching,
+  against ``bbox2d_tight`` (the SAM3 mask box); its ``micro`` is the class-agnostic AP and its
+  ``per_class`` the same matching seen per species: TP = matched to a box of that species
+  (whatever the predicted label), FP = unmatched and labelled that species, others ignored.
+* ``ap_bev@{0.25,0.50}``: IoU of the footprints on the camera x-z plane, each the convex hull of
+  the 8 projected corners of the full rotated cuboid (a hexagon under pitch or roll).
+* ``ap3d@0.25`` and ``ap3d`` (Omni3D: mean of the APs at IoU 0.05, 0.10, ..., 0.50): exact
+  oriented 3D IoU for full rotations (``iou.iou_3d_pairs``).
+* ``rel_ap3d``: ``ap3d`` after one global scale s applied to every predicted box about the
+  camera origin (centre and dimensions times s). s* maximises the mean over all ground truth
+  of its best same-class 3D IoU in its image; searched on ``np.linspace(0.3, 3.0, 28)``.
+  s* and the searched curve are in ``rel_ap3d["scale"]`` / ``rel_ap3d["search"]``.
+* ``nhd_hungarian``: sum of the 8 corner distances under the optimal (Hungarian, scipy
+  ``linear_sum_assignment``) corner assignment, divided by the diagonal of the GT's
+  axis-aligned corner extent. ``nhd_hausdorff``: symmetric Hausdorff distance between the two
+  corner sets divided by the mean of the two boxes' diagonals (no scale search).
+  Both are averaged over prediction-GT pairs matched greedily by score with 2D IoU >= 0.75
+  (same class, ``nhd_match_box``: GT ``bbox2d_proj`` by default). Components: for c in xy, z,
+  dims, pose the box is the GT with only c taken from the prediction (xy = centre x, y; z =
+  centre depth; dims = [W, H, L]; pose = R). ``depth_share`` = NHD_z / NHD_overall of the
+  averaged values (0 when NHD_overall is 0). Unmatched boxes do not enter the NHDs.
+* Rotations that are not orthonormal (|R R^T - I| > 1e-6) are replaced by the nearest rotation
+  (``geometry.project_to_so3``) before any 3D metric; corners are recomputed from centre,
+  dimensions and R (``geometry.corners``), never read from ``corners_cam``.
+* Boxes with a dimension <= 0 have IoU 0 with everything.
+
+KITTI-format data: ``evaluate_kitti`` runs the KITTI devkit protocol (see its docstring) and its
+result is stored under the ``kitti`` key.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from benchwright import geometry
+from benchwright.errors import BenchwrightError, RecordError, SourceError
+from benchwright.evaluation import ap as apm
+from benchwright.evaluation import iou as ioum
+from benchwright.schemas import wildbox as schema
+
+__all__ = [
+    "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
+    "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths",
+    "evaluate_kitti", "run_cli",
+]
+
+SPECIES = schema.SPECIES
+N_CLASSES = len(SPECIES)
+FIRST_CATEGORY_ID = min(schema.CATEGORY_IDS.values())
+SCALE_GRID = np.linspace(0.3, 3.0, 28)
+AP3D_THRESHOLDS = np.round(np.arange(1, 11) * 0.05, 2)  # 0.05 ... 0.50
+AGNOSTIC_THRESHOLDS = (0.25, 0.50, 0.75)
+BEV_THRESHOLDS = (0.25, 0.50)
+NHD_COMPONENTS = ("overall", "xy", "z", "dims", "pose")
+NHD_IOU = 0.75
+GT_COLUMNS = ("image_id", "frame_id", "segment_id", "species", "coarse_class", "category_id", "center_cam",
+              "dimensions", "R_cam", "corners_cam", "bbox2d_tight", "bbox2d_proj", "depth",
+              "truncation", "visibility", "kitti_representable", "K", "image_width",
+              "image_height")
+_REQUIRED_GT = ("image_id", "category_id", "bbox2d_tight", "bbox2d_proj", "center_cam",
+                "dimensions", "R_cam")
+_REQUIRED_PRED = ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "pose")
+_SHAPES = {"bbox2d_tight": (4,), "bbox2d_proj": (4,), "bbox": (4,), "center_cam": (3,),
+           "dimensions": (3,), "R_cam": (3, 3), "pose": (3, 3)}
+
+
+# =========================================================================== ground truth I/O
+def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.ndarray]:
+    """Ground truth arrays of one split of a built WildBox folder (``boxes/<split>-*.parquet``).
+
+    Keys: image_id (G,), category_id (G,), species (G,), center_cam (G, 3), dimensions (G, 3)
+    [W, H, L], R_cam (G, 3, 3), corners_cam (G, 8, 3), bbox2d_tight / bbox2d_proj (G, 4) xyxy,
+    K (G, 3, 3), depth, truncation, visibility, kitti_representable, image_width, image_height
+    (G,), frame_id and segment_id (G,) object arrays; plus ``image_ids``: every image of the split
+    (from the frames config when present, so frames without boxes count too).
+    """
+    from benchwright.loaders import wildbox as wbl
+
+    root = Path(dataset_dir)
+    files = sorted((root / "boxes").glob(f"{split}-*.parquet"))
+    if not files:
+        raise SourceError(f"{root / 'boxes'}: no {split}-*.parquet files (is this a built WildBox folder?)")
+    table = wbl.read_config(root, "boxes", split, columns=list(GT_COLUMNS))
+    gt = wbl.boxes_arrays(table)
+    for name in ("depth", "truncation", "visibility", "kitti_representable", "image_width", "image_height"):
+        gt[name] = table.column(name).to_numpy(zero_copy_only=False)
+    for name in ("frame_id", "segment_id"):
+        gt[name] = np.asarray(table.column(name).to_pylist(), dtype=object)
+    image_ids = np.unique(gt["image_id"])
+    if sorted((root / "frames").glob(f"{split}-*.parquet")):
+        frames = wbl.read_config(root, "frames", split, columns=["image_id"])
+        image_ids = np.union1d(image_ids, frames.column("image_id").to_numpy())
+    gt["image_ids"] = image_ids
+    return gt
+
+
+def _frame_image_ids(root: Path, split: str) -> dict[str, int]:
+    """KITTI export frame name (``000123``) -> image_id, through ``exports/kitti/<split>/frame_map.txt``."""
+    from benchwright.loaders import wildbox as wbl
+
+    fmap = root / "exports" / "kitti" / split / "frame_map.txt"
+    if not fmap.is_file():
+        return {}
+    frames = wbl.read_config(root, "frames", split, columns=["frame_id", "image_id"])
+    by_frame = dict(zip(frames.column("frame_id").to_pylist(), frames.column("image_id").to_pylist()))
+    out = {}
+    for number, line in enumerate(fmap.read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) < 2:
+            raise RecordError(f"{fmap}:{number}", "expected '<name> <frame_id> ...'")
+        if parts[1] in by_frame:
+            out[parts[0]] = int(by_frame[parts[1]])
+    return out
+
+
+# ============================================================================ predictions I/O
+def load_predictions(path, frame_to_image: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """Predictions from the authors' JSON file or a KITTI result folder (one ``<frame>.txt`` each).
+
+    Returns image_id (P,), category_id (P,), score (P,), bbox (P, 4) xyxy, center_cam (P, 3),
+    dimensions (P, 3) [W, H, L], pose (P, 3, 3). Malformed input raises ``RecordError`` naming
+    the file and the entry.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return read_prediction_kitti(path, frame_to_image)
+    if not path.is_file():
+        raise SourceError(f"{path}: prediction file or folder not found")
+    return read_prediction_json(path)
+
+
+def _empty_predictions() -> dict[str, np.ndarray]:
+    return {"image_id": np.zeros(0, np.int64), "category_id": np.zeros(0, np.int64),
+            "score": np.zeros(0), "bbox": np.zeros((0, 4)), "center_cam": np.zeros((0, 3)),
+            "dimensions": np.zeros((0, 3)), "pose": np.zeros((0, 3, 3))}
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _check_instance(inst, where: str) -> None:
+    """Raise RecordError(where, ...) for the first thing wrong with one JSON instance."""
+    if not isinstance(inst, dict):
+        raise RecordError(where, f"instance must be an object, got {type(inst).__name__}")
+    for key, shape in (("bbox", (4,)), ("score", ()), ("category_id", ()), ("center_cam", (3,)),
+                       ("dimensions", (3,)), ("pose", (3, 3))):
+        if key not in inst:
+            raise RecordError(where, f"missing '{key}'")
+        try:
+            arr = np.asarray(inst[key], dtype=float)
+        except (TypeError, ValueError):
+            raise RecordError(where, f"'{key}' is not numeric: {inst[key]!r}") from None
+        if arr.shape != shape:
+            raise RecordError(where, f"'{key}' must have shape {list(shape) or 'scalar'}, got {list(arr.shape)}")
+        if not np.all(np.isfinite(arr)):
+            raise RecordError(where, f"'{key}' has a non-finite value: {inst[key]!r}")
+    cid = inst["category_id"]
+    if not _is_int(cid) and not (isinstance(cid, float) and cid.is_integer()):
+        raise RecordError(where, f"'category_id' must be an integer, got {cid!r}")
+    cid = int(cid)
+    if not FIRST_CATEGORY_ID <= cid < FIRST_CATEGORY_ID + N_CLASSES:
+        hint = (" (looks like a contiguous model id: WildBox uses dataset ids, "
+                f"{FIRST_CATEGORY_ID} + rank)") if 0 <= cid < N_CLASSES else ""
+        raise RecordError(where, f"'category_id' {cid} is not a WildBox category "
+                                 f"({FIRST_CATEGORY_ID}..{FIRST_CATEGORY_ID + N_CLASSES - 1}){hint}")
+    w, h = inst["bbox"][2], inst["bbox"][3]
+    if w < 0 or h < 0:
+        raise RecordError(where, f"'bbox' is xywh and needs w, h >= 0, got {inst['bbox']!r}")
+    if np.any(np.asarray(inst["dimensions"], float) < 0):
+        raise RecordError(where, f"'dimensions' must be >= 0, got {inst['dimensions']!r}")
+
+
+def read_prediction_json(path) -> dict[str, np.ndarray]:
+    """The WildBox authors' prediction JSON: ``[{"image_id", "instances": [{bbox xywh, score,
+    category_id, center_cam, dimensions [W, H, L], pose 3x3}, ...]}, ...]``.
+
+    Errors name the file and entry, e.g. ``preds.json#[12].instances[3] (image_id=4711)``.
+    """
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as err:
+        raise RecordError(str(path), f"not valid JSON: {err}") from None
+    if not isinstance(data, list):
+        raise RecordError(str(path), "expected a JSON list of {image_id, instances} entries, "
+                                     f"got {type(data).__name__}")
+    image_ids, flat, where = [], [], []
+    for i, entry in enumerate(data):
+        loc = f"{path}#[{i}]"
+        if not isinstance(entry, dict):
+            raise RecordError(loc, f"entry must be an object, got {type(entry).__name__}")
+        if "image_id" not in entry or "instances" not in entry:
+            missing = [k for k in ("image_id", "instances") if k not in entry]
+            raise RecordError(loc, f"missing {', '.join(repr(k) for k in missing)}")
+        iid = entry["image_id"]
+        if not _is_int(iid):
+            raise RecordError(loc, f"'image_id' must be an integer, got {iid!r}")
+        insts = entry["instances"]
+        if not isinstance(insts, list):
+            raise RecordError(loc, f"'instances' must be a list, got {type(insts).__name__}")
+        image_ids.extend([iid] * len(insts))
+        flat.extend(insts)
+        where.extend((i, j, iid) for j in range(len(insts)))
+    if not flat:
+        return _empty_predictions()
+
+    def fail_at(k: int):
+        i, j, iid = where[k]
+        _check_instance(flat[k], f"{path}#[{i}].instances[{j}] (image_id={iid})")
+
+    def first_bad() -> None:
+        for k in range(len(flat)):
+            fail_at(k)
+        raise RecordError(str(path), "malformed prediction entries")  # pragma: no cover
+
+    try:
+        cols = {key: np.asarray([inst[key] for inst in flat], dtype=float)
+                for key in ("bbox", "score", "category_id", "center_cam", "dimensions", "pose")}
+    except (KeyError, TypeError, ValueError):
+        first_bad()
+    shapes = {"bbox": (4,), "score": (), "category_id": (), "center_cam": (3,), "dimensions": (3,), "pose": (3, 3)}
+    bad = np.zeros(len(flat), bool)
+    for key, shape in shapes.items():
+        if cols[key].shape[1:] != shape:
+            first_bad()
+        bad |= ~np.isfinite(cols[key].reshape(len(flat), -1)).all(axis=1)
+    cid = cols["category_id"]
+    bad |= (cid != np.round(cid)) | (cid < FIRST_CATEGORY_ID) | (cid >= FIRST_CATEGORY_ID + N_CLASSES)
+    bad |= (cols["bbox"][:, 2] < 0) | (cols["bbox"][:, 3] < 0) | np.any(cols["dimensions"] < 0, axis=1)
+    if bad.any():
+        fail_at(int(np.flatnonzero(bad)[0]))
+    bbox = cols["bbox"].copy()
+    bbox[:, 2:] += bbox[:, :2]  # xywh -> xyxy
+    return {"image_id": np.asarray(image_ids, np.int64), "category_id": cid.astype(np.int64),
+            "score": cols["score"], "bbox": bbox, "center_cam": cols["center_cam"],
+            "dimensions": cols["dimensions"], "pose": cols["pose"]}
+
+
+def _frame_key(stem: str, frame_to_image: dict[str, int] | None, where: str) -> int:
+    if frame_to_image:
+        if stem not in frame_to_image:
+            raise RecordError(where, f"frame '{stem}' is not in the dataset's KITTI frame_map.txt")
+        return int(frame_to_image[stem])
+    try:
+        return int(stem)
+    except ValueError:
+        raise RecordError(where, "file name must be the frame number / image_id (e.g. 000123.txt)") from None
+
+
+def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """KITTI result folder: one ``<frame>.txt`` per image, 16 columns (the last is the score).
+
+    The type column is a species name (aliases accepted). ``frame_to_image`` maps the file stem
+    to an image_id (the dataset's KITTI ``frame_map.txt``); without it the stem is the image_id.
+    (x, y, z) is the bottom-face centre: centre = (x, y - h/2, z); [W, H, L] = (w, h, l);
+    R = R_y(rotation_y).
+    """
+    from benchwright.loaders import kitti
+
+    pred_dir = Path(pred_dir)
+    files = sorted(pred_dir.glob("*.txt"))
+    rows = {k: [] for k in ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "ry")}
+    for f in files:
+        loc = f"{pred_dir.name}/{f.name}"
+        iid = _frame_key(f.stem, frame_to_image, loc)
+        text = f.read_text(encoding="utf-8")
+        objs, errors = kitti.parse_label_lines(text, loc)
+        if errors:
+            raise errors[0]
+        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        for number, obj in zip(lines, objs):
+            where = f"{loc}:{number}"
+            if obj.score is None:
+                raise RecordError(where, "a prediction needs 16 columns (the 16th is the score)")
+            species = schema.canonical_species(obj.type)
+            if species is None:
+                raise RecordError(where, f"type {obj.type!r} is not a WildBox species ({', '.join(SPECIES)})")
+            if min(obj.h, obj.w, obj.l) < 0:
+                raise RecordError(where, f"negative dimensions h={obj.h} w={obj.w} l={obj.l}")
+            rows["image_id"].append(iid)
+            rows["category_id"].append(schema.CATEGORY_IDS[species])
+            rows["score"].append(obj.score)
+            rows["bbox"].append(obj.bbox)
+            rows["center_cam"].append((obj.x, obj.y - obj.h / 2, obj.z))
+            rows["dimensions"].append((obj.w, obj.h, obj.l))
+            rows["ry"].append(obj.rotation_y)
+    if not rows["score"]:
+        return _empty_predictions()
+    return {"image_id": np.asarray(rows["image_id"], np.int64),
+            "category_id": np.asarray(rows["category_id"], np.int64),
+            "score": np.asarray(rows["score"], float), "bbox": np.asarray(rows["bbox"], float),
+            "center_cam": np.asarray(rows["center_cam"], float),
+            "dimensions": np.asarray(rows["dimensions"], float),
+            "pose": geometry.yaw_only_rotation(np.asarray(rows["ry"], float))}
+
+
+# =============================================================================== array checks
+def _arrays(d: dict, required, kind: str) -> dict[str, np.ndarray]:
+    missing = [k for k in required if k not in d]
+    if missing:
+        raise ValueError(f"{kind} arrays miss {', '.join(missing)}")
+    out = {k: np.asarray(d[k]) for k in required}
+    n = len(out["image_id"])
+    for k, v in out.items():
+        shape = _SHAPES.get(k, ())
+        if v.shape != (n,) + shape:
+            raise ValueError(f"{kind}['{k}'] must have shape {(n,) + shape}, got {v.shape}")
+    out["image_id"] = out["image_id"].astype(np.int64)
+    cls = out["category_id"].astype(np.int64) - FIRST_CATEGORY_ID
+    if np.any((cls < 0) | (cls >= N_CLASSES)):
+        bad = out["category_id"][(cls < 0) | (cls >= N_CLASSES)][0]
+        raise ValueError(f"{kind} category_id {bad} is not a WildBox category id")
+    out["cls"] = cls
+    return out
+
+
+def _rotations(R: np.ndarray) -> np.ndarray:
+    R = np.asarray(R, float)
+    if len(R) == 0:
+        return R.reshape(0, 3, 3)
+    ortho, det_pos = geometry.check_rotations(R)
+    fix = ~(ortho & det_pos) & np.all(np.isfinite(R), axis=(1, 2))
+    if fix.any():
+        R = R.copy()
+        R[fix] = geometry.project_to_so3(R[fix])
+    return R
+
+
+# ==================================================================================== metrics
+_PAIR_CHUNK = 1 << 19  # pairs per vectorised block: bounds memory when images hold many predictions
+
+
+def _chunked(n: int, fn) -> np.ndarray:
+    """fn(slice) over consecutive blocks of ``n`` pairs, concatenated."""
+    out = np.empty(n)
+    for s in range(0, n, _PAIR_CHUNK):
+        sl = slice(s, min(n, s + _PAIR_CHUNK))
+        out[sl] = fn(sl)
+    return out
+
+
+def _pct(x) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(100.0 * x)
+
+
+def _summary(per_class: np.ndarray, micro: float) -> dict:
+    """{'macro', 'micro', 'per_class'} in percent from per-class fractions (NaN = no GT)."""
+    with np.errstate(all="ignore"):
+        macro = float(np.nanmean(per_class)) if np.isfinite(per_class).any() else float("nan")
+    return {"macro": _pct(macro), "micro": _pct(micro),
+            "per_class": {SPECIES[c]: _pct(per_class[c]) for c in range(N_CLASSES)}}
+
+
+def _class_aps(sel, matched, score, pred_cls, gt_cls, method) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class (C, T) and micro (T,) AP fractions of the predictions ``sel``."""
+    tp = matched[:, sel] >= 0
+    s, c = score[sel], pred_cls[sel]
+    t_n = matched.shape[0]
+    per = np.full((N_CLASSES, t_n), np.nan)
+    for k in range(N_CLASSES):
+        n_gt = int((gt_cls == k).sum())
+        if n_gt:
+            m = c == k
+            per[k] = apm.average_precision(s[m], tp[:, m], n_gt, method)
+    micro = apm.average_precision(s, tp, len(gt_cls), method) if len(gt_cls) else np.full(t_n, np.nan)
+    return per, np.atleast_1d(micro)
+
+
+def _agnostic_aps(sel, matched, score, pred_cls, gt_cls, method) -> tuple[np.ndarray, np.ndarray]:
+    """Class-agnostic AP (micro) and its per-species view.
+
+    For species c: TP = a prediction matched (class-agnostically) to a GT of species c, whatever
+    its label; FP = an unmatched prediction labelled c; every other prediction is ignored.
+    """
+    m = matched[:, sel]
+    s, pc = score[sel], pred_cls[sel]
+    t_n = m.shape[0]
+    micro = np.atleast_1d(apm.average_precision(s, m >= 0, len(gt_cls), method)) if len(gt_cls) \
+        else np.full(t_n, np.nan)
+    per = np.full((N_CLASSES, t_n), np.nan)
+    matched_cls = np.where(m >= 0, gt_cls[np.maximum(m, 0)] if len(gt_cls) else -1, -1)
+    for k in range(N_CLASSES):
+        n_gt = int((gt_cls == k).sum())
+        if n_gt:
+            tp = matched_cls == k
+            ignore = ~tp & ((m >= 0) | (pc != k)[None, :])
+            per[k] = apm.average_precision(s, tp, n_gt, method, ignore=ignore)
+    return per, micro
+
+
+def _corner_sets(center, dims, R) -> np.ndarray:
+    return geometry.corners(center, dims, R)
+
+
+def _nhd_values(pc, pd, pR, gc, gd, gR) -> dict[str, dict[str, np.ndarray]]:
+    """Per-pair NHD (Hungarian and Hausdorff) for the full box and each component swap."""
+    g_corners = _corner_sets(gc, gd, gR)
+    g_diag = np.linalg.norm(g_corners.max(axis=1) - g_corners.min(axis=1), axis=1)
+    variants = {
+        "overall": (pc, pd, pR),
+        "xy": (np.column_stack([pc[:, 0], pc[:, 1], gc[:, 2]]), gd, gR),
+        "z": (np.column_stack([gc[:, 0], gc[:, 1], pc[:, 2]]), gd, gR),
+        "dims": (gc, pd, gR),
+        "pose": (gc, gd, pR),
+    }
+    hung, haus = {}, {}
+    for name, (c, d, R) in variants.items():
+        corners = _corner_sets(c, d, R)
+        dist = np.linalg.norm(corners[:, :, None, :] - g_corners[:, None, :, :], axis=-1)  # (M, 8, 8)
+        if len(dist):
+            cols = np.array([linear_sum_assignment(m)[1] for m in dist])
+            total = np.take_along_axis(dist, cols[:, :, None], axis=2).sum(axis=(1, 2))
+        else:
+            total = np.zeros(0)
+        diag = np.linalg.norm(corners.max(axis=1) - corners.min(axis=1), axis=1)
+        hd = np.maximum(dist.min(axis=2).max(axis=1), dist.min(axis=1).max(axis=1)) if len(dist) else np.zeros(0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hung[name] = np.where(g_diag > 0, total / g_diag, np.nan)
+            haus[name] = np.where(g_diag + diag > 0, hd / (0.5 * (g_diag + diag)), np.nan)
+    return {"nhd_hungarian": hung, "nhd_hausdorff": haus}
+
+
+def _finite(x) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _nhd_entry(vals: dict[str, np.ndarray], pair_cls: np.ndarray) -> dict:
+    def block(mask) -> dict:
+        if not mask.any():
+            return {k: None for k in (*NHD_COMPONENTS, "depth_share")}
+        with np.errstate(all="ignore"):
+            out = {k: _finite(np.nanmean(vals[k][mask])) if np.isfinite(vals[k][mask]).any() else None
+                   for k in NHD_COMPONENTS}
+        if out["overall"] is None or out["z"] is None:
+            out["depth_share"] = None
+        else:
+            out["depth_share"] = out["z"] / out["overall"] if out["overall"] > 0 else 0.0
+        return out
+
+    per = {SPECIES[c]: block(pair_cls == c) for c in range(N_CLASSES)}
+    have = [v for v in per.values() if all(v[k] is not None for k in NHD_COMPONENTS)]
+    if have:
+        macro = {k: float(np.mean([v[k] for v in have])) for k in NHD_COMPONENTS}
+        macro["depth_share"] = macro["z"] / macro["overall"] if macro["overall"] > 0 else 0.0
+    else:
+        macro = {k: None for k in (*NHD_COMPONENTS, "depth_share")}
+    return {"macro": macro, "micro": block(np.ones(len(pair_cls), bool)), "per_class": per,
+            "n_pairs": {"micro": int(len(pair_cls)),
+                        **{SPECIES[c]: int((pair_cls == c).sum()) for c in range(N_CLASSES)}}}
+
+
+def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method: str | None = None,
+             max_dets: int = 100, nhd_match_box: str = "bbox2d_proj", scale_grid=None,
+             image_ids=None, timings: dict | None = None) -> dict:
+    """All WildBox metrics (see the module docstring) as a JSON-ready dict.
+
+    ``gt``: arrays keyed image_id, category_id, bbox2d_tight, bbox2d_proj, center_cam,
+    dimensions, R_cam (as ``load_ground_truth`` returns). ``preds``: image_id, category_id,
+    score, bbox (xyxy), center_cam, dimensions, pose (as ``load_predictions`` returns).
+    ``image_ids``: the images of the evaluated split; predictions on other images are dropped
+    (counted in ``meta``). ``timings``: if a dict is given, wall seconds per metric go into it.
+    """
+    clock = time.perf_counter
+    t_start = t0 = clock()
+    times = {} if timings is None else timings
+
+    def lap(name):
+        nonlocal t0
+        now = clock()
+        times[name] = times.get(name, 0.0) + now - t0
+        t0 = now
+
+    bev_method = bev_ap_method or ap_method
+    for m in (ap_method, bev_method):
+        if m not in apm.AP_METHODS:
+            raise ValueError(f"unknown AP method {m!r}; expected one of {apm.AP_METHODS}")
+    if nhd_match_box not in ("bbox2d_proj", "bbox2d_tight"):
+        raise ValueError("nhd_match_box must be 'bbox2d_proj' or 'bbox2d_tight'")
+    g = _arrays(gt, _REQUIRED_GT, "gt")
+    p = _arrays(preds, _REQUIRED_PRED, "preds")
+    n_pred_in = len(p["image_id"])
+    dropped = 0
+    if image_ids is not None:
+        inside = np.isin(p["image_id"], np.asarray(image_ids, np.int64))
+        dropped = int((~inside).sum())
+        if dropped:
+            p = {k: v[inside] for k, v in p.items()}
+    grid = SCALE_GRID if scale_grid is None else np.asarray(scale_grid, float)
+    p["score"] = p["score"].astype(float)
+    g_R, p_R = _rotations(g["R_cam"]), _rotations(p["pose"])
+    g_c, g_d = g["center_cam"].astype(float), g["dimensions"].astype(float)
+    p_c, p_d = p["center_cam"].astype(float), p["dimensions"].astype(float)
+    n_gt = len(g_c)
+    # Dense image index shared by GT and predictions; groups = image, or image x class.
+    all_ids, inv = np.unique(np.r_[g["image_id"], p["image_id"]], return_inverse=True)
+    g_img, p_img = inv[:n_gt], inv[n_gt:]
+    g_grp, p_grp = g_img * N_CLASSES + g["cls"], p_img * N_CLASSES + p["cls"]
+    score = p["score"]
+    sel_c = np.flatnonzero(apm.rank_within_groups(p_grp, score) < max_dets)
+    sel_a = np.flatnonzero(apm.rank_within_groups(p_img, score) < max_dets)
+    pp, gg = apm.group_pairs(p_grp[sel_c], g_grp)
+    pp = sel_c[pp]
+    pa, ga = apm.group_pairs(p_img[sel_a], g_img)
+    pa = sel_a[pa]
+    lap("prepare")
+
+    out: dict = {}
+    # ---- 2D
+    iou2d = _chunked(len(pp), lambda sl: ioum.iou_2d_pairs(p["bbox"][pp[sl]], g["bbox2d_proj"][gg[sl]]))
+    m = apm.greedy_match(p_grp, score, pp, gg, iou2d, n_gt, [0.5])
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    out["ap2d@0.50"] = _summary(per[:, 0], micro[0])
+    lap("ap2d")
+    iou_a = _chunked(len(pa), lambda sl: ioum.iou_2d_pairs(p["bbox"][pa[sl]], g["bbox2d_tight"][ga[sl]]))
+    m = apm.greedy_match(p_img, score, pa, ga, iou_a, n_gt, AGNOSTIC_THRESHOLDS)
+    per, micro = _agnostic_aps(sel_a, m, score, p["cls"], g["cls"], ap_method)
+    for k, t in enumerate(AGNOSTIC_THRESHOLDS):
+        out[f"ap2d_agnostic@{t:.2f}"] = _summary(per[:, k], micro[k])
+    lap("ap2d_agnostic")
+
+    # ---- BEV
+    g_valid = ioum.valid_boxes(g_c, g_d, g_R)
+    p_valid = ioum.valid_boxes(p_c, p_d, p_R)
+    g_fp, p_fp = ioum.bev_footprints(g_c, g_d, g_R), ioum.bev_footprints(p_c, p_d, p_R)
+    g_area = np.where(g_valid, ioum.bev_area(g_d, g_R), 0.0)
+    p_area = np.where(p_valid, ioum.bev_area(p_d, p_R), 0.0)
+    iou_bev = _chunked(len(pp), lambda sl: ioum.bev_iou_from_footprints(
+        p_fp[pp[sl]], p_area[pp[sl]], g_fp[gg[sl]], g_area[gg[sl]]))
+    m = apm.greedy_match(p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], bev_method)
+    for k, t in enumerate(BEV_THRESHOLDS):
+        out[f"ap_bev@{t:.2f}"] = _summary(per[:, k], micro[k])
+    lap("ap_bev")
+
+    # ---- 3D
+    g_rad, p_rad = ioum.bounding_radius(g_d), ioum.bounding_radius(p_d)
+    ok_pair = p_valid[pp] & g_valid[gg]
+
+    def iou3d_at(s: float) -> np.ndarray:
+        gap = _chunked(len(pp), lambda sl: np.linalg.norm(s * p_c[pp[sl]] - g_c[gg[sl]], axis=1)
+                       - s * p_rad[pp[sl]] - g_rad[gg[sl]])
+        near = ok_pair & (gap < 0)  # bounding spheres overlap
+        vals = np.zeros(len(pp))
+        k = np.flatnonzero(near)
+        if len(k):
+            vals[k] = ioum.iou_3d_pairs(s * p_c[pp[k]], s * p_d[pp[k]], p_R[pp[k]], g_c[gg[k]], g_d[gg[k]], g_R[gg[k]])
+        return vals
+
+    iou3 = iou3d_at(1.0)
+    m = apm.greedy_match(p_grp, score, pp, gg, iou3, n_gt, AP3D_THRESHOLDS)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    i25 = int(np.flatnonzero(np.isclose(AP3D_THRESHOLDS, 0.25))[0])
+    out["ap3d@0.25"] = _summary(per[:, i25], micro[i25])
+    out["ap3d"] = _summary(per.mean(axis=1), float(micro.mean()))
+    lap("ap3d")
+
+    # ---- Rel-AP-3D: one global scale about the camera origin.
+    curve, best_s, best_iou, best_val = [], float(grid[0]) if len(grid) else 1.0, None, -1.0
+    for s in grid:
+        vals = iou3 if math.isclose(s, 1.0, rel_tol=0, abs_tol=1e-12) else iou3d_at(float(s))
+        best = np.zeros(n_gt)
+        if len(gg):
+            np.maximum.at(best, gg, vals)
+        mean_best = float(best.mean()) if n_gt else 0.0
+        curve.append(mean_best)
+        if mean_best > best_val:
+            best_val, best_s, best_iou = mean_best, float(s), vals
+    if best_iou is None or best_val <= 0:  # nothing overlaps at any scale: report s = 1
+        best_s, best_iou = 1.0, iou3
+    m = apm.greedy_match(p_grp, score, pp, gg, best_iou, n_gt, AP3D_THRESHOLDS)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    out["rel_ap3d"] = {**_summary(per.mean(axis=1), float(micro.mean())), "scale": round(best_s, 12),
+                       "search": {"grid": [float(x) for x in grid], "mean_best_iou": curve}}
+    lap("rel_ap3d")
+
+    # ---- NHD on pairs matched in 2D at IoU >= 0.75.
+    iou_n = iou2d if nhd_match_box == "bbox2d_proj" else _chunked(
+        len(pp), lambda sl: ioum.iou_2d_pairs(p["bbox"][pp[sl]], g["bbox2d_tight"][gg[sl]]))
+    m = apm.greedy_match(p_grp, score, pp, gg, iou_n, n_gt, [NHD_IOU])[0]
+    mp = sel_c[m[sel_c] >= 0]
+    mg = m[mp]
+    vals = _nhd_values(p_c[mp], p_d[mp], p_R[mp], g_c[mg], g_d[mg], g_R[mg])
+    for name, v in vals.items():
+        out[name] = _nhd_entry(v, g["cls"][mg])
+    lap("nhd")
+
+    out["meta"] = {
+        "n_gt": int(n_gt), "n_pred": int(n_pred_in), "n_pred_outside_split": dropped,
+        "n_pred_evaluated": int(len(sel_c)), "n_images_with_gt": int(len(np.unique(g["image_id"]))),
+        "n_images": int(len(all_ids)) if image_ids is None else int(len(np.unique(image_ids))),
+        "species": list(SPECIES),
+        "protocol": {
+            "ap_method": ap_method, "bev_ap_method": bev_method, "max_dets": max_dets,
+            "matching": "greedy by score to the unmatched GT of highest IoU, IoU >= threshold",
+            "ap2d": "class-aware vs bbox2d_proj; agnostic vs bbox2d_tight",
+            "bev_footprint": "convex hull of the 8 corners on the camera x-z plane",
+            "ap3d_thresholds": [float(t) for t in AP3D_THRESHOLDS],
+            "rel_ap3d": "scale about the camera origin maximising mean best same-class IoU per GT",
+            "nhd_match": f"greedy 2D IoU >= {NHD_IOU} vs {nhd_match_box}, same class",
+            "nhd_hungarian": "sum of 8 Hungarian corner distances / GT axis-aligned diagonal",
+            "nhd_hausdorff": "symmetric corner Hausdorff distance / mean of the two diagonals",
+        },
+    }
+    times["total"] = clock() - t_start
+    return out
+
+
+def evaluate_paths(dataset_dir, pred_path, split: str = "validation", **kwargs) -> dict:
+    """Evaluate a prediction file/folder against a built WildBox folder, or a KITTI folder.
+
+    ``dataset_dir`` holding ``label_2`` (or being a ``label_2`` folder) is KITTI-format ground
+    truth: the result is ``{"kitti": evaluate_kitti(...)}``. Otherwise it is a built WildBox
+    folder; KITTI-format predictions are mapped to images through the dataset's
+    ``exports/kitti/<split>/frame_map.txt`` and additionally scored with the KITTI protocol
+    against that export (key ``kitti``).
+    """
+    root = Path(dataset_dir)
+    label_dir = root / "label_2" if (root / "label_2").is_dir() else (root if root.name == "label_2" else None)
+    if label_dir is not None:
+        calib = label_dir.parent / "calib"
+        return {"kitti": evaluate_kitti(label_dir, pred_path, calib if calib.is_dir() else None)}
+    gt = load_ground_truth(root, split)
+    pred_path = Path(pred_path)
+    frame_map = _frame_image_ids(root, split) if pred_path.is_dir() else None
+    preds = load_predictions(pred_path, frame_map)
+    image_ids = gt.pop("image_ids")
+    metrics = evaluate(gt, preds, image_ids=image_ids, **kwargs)
+    export = root / "exports" / "kitti" / split / "label_2"
+    if pred_path.is_dir() and export.is_dir():
+        metrics["kitti"] = evaluate_kitti(export, pred_path)
+    return metrics
+
+
+# ============================================================================ KITTI protocol
+KITTI_DIFFICULTIES = ("easy", "moderate", "hard")
+KITTI_MIN_HEIGHT = (40, 25, 25)
+KITTI_MAX_OCCLUSION = (0, 1, 2)
+KITTI_MAX_TRUNCATION = (0.15, 0.30, 0.50)
+KITTI_NEIGHBOURS = {"car": "van", "pedestrian": "person_sitting"}
+# IoU thresholds per class for (2d, bev, 3d): the devkit's table and the "loose" one.
+KITTI_OVERLAPS = {
+    "strict": {"Car": (0.7, 0.7, 0.7), "Pedestrian": (0.5, 0.5, 0.5), "Cyclist": (0.5, 0.5, 0.5)},
+    "loose": {"Car": (0.7, 0.5, 0.5), "Pedestrian": (0.5, 0.25, 0.25), "Cyclist": (0.5, 0.25, 0.25)},
+}
+KITTI_METRICS = ("2d", "bev", "3d")
+
+
+def _read_kitti_frame(path: Path, need_score: bool) -> dict:
+    from benchwright.loaders import kitti
+
+    loc = f"{path.parent.name}/{path.name}"
+    text = path.read_text(encoding="utf-8")
+    objs, errors = kitti.parse_label_lines(text, loc)
+    if errors:
+        raise errors[0]
+    if need_score:
+        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        for number, obj in zip(lines, objs):
+            if obj.score is None:
+                raise RecordError(f"{loc}:{number}", "a prediction needs 16 columns (the 16th is the score)")
+    n = len(objs)
+    return {
+        "name": np.array([o.type for o in objs], dtype=object),
+        "truncated": np.array([o.truncated for o in objs], float),
+        "occluded": np.array([o.occluded for o in objs], float),
+        "bbox": np.array([o.bbox for o in objs], float).reshape(n, 4),
+        "hwl": np.array([(o.h, o.w, o.l) for o in objs], float).reshape(n, 3),
+        "xyz": np.array([(o.x, o.y, o.z) for o in objs], float).reshape(n, 3),
+        "ry": np.array([o.rotation_y for o in objs], float),
+        "score": np.array([o.score if o.score is not None else 0.0 for o in objs], float),
+    }
+
+
+def _kitti_overlaps(frames_gt, frames_dt):
+    """Per frame (n_det, n_gt) overlaps for 2d, bev, 3d, and (n_det, n_gt) det-area overlap
+    (intersection / detection area, the devkit's criterion for DontCare regions)."""
+    def cat(frames, key, width):
+        arrs = [f[key].reshape(len(f["ry"]), *width) for f in frames]
+        return np.concatenate(arrs) if arrs else np.zeros((0, *width))
+
+    n_g = np.array([len(f["ry"]) for f in frames_gt])
+    n_d = np.array([len(f["ry"]) for f in frames_dt])
+    g_frame, d_frame = np.repeat(np.arange(len(n_g)), n_g), np.repeat(np.arange(len(n_d)), n_d)
+    gb, db = cat(frames_gt, "bbox", (4,)), cat(frames_dt, "bbox", (4,))
+    g_hwl, d_hwl = cat(frames_gt, "hwl", (3,)), cat(frames_dt, "hwl", (3,))
+    g_xyz, d_xyz = cat(frames_gt, "xyz", (3,)), cat(frames_dt, "xyz", (3,))
+    g_ry, d_ry = cat(frames_gt, "ry", ()), cat(frames_dt, "ry", ())
+    pi, gi = apm.group_pairs(d_frame, g_frame)
+    iou2 = ioum.iou_2d_pairs(db[pi], gb[gi])
+    a, b = db[pi], gb[gi]
+    iw = np.clip(np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1]), 0, None)
+    det_area = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dc = np.where(det_area > 0, iw * ih / det_area, 0.0)
+
+    def canon(xyz, hwl, ry):
+        center = xyz - np.column_stack([np.zeros(len(xyz)), hwl[:, 0] / 2, np.zeros(len(xyz))])
+        dims = hwl[:, [1, 0, 2]]  # [W, H, L]
+        return center, dims, geometry.yaw_only_rotation(ry)
+
+    gc, gd, gR = canon(g_xyz, g_hwl, g_ry)
+    dc_, dd, dR = canon(d_xyz, d_hwl, d_ry)
+    iou_bev = ioum.bev_iou_pairs(dc_[pi], dd[pi], dR[pi], gc[gi], gd[gi], gR[gi])
+    inter_bev = ioum.bev_intersection_pairs(dc_[pi], dd[pi], dR[pi], gc[gi], gd[gi], gR[gi])
+    # 3D: BEV intersection x overlap in y, a box spanning [y - h, y].
+    y_lo = np.maximum(d_xyz[pi, 1] - d_hwl[pi, 0], g_xyz[gi, 1] - g_hwl[gi, 0])
+    y_hi = np.minimum(d_xyz[pi, 1], g_xyz[gi, 1])
+    inter3 = inter_bev * np.clip(y_hi - y_lo, 0, None)
+    vol_d, vol_g = ioum.box_volume(dd[pi]), ioum.box_volume(gd[gi])
+    union3 = vol_d + vol_g - inter3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iou3 = np.where((inter3 > 0) & (union3 > 0), inter3 / union3, 0.0)
+    g_start, d_start = np.cumsum(n_g) - n_g, np.cumsum(n_d) - n_d
+    out = []
+    for f in range(len(n_g)):
+        shape = (n_d[f], n_g[f])
+        mats = {k: np.zeros(shape) for k in (*KITTI_METRICS, "dontcare")}
+        out.append(mats)
+    frame_of_pair = d_frame[pi]  # pairs are grouped by detection, so sorted by frame
+    bounds = np.searchsorted(frame_of_pair, np.arange(len(n_g) + 1))
+    for f in range(len(n_g)):
+        sl = slice(bounds[f], bounds[f + 1])
+        rows, cols = pi[sl] - d_start[f], gi[sl] - g_start[f]
+        for k, vals in (("2d", iou2), ("bev", iou_bev), ("3d", iou3), ("dontcare", dc)):
+            out[f][k][rows, cols] = vals[sl]
+    return out
+
+
+def _kitti_clean(gt: dict, dt: dict, cls: str, diff: int):
+    """The devkit's cleanData: ignored_gt (1 ignored, 0 valid, -1 other), ignored_det, DontCare."""
+    name = cls.lower()
+    neighbour = KITTI_NEIGHBOURS.get(name)
+    g_names = np.array([n.lower() for n in gt["name"]], dtype=object)
+    height = gt["bbox"][:, 3] - gt["bbox"][:, 1]
+    hard = ((gt["occluded"] > KITTI_MAX_OCCLUSION[diff]) | (gt["truncated"] > KITTI_MAX_TRUNCATION[diff])
+            | (height <= KITTI_MIN_HEIGHT[diff]))
+    is_cls = g_names == name
+    is_nb = (g_names == neighbour) if neighbour else np.zeros(len(g_names), bool)
+    ig_gt = np.where(is_cls & ~hard, 0, np.where(is_nb | (is_cls & hard), 1, -1))
+    dontcare = np.array([n == "DontCare" for n in gt["name"]], bool)
+    d_names = np.array([n.lower() for n in dt["name"]], dtype=object)
+    d_height = np.abs(dt["bbox"][:, 3] - dt["bbox"][:, 1])
+    ig_dt = np.where(d_height < KITTI_MIN_HEIGHT[diff], 1, np.where(d_names == name, 0, -1))
+    return ig_gt, ig_dt, dontcare
+
+
+def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_fp):
+    """The devkit's computeStatistics for one frame: (tp, fp, fn, tp_scores)."""
+    n_det = len(scores)
+    assigned = np.zeros(n_det, bool)
+    below = (scores < thresh) if compute_fp else np.zeros(n_det, bool)
+    usable = (ig_dt != -1) & ~below
+    tp = fp = fn = 0
+    tp_scores = []
+    for i in range(len(ig_gt)):
+        if ig_gt[i] == -1:
+            continue
+        cand = usable & ~assigned & (ov[:, i] > min_overlap)
+        j = -1
+        if cand.any():
+            idx = np.flatnonzero(cand)
+            if not compute_fp:
+                j = int(idx[np.argmax(scores[idx])])  # highest score (first on ties)
+            else:
+                valid = idx[ig_dt[idx] == 0]
+                j = int(valid[np.argmax(ov[valid, i])]) if len(valid) else int(idx[0])
+        if j == -1:
+            if ig_gt[i] == 0:
+                fn += 1
+        elif ig_gt[i] == 1 or ig_dt[j] == 1:
+            assigned[j] = True
+        else:
+            tp += 1
+            tp_scores.append(scores[j])
+            assigned[j] = True
+    if compute_fp:
+        fp = int((~assigned & (ig_dt == 0) & ~below).sum())
+        # Detections in DontCare regions (intersection / detection area > min_overlap) are not FP.
+        for c in range(dc_ov.shape[1]):
+            hit = ~assigned & (ig_dt == 0) & ~below & (dc_ov[:, c] > min_overlap)
+            assigned |= hit
+            fp -= int(hit.sum())
+    return tp, fp, fn, tp_scores
+
+
+def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric: str, min_overlap: float):
+    prepared = []
+    n_valid = 0
+    for f, (gt, dt) in enumerate(zip(frames_gt, frames_dt)):
+        ig_gt, ig_dt, dontcare = _kitti_clean(gt, dt, cls, diff)
+        n_valid += int((ig_gt == 0).sum())
+        ov = overlaps[f][metric]
+        dc_ov = overlaps[f]["dontcare"][:, dontcare]
+        prepared.append((ov, dc_ov, ig_gt, ig_dt, dt["score"]))
+    if n_valid == 0:
+        return None
+    tp_scores = []
+    for ov, dc_ov, ig_gt, ig_dt, scores in prepared:
+        tp_scores += _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, 0.0, False)[3]
+    thresholds = apm.kitti_thresholds(np.asarray(tp_scores), n_valid)
+    pr = np.zeros((len(thresholds), 3))
+    for ov, dc_ov, ig_gt, ig_dt, scores in prepared:
+        if not (ig_gt != -1).any() and not (ig_dt == 0).any():
+            continue
+        cache = {}
+        for t, th in enumerate(thresholds):
+            key = int((scores >= th).sum())  # the frame's statistics change only with this count
+            if key not in cache:
+                cache[key] = _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, th, True)[:3]
+            pr[t] += cache[key]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(pr[:, 0] + pr[:, 1] > 0, pr[:, 0] / (pr[:, 0] + pr[:, 1]), 0.0)
+    precision = np.maximum.accumulate(precision[::-1])[::-1] if len(precision) else precision
+    ap11, ap40 = apm.kitti_ap_from_precision(precision)
+    return {"ap11": 100.0 * ap11, "ap40": 100.0 * ap40, "n_gt": n_valid}
+
+
+def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | None = None,
+                   overlap: str = "strict") -> dict:
+    """The KITTI object devkit protocol on a KITTI label folder and a KITTI result folder.
+
+    Every ``<frame>.txt`` of ``gt_label_dir`` is a frame; a missing result file means no
+    detections. Per class and difficulty (easy / moderate / hard: min box height 40 / 25 / 25
+    px, max occlusion 0 / 1 / 2, max truncation 0.15 / 0.30 / 0.50), ground truth outside the
+    difficulty and neighbour classes (Van for Car, Person_sitting for Pedestrian) are ignored
+    (neither TP nor FN); detections lower than the min height are ignored; detections inside a
+    DontCare region (intersection / detection area above the threshold, in 2D, for every metric
+    as the C++ devkit does) are not false positives. A match needs overlap strictly above the
+    class threshold (Car 0.7, Pedestrian and Cyclist 0.5; ``overlap="loose"``: 0.5 / 0.25 for
+    BEV and 3D). Precision is sampled at the devkit's 41 score thresholds, made monotone, and
+    averaged over 11 points (AP11) and over recall 1/40..1 (AP40). Overlaps: 2D IoU; BEV = IoU
+    of the rotated rectangles in x-z; 3D = BEV intersection x overlap in y (a box spans
+    [y - h, y]) over the union of volumes.
+
+    ``classes``: {name: (t2d, tbev, t3d)}; default Car / Pedestrian / Cyclist when any appears
+    in the ground truth, else every non-DontCare type found (WildBox exports: the species) at
+    0.5. ``calib_dir`` is only used to give detections without a 2D box (x2 <= x1 or y2 <= y1)
+    the box of their projected corners (P2), so 2D overlap and the height filter still apply.
+    Returns {"classes": {cls: {"min_overlap": {...}, "2d" | "bev" | "3d": {difficulty: {ap11,
+    ap40, n_gt} or None}}}, "n_frames", "n_gt", "n_pred", "protocol"}; APs in percent.
+    """
+    from benchwright.loaders import kitti
+
+    gt_label_dir, pred_dir = Path(gt_label_dir), Path(pred_dir)
+    if not gt_label_dir.is_dir():
+        raise SourceError(f"{gt_label_dir}: KITTI label folder not found")
+    if not pred_dir.is_dir():
+        raise SourceError(f"{pred_dir}: KITTI result folder not found")
+    if overlap not in KITTI_OVERLAPS:
+        raise ValueError(f"overlap must be one of {tuple(KITTI_OVERLAPS)}")
+    names = sorted(p.stem for p in gt_label_dir.glob("*.txt"))
+    if not names:
+        raise SourceError(f"{gt_label_dir}: no label files")
+    frames_gt = [_read_kitti_frame(gt_label_dir / f"{n}.txt", False) for n in names]
+    frames_dt = []
+    for n in names:
+        path = pred_dir / f"{n}.txt"
+        dt = _read_kitti_frame(path, True) if path.is_file() else _read_kitti_frame_empty()
+        if calib_dir is not None and len(dt["ry"]):
+            bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
+            if bad.any():
+                P2 = kitti.parse_calib(Path(calib_dir) / f"{n}.txt").P2
+                center = dt["xyz"][bad] - np.column_stack([np.zeros(bad.sum()), dt["hwl"][bad, 0] / 2, np.zeros(bad.sum())])
+                pts = geometry.corners(center, dt["hwl"][bad][:, [1, 0, 2]], geometry.yaw_only_rotation(dt["ry"][bad]))
+                unclipped, _, _ = geometry.projected_boxes(pts, P2, 10 ** 6, 10 ** 6)
+                dt["bbox"][bad] = np.nan_to_num(unclipped, nan=0.0)
+        frames_dt.append(dt)
+    found = {t for f in frames_gt for t in f["name"] if t != "DontCare"}
+    if classes is None:
+        standard = KITTI_OVERLAPS[overlap]
+        if found & set(standard):
+            classes = dict(standard)
+        else:
+            classes = {t: (0.5, 0.5, 0.5) for t in sorted(found)}
+    overlaps = _kitti_overlaps(frames_gt, frames_dt)
+    result = {}
+    for cls, thr in classes.items():
+        entry = {"min_overlap": dict(zip(KITTI_METRICS, (float(t) for t in thr)))}
+        for metric, t in zip(KITTI_METRICS, thr):
+            entry[metric] = {KITTI_DIFFICULTIES[d]: _kitti_class_ap(frames_gt, frames_dt, overlaps, cls, d, metric, t)
+                             for d in range(3)}
+        result[cls] = entry
+    return {
+        "classes": result, "n_frames": len(names),
+        "n_gt": int(sum(int((f["name"] != "DontCare").sum()) for f in frames_gt)),
+        "n_pred": int(sum(len(f["ry"]) for f in frames_dt)),
+        "protocol": "KITTI devkit: 41 score thresholds, monotone precision, AP11 and AP40, "
+                    "overlap strictly above threshold, DontCare regions for every metric",
+    }
+
+
+def _read_kitti_frame_empty() -> dict:
+    return {"name": np.zeros(0, dtype=object), "truncated": np.zeros(0), "occluded": np.zeros(0),
+            "bbox": np.zeros((0, 4)), "hwl": np.zeros((0, 3)), "xyz": np.zeros((0, 3)),
+            "ry": np.zeros(0), "score": np.zeros(0)}
+
+
+# ======================================================================================== CLI
+def run_cli(args=None) -> int:
+    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]``.
+
+    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
+    exit code: 0, or 2 when the input is bad (the error names the file and entry).
+    """
+    parser = argparse.ArgumentParser(prog="benchwright evaluate wildbox", description=__doc__.split("\n")[0])
+    parser.add_argument("--gt", required=True, help="built WildBox folder, or a KITTI folder with label_2")
+    parser.add_argument("--pred", required=True, help="prediction JSON, or a KITTI result folder")
+    parser.add_argument("--split", default="validation")
+    parser.add_argument("--out", help="write the metrics JSON here")
+    parser.add_argument("--ap-method", default="coco101", choices=apm.AP_METHODS)
+    parser.add_argument("--bev-ap-method", default=None, choices=apm.AP_METHODS,
+                        help="AP interpolation for AP-BEV (default: --ap-method; the authors used voc11)")
+    ns = parser.parse_args(args)
+    root = Path(ns.gt)
+    try:
+        if (root / "label_2").is_dir() or root.name == "label_2":
+            metrics = evaluate_paths(root, ns.pred, ns.split)
+        else:
+            metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method, bev_ap_method=ns.bev_ap_method)
+    except BenchwrightError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
+    if ns.out:
+        Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(ns.out).write_text(text + "\n", encoding="utf-8")
+        keys = [k for k in ("ap2d@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d") if k in metrics]
+        print(json.dumps({k: metrics[k]["macro"] for k in keys} or {"kitti": "written"}))
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,458 @@
+"""WildBox evaluator: AP arithmetic, matching, metric behaviour, NHD, Rel-AP-3D, file parsing."""
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from benchwright import geometry
+from benchwright.benchmarks.wildbox_eval import jitter_predictions, synth_ground_truth
+from benchwright.errors import RecordError
+from benchwright.evaluation import ap as apm
+from benchwright.evaluation import wildbox as ev
+from benchwright.schemas import wildbox as schema
+
+AP_KEYS = ("ap2d@0.50", "ap2d_agnostic@0.25", "ap2d_agnostic@0.50", "ap2d_agnostic@0.75",
+           "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d", "rel_ap3d")
+NHD_KEYS = ("nhd_hungarian", "nhd_hausdorff")
+
+
+@pytest.fixture(scope="module")
+def gt():
+    g = synth_ground_truth(400, seed=11)
+    g["bbox2d_tight"] = g["bbox2d_proj"].copy()  # one predicted box can then be perfect for both
+    g.pop("image_ids")
+    return g
+
+
+def _perfect(gt):
+    return jitter_predictions(gt, 0.0, seed=3, miss=0, false_pos=0, wrong_class=0)
+
+
+def _clean(gt, level, seed=3):
+    return jitter_predictions(gt, level, seed=seed, miss=0, false_pos=0, wrong_class=0)
+
+
+# --------------------------------------------------------------------------------- AP arithmetic
+def test_average_precision_hand_computed():
+    # 3 GT; ranked TP (0.9), FP (0.8), TP (0.7): recall 1/3, 1/3, 2/3; precision 1, 1/2, 2/3.
+    # Monotone envelope: 1, 2/3, 2/3.
+    scores = np.array([0.7, 0.9, 0.8])  # unsorted on purpose
+    tp = np.array([True, True, False])
+    # COCO 101: r = 0.00..0.33 (34 points) read precision 1; r = 0.34..0.66 (33 points) read the
+    # envelope at rank 3, 2/3; r >= 0.67 (34 points) is never reached, 0. (34 + 33 * 2/3) / 101.
+    assert apm.average_precision(scores, tp, 3, "coco101") == pytest.approx((34 + 22) / 101)
+    # VOC 11: r = 0, .1, .2, .3 -> 1; r = .4, .5, .6 -> 2/3; r >= .7 -> 0. (4 + 3 * 2/3) / 11.
+    assert apm.average_precision(scores, tp, 3, "voc11") == pytest.approx(6 / 11)
+    # R40: r = 1/40 .. 13/40 (13 points, < 1/3) -> 1; 14/40 .. 26/40 (13 points) -> 2/3; rest 0.
+    assert apm.average_precision(scores, tp, 3, "r40") == pytest.approx((13 + 13 * 2 / 3) / 40)
+    # Ignored predictions drop out of the ranking: ignoring the FP gives precision 1 up to 2/3.
+    assert apm.average_precision(scores, tp, 3, "coco101", ignore=[False, False, True]) == pytest.approx(67 / 101)
+    assert np.isnan(apm.average_precision(scores, tp, 0))
+    assert apm.average_precision(np.zeros(0), np.zeros(0, bool), 5) == 0.0
+
+
+def test_greedy_match_takes_best_iou_in_score_order():
+    # Prediction 0 (score 0.9) overlaps GT 0 (0.6) and GT 1 (0.8): takes GT 1 (best IoU).
+    # Prediction 1 (score 0.8) overlaps only GT 1 (0.7): GT 1 is taken, so it is a false positive.
+    p_idx, g_idx = np.array([0, 0, 1]), np.array([0, 1, 1])
+    iou = np.array([0.6, 0.8, 0.7])
+    m = apm.greedy_match(np.array([0, 0]), np.array([0.9, 0.8]), p_idx, g_idx, iou, 2, [0.5, 0.65, 0.85])
+    assert m.tolist() == [[1, -1], [1, -1], [-1, -1]]
+    # Strict ('>') versus COCO's '>=' at exactly the threshold.
+    m = apm.greedy_match(np.array([0]), np.array([1.0]), np.array([0]), np.array([0]), np.array([0.5]), 1, [0.5])
+    assert m[0, 0] == 0
+    m = apm.greedy_match(np.array([0]), np.array([1.0]), np.array([0]), np.array([0]), np.array([0.5]), 1, [0.5], strict=True)
+    assert m[0, 0] == -1
+
+
+def _reference_match(p_group, score, g_group, ious, thr):
+    """Plain per-group COCO matching loop."""
+    out = np.full(len(score), -1)
+    for grp in np.unique(p_group):
+        preds = [i for i in np.argsort(-score, kind="stable") if p_group[i] == grp]
+        gts = np.flatnonzero(g_group == grp)
+        taken = set()
+        for p in preds:
+            best, best_g = thr, -1
+            for g in gts:
+                if g in taken or ious[p, g] < best:
+                    continue
+                if ious[p, g] > best or best_g == -1:
+                    best, best_g = ious[p, g], g
+            if best_g >= 0:
+                taken.add(best_g)
+                out[p] = best_g
+    return out
+
+
+def test_greedy_match_equals_reference_loop():
+    rng = np.random.default_rng(0)
+    n_p, n_g = 300, 250
+    p_group, g_group = rng.integers(0, 40, n_p), rng.integers(0, 40, n_g)
+    score = rng.random(n_p)
+    ious = rng.random((n_p, n_g)) * (rng.random((n_p, n_g)) < 0.5)
+    p_idx, g_idx = apm.group_pairs(p_group, g_group)
+    assert np.all(p_group[p_idx] == g_group[g_idx])
+    assert len(p_idx) == sum(int((p_group == k).sum() * (g_group == k).sum()) for k in range(40))
+    thresholds = [0.1, 0.5, 0.9]
+    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], n_g, thresholds)
+    for t, thr in enumerate(thresholds):
+        assert np.array_equal(m[t], _reference_match(p_group, score, g_group, ious, thr))
+
+
+# ---------------------------------------------------------------------------- metric behaviour
+def test_metrics_json_has_every_key(gt):
+    m = ev.evaluate(gt, _clean(gt, 1.0))
+    for key in AP_KEYS + NHD_KEYS:
+        assert set(m[key]) >= {"macro", "micro", "per_class"}
+        assert set(m[key]["per_class"]) == set(schema.SPECIES)
+    for key in NHD_KEYS:
+        for block in [m[key]["macro"], m[key]["micro"], *m[key]["per_class"].values()]:
+            assert set(block) == {"overall", "xy", "z", "dims", "pose", "depth_share"}
+    assert 0.3 <= m["rel_ap3d"]["scale"] <= 3.0
+    json.dumps(m, allow_nan=False)  # JSON-ready
+
+
+def test_perfect_predictor_scores_100_and_nhd_0(gt):
+    m = ev.evaluate(gt, _perfect(gt))
+    present = {schema.SPECIES[c] for c in np.unique(gt["category_id"] - 1000)}
+    for key in AP_KEYS:
+        assert m[key]["macro"] == pytest.approx(100.0), key
+        assert m[key]["micro"] == pytest.approx(100.0), key
+        for name, value in m[key]["per_class"].items():
+            assert value == (pytest.approx(100.0) if name in present else None), (key, name)
+    for key in NHD_KEYS:
+        for block in (m[key]["macro"], m[key]["micro"]):
+            assert all(v == pytest.approx(0.0, abs=1e-9) for v in block.values()), key
+    assert m["nhd_hungarian"]["n_pairs"]["micro"] == len(gt["image_id"])
+    assert m["rel_ap3d"]["scale"] == pytest.approx(1.0)
+
+
+def test_shuffled_labels_lower_class_aware_ap_only(gt):
+    perfect = _perfect(gt)
+    shuffled = dict(perfect)
+    rng = np.random.default_rng(0)
+    shuffled["category_id"] = rng.permutation(perfect["category_id"])
+    m = ev.evaluate(gt, shuffled)
+    for key in ("ap2d@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d"):
+        assert m[key]["micro"] < 90.0, key
+        assert m[key]["macro"] < 90.0, key
+    # The class-agnostic AP does not look at labels.
+    assert m["ap2d_agnostic@0.50"]["micro"] == pytest.approx(100.0)
+
+
+def test_more_jitter_lowers_ap_and_raises_nhd(gt):
+    levels = [0.0, 0.3, 0.7, 1.5, 3.0]
+    runs = [ev.evaluate(gt, _clean(gt, lv)) for lv in levels]
+    for key in ("ap2d_agnostic@0.75", "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d"):
+        for agg in ("micro", "macro"):
+            vals = [r[key][agg] for r in runs]
+            assert all(a >= b for a, b in zip(vals, vals[1:])), (key, agg, vals)
+            assert vals[0] == pytest.approx(100.0) and vals[-1] < 50.0, (key, agg, vals)
+    # NHD is measured on the pairs that still match in 2D (IoU >= 0.75): compare the first four.
+    for key in NHD_KEYS:
+        vals = [r[key]["micro"]["overall"] for r in runs[:4]]
+        assert all(a < b for a, b in zip(vals, vals[1:])), (key, vals)
+        assert vals[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_rel_ap3d_recovers_a_global_scale(gt):
+    preds = _perfect(gt)
+    preds["center_cam"] = preds["center_cam"] / 1.6
+    preds["dimensions"] = preds["dimensions"] / 1.6
+    m = ev.evaluate(gt, preds)
+    assert m["rel_ap3d"]["scale"] == pytest.approx(1.6, abs=0.051)
+    assert m["rel_ap3d"]["macro"] == pytest.approx(100.0)
+    assert m["ap3d"]["macro"] < 5.0  # without the scale the boxes sit at the wrong depth
+    curve = m["rel_ap3d"]["search"]["mean_best_iou"]
+    assert int(np.argmax(curve)) == 13 and max(curve) == pytest.approx(1.0)
+
+
+def _one_box_case(pred_center=None, pred_dims=None, pred_R=None, pred_box=None):
+    K = np.array([[1000.0, 0, 960], [0, 1000, 540], [0, 0, 1]])
+    c = np.array([[0.1, 0.05, 1.0]])
+    d = np.array([[0.1, 0.15, 0.3]])
+    R = geometry.rotation_from_ypr([[0.4, 0.3, 0.1]])
+    corners = geometry.corners(c, d, R)
+    uv = corners[0] @ K.T
+    uv = uv[:, :2] / uv[:, 2:]
+    box = np.r_[uv.min(0), uv.max(0)][None]
+    gt = {"image_id": np.array([7]), "category_id": np.array([1002]), "bbox2d_tight": box,
+          "bbox2d_proj": box, "center_cam": c, "dimensions": d, "R_cam": R}
+    preds = {"image_id": np.array([7]), "category_id": np.array([1002]), "score": np.array([0.9]),
+             "bbox": box if pred_box is None else pred_box,
+             "center_cam": c if pred_center is None else pred_center,
+             "dimensions": d if pred_dims is None else pred_dims, "pose": R if pred_R is None else pred_R}
+    return gt, preds, corners[0]
+
+
+def test_nhd_hand_computed_depth_error():
+    dz = 0.05
+    gt, preds, corners = _one_box_case(pred_center=np.array([[0.1, 0.05, 1.0 + dz]]))
+    m = ev.evaluate(gt, preds)
+    diag = np.linalg.norm(corners.max(0) - corners.min(0))
+    # Every corner moves by dz and the Hungarian assignment is the identity: 8 dz / diagonal.
+    hung = m["nhd_hungarian"]["per_class"]["elephant"]
+    assert hung["overall"] == pytest.approx(8 * dz / diag)
+    assert hung["z"] == pytest.approx(8 * dz / diag)
+    assert hung["xy"] == hung["dims"] == hung["pose"] == pytest.approx(0.0)
+    assert hung["depth_share"] == pytest.approx(1.0)
+    # Hausdorff: every corner is dz from its twin and no closer corner exists; both diagonals equal.
+    assert m["nhd_hausdorff"]["micro"]["overall"] == pytest.approx(dz / diag)
+    assert m["nhd_hungarian"]["macro"] == m["nhd_hungarian"]["per_class"]["elephant"]
+    assert m["nhd_hungarian"]["per_class"]["giraffe"]["overall"] is None
+
+
+def test_nhd_uses_the_hungarian_assignment_not_the_corner_order():
+    # The same cuboid described with a rotation of 180 deg about its own y axis: identical corners
+    # in a different order. NHD (Hungarian) is 0; a corner-by-corner distance would not be.
+    gt, preds, corners = _one_box_case()
+    flipped = gt["R_cam"] @ geometry.yaw_only_rotation([np.pi])
+    preds["pose"] = flipped
+    pred_corners = geometry.corners(gt["center_cam"], gt["dimensions"], flipped)[0]
+    assert np.linalg.norm(pred_corners - corners, axis=1).sum() > 0.1
+    m = ev.evaluate(gt, preds)
+    assert m["nhd_hungarian"]["micro"]["overall"] == pytest.approx(0.0, abs=1e-9)
+    assert m["nhd_hungarian"]["micro"]["pose"] == pytest.approx(0.0, abs=1e-9)
+    assert m["ap3d"]["micro"] == pytest.approx(100.0)
+
+
+def test_nhd_only_on_pairs_matched_at_2d_iou_075():
+    gt, preds, _ = _one_box_case(pred_center=np.array([[0.1, 0.05, 1.2]]))
+    box = gt["bbox2d_proj"][0]
+    w = box[2] - box[0]
+    shifted = box + [0.2 * w, 0, 0.2 * w, 0]  # IoU = 0.8 / 1.2 = 0.667 < 0.75
+    preds["bbox"] = shifted[None]
+    m = ev.evaluate(gt, preds)
+    assert m["nhd_hungarian"]["n_pairs"]["micro"] == 0
+    assert m["nhd_hungarian"]["micro"]["overall"] is None
+    assert m["ap2d@0.50"]["micro"] == pytest.approx(100.0)
+
+
+def test_micro_macro_and_classes_without_gt():
+    # Two species. Giraffe: 1 GT, found. Elephant: 2 GT, one found, plus a higher-scored FP.
+    gt, preds, _ = _one_box_case()
+    one = {k: np.repeat(v, 3, axis=0) for k, v in gt.items()}
+    one["image_id"] = np.array([1, 2, 3])
+    one["category_id"] = np.array([1000, 1002, 1002])
+    p = {k: np.repeat(v, 3, axis=0) for k, v in preds.items()}
+    p["image_id"] = np.array([1, 2, 4])  # image 4 has no GT: a false positive
+    p["category_id"] = np.array([1000, 1002, 1002])
+    p["score"] = np.array([0.5, 0.6, 0.9])
+    m = ev.evaluate(one, p)
+    # Elephant ranking: FP (0.9), TP (0.6); 2 GT. Precision 0, 1/2 at recall 0, 1/2; envelope
+    # 1/2 up to recall 0.5 (51 points of 101), then 0: AP = 51 * 0.5 / 101.
+    elephant = 51 * 0.5 / 101 * 100
+    assert m["ap3d"]["per_class"]["elephant"] == pytest.approx(elephant)
+    assert m["ap3d"]["per_class"]["giraffe"] == pytest.approx(100.0)
+    assert m["ap3d"]["per_class"]["rhino"] is None
+    assert m["ap3d"]["macro"] == pytest.approx((100.0 + elephant) / 2)
+    # Micro: FP (0.9), TP (0.6), TP (0.5) against 3 GT: precision 0, 1/2, 2/3 at recall 0, 1/3,
+    # 2/3: envelope 2/3 for r <= 0.66 (67 points), 0 after: 67 * 2/3 / 101.
+    assert m["ap3d"]["micro"] == pytest.approx(67 * (2 / 3) / 101 * 100)
+
+
+def test_max_dets_keeps_the_best_scored_per_image_and_class():
+    gt, preds, _ = _one_box_case()
+    p = {k: np.repeat(v, 3, axis=0) for k, v in preds.items()}
+    p["score"] = np.array([0.2, 0.9, 0.5])
+    m = ev.evaluate(gt, p, max_dets=1)
+    assert m["meta"]["n_pred_evaluated"] == 1
+    assert m["ap3d"]["micro"] == pytest.approx(100.0)  # the two duplicates are not counted as FP
+    m = ev.evaluate(gt, p)
+    assert m["ap3d"]["micro"] == pytest.approx(100.0)  # duplicates rank below the TP
+    p["score"] = np.array([0.9, 0.2, 0.5])
+    assert ev.evaluate(gt, p)["ap3d"]["micro"] == pytest.approx(100.0)
+
+
+def test_bev_ap_method_option(gt):
+    preds = _clean(gt, 0.7)
+    coco = ev.evaluate(gt, preds)
+    voc = ev.evaluate(gt, preds, bev_ap_method="voc11")
+    assert voc["ap_bev@0.50"]["micro"] != pytest.approx(coco["ap_bev@0.50"]["micro"])
+    assert voc["ap3d"] == coco["ap3d"]
+    assert voc["meta"]["protocol"]["bev_ap_method"] == "voc11"
+    with pytest.raises(ValueError):
+        ev.evaluate(gt, preds, ap_method="voc7")
+
+
+def test_non_orthonormal_pose_is_projected_to_so3():
+    gt, preds, _ = _one_box_case()
+    preds["pose"] = preds["pose"] * 1.01  # scaled rotation: the nearest rotation is the GT's
+    m = ev.evaluate(gt, preds)
+    assert m["ap3d"]["micro"] == pytest.approx(100.0)
+
+
+# -------------------------------------------------------------------------------- file formats
+def _write_json_preds(path, preds):
+    entries = {}
+    for k in range(len(preds["image_id"])):
+        x1, y1, x2, y2 = preds["bbox"][k]
+        entries.setdefault(int(preds["image_id"][k]), []).append({
+            "bbox": [x1, y1, x2 - x1, y2 - y1], "score": float(preds["score"][k]),
+            "category_id": int(preds["category_id"][k]), "center_cam": preds["center_cam"][k].tolist(),
+            "dimensions": preds["dimensions"][k].tolist(), "pose": preds["pose"][k].tolist()})
+    path.write_text(json.dumps([{"image_id": i, "instances": v} for i, v in entries.items()]))
+
+
+def test_json_predictions_round_trip(tmp_path, gt):
+    preds = _clean(gt, 0.5)
+    path = tmp_path / "preds.json"
+    _write_json_preds(path, preds)
+    back = ev.load_predictions(path)
+    order = np.lexsort((preds["score"], preds["image_id"]))
+    back_order = np.lexsort((back["score"], back["image_id"]))
+    for key in ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "pose"):
+        assert np.allclose(back[key][back_order], preds[key][order]), key
+    assert ev.evaluate(gt, back)["ap3d"] == ev.evaluate(gt, preds)["ap3d"]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d[1]["instances"][0].pop("score"), "missing 'score'"),
+    (lambda d: d[1]["instances"][0].__setitem__("pose", [[1, 0, 0], [0, 1, 0]]), "'pose' must have shape [3, 3]"),
+    (lambda d: d[1]["instances"][0].__setitem__("category_id", 2), "contiguous model id"),
+    (lambda d: d[1]["instances"][0].__setitem__("category_id", 1017), "not a WildBox category"),
+    (lambda d: d[1]["instances"][0].__setitem__("bbox", [1, 2, -3, 4]), "w, h >= 0"),
+    (lambda d: d[1]["instances"][0].__setitem__("center_cam", [0, "x", 1]), "'center_cam' is not numeric"),
+    (lambda d: d[1]["instances"][0].__setitem__("dimensions", [0.1, float("nan"), 0.2]), "non-finite"),
+])
+def test_malformed_json_entries_name_file_and_entry(tmp_path, mutate, message):
+    gt, preds, _ = _one_box_case()
+    p = {k: np.repeat(v, 2, axis=0) for k, v in preds.items()}
+    p["image_id"] = np.array([5, 6])
+    path = tmp_path / "preds.json"
+    _write_json_preds(path, p)
+    data = json.loads(path.read_text())
+    mutate(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(RecordError) as err:
+        ev.load_predictions(path)
+    assert err.value.locator == f"{path}#[1].instances[0] (image_id=6)"
+    assert message in err.value.reason
+    assert "preds.json#[1].instances[0]" in str(err.value)
+
+
+def test_malformed_json_structure(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text('{"image_id": 1}')
+    with pytest.raises(RecordError, match="expected a JSON list"):
+        ev.load_predictions(path)
+    path.write_text('[{"image_id": 1}]')
+    with pytest.raises(RecordError, match=r"p.json#\[0\]: missing 'instances'"):
+        ev.load_predictions(path)
+    path.write_text('[{"image_id": "a", "instances": []}]')
+    with pytest.raises(RecordError, match="'image_id' must be an integer"):
+        ev.load_predictions(path)
+    path.write_text('[{"image_id": 1, "instances": [}')
+    with pytest.raises(RecordError, match="not valid JSON"):
+        ev.load_predictions(path)
+    path.write_text("[]")
+    assert len(ev.load_predictions(path)["score"]) == 0
+
+
+def test_kitti_result_folder_predictions(tmp_path):
+    gt, preds, _ = _one_box_case()
+    c, d, R = gt["center_cam"][0], gt["dimensions"][0], geometry.yaw_only_rotation([0.7])[0]
+    gt["R_cam"] = R[None]
+    x1, y1, x2, y2 = gt["bbox2d_proj"][0]
+    W, H, L = d
+    line = (f"elephant -1 -1 0 {x1} {y1} {x2} {y2} {H} {W} {L} {c[0]} {c[1] + H / 2} {c[2]} 0.7 0.93\n")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "000007.txt").write_text(line + line.replace("elephant", "Plains_Zebra").replace("0.93", "0.10"))
+    (folder / "000008.txt").write_text("")
+    p = ev.load_predictions(folder)
+    assert p["image_id"].tolist() == [7, 7]
+    assert p["category_id"].tolist() == [1002, 1003]
+    assert np.allclose(p["center_cam"][0], c) and np.allclose(p["dimensions"][0], d)
+    assert np.allclose(p["pose"][0], R) and p["score"].tolist() == [0.93, 0.10]
+    assert ev.evaluate(gt, p)["ap3d"]["per_class"]["elephant"] == pytest.approx(100.0)
+    # A frame map (the dataset's KITTI export) turns file names into image ids.
+    assert ev.load_predictions(folder, {"000007": 42, "000008": 43})["image_id"].tolist() == [42, 42]
+    (folder / "000009.txt").write_text(line.replace(" 0.93", ""))
+    with pytest.raises(RecordError, match=r"results/000009.txt:1: a prediction needs 16 columns"):
+        ev.load_predictions(folder)
+    (folder / "000009.txt").write_text(line.replace("elephant", "Car"))
+    with pytest.raises(RecordError, match=r"results/000009.txt:1: type 'Car' is not a WildBox species"):
+        ev.load_predictions(folder)
+    (folder / "000009.txt").unlink()
+    (folder / "frame_a.txt").write_text(line)
+    with pytest.raises(RecordError, match="frame_a.txt"):
+        ev.load_predictions(folder)
+
+
+# ------------------------------------------------------------------------- dataset folder + CLI
+def _boxes_table(g, split):
+    n = len(g["image_id"])
+    ypr = geometry.euler_yaw_pitch_roll(g["R_cam"])
+    cls = (g["category_id"] - 1000).astype(int)
+    cols = {
+        "box_id": [f"f{i}#{k}" for k, i in enumerate(g["image_id"])],
+        "frame_id": [f"v/s/frame_{i}" for i in g["image_id"]],
+        "image_id": g["image_id"].tolist(), "video_id": ["v"] * n, "segment_id": ["v/s"] * n,
+        "frame_index": [int(i) % 1000 for i in g["image_id"]], "track_id": list(range(n)),
+        "species": cls.tolist(), "category_id": g["category_id"].tolist(),
+        "coarse_class": [schema.COARSE_CLASSES.index(schema.COARSE_OF[schema.SPECIES[c]]) for c in cls],
+        "center_cam": g["center_cam"].tolist(), "dimensions": g["dimensions"].tolist(),
+        "R_cam": g["R_cam"].tolist(), "corners_cam": geometry.corners(g["center_cam"], g["dimensions"], g["R_cam"]).tolist(),
+        "yaw_pitch_roll": ypr.tolist(), "depth": g["center_cam"][:, 2].tolist(),
+        "bbox2d_tight": g["bbox2d_tight"].tolist(), "bbox2d_proj": g["bbox2d_proj"].tolist(),
+        "bbox_source": [0] * n, "truncation": [0.0] * n, "visibility": [1.0] * n,
+        "segmentation_pts": [100] * n, "support_points": [10] * n,
+        "kitti_representable": [False] * n, "kitti_reason": ["pitch"] * n,
+        "K": [[[1500.0, 0, 960], [0, 1500, 540], [0, 0, 1]]] * n,
+        "image_width": [1920] * n, "image_height": [1080] * n, "scale_factor": [0.02] * n,
+        "split": [split] * n,
+        "bev_footprint": [h.tolist() for h in geometry.bev_footprint(
+            geometry.corners(g["center_cam"], g["dimensions"], g["R_cam"]))],
+    }
+    arrow_schema = schema.BOXES.arrow_schema
+    cols = {name: cols.get(name, [None] * n) for name in arrow_schema.names}  # columns added later: null
+    return pa.Table.from_pydict(cols, schema=arrow_schema)
+
+
+def test_load_ground_truth_from_parquet_and_evaluate_paths(tmp_path, gt):
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    ids = np.unique(gt["image_id"])
+    val, train = np.isin(gt["image_id"], ids[:60]), np.isin(gt["image_id"], ids[60:66])
+    small = {k: v[val] for k, v in gt.items()}
+    pq.write_table(_boxes_table(small, "validation"), root / "boxes" / "validation-00000-of-00001.parquet")
+    other = {k: v[train] for k, v in gt.items()}
+    pq.write_table(_boxes_table(other, "train"), root / "boxes" / "train-00000-of-00001.parquet")
+    loaded = ev.load_ground_truth(root, "validation")
+    assert len(loaded["image_id"]) == val.sum() > 200
+    for key in ("center_cam", "dimensions", "R_cam", "bbox2d_tight", "bbox2d_proj"):
+        assert np.allclose(loaded[key], small[key]), key
+    assert loaded["R_cam"].shape == (val.sum(), 3, 3) and loaded["corners_cam"].shape == (val.sum(), 8, 3)
+    assert np.array_equal(loaded["image_ids"], np.unique(small["image_id"]))
+    preds = _perfect(small)
+    # A prediction on a train image is outside the split: dropped and counted, not a FP.
+    train_pred = _perfect(other)
+    both = {k: np.concatenate([preds[k], train_pred[k]]) for k in preds}
+    path = tmp_path / "preds.json"
+    _write_json_preds(path, both)
+    metrics = ev.evaluate_paths(root, path, "validation")
+    assert metrics["meta"]["n_pred_outside_split"] == len(train_pred["image_id"])
+    assert metrics["ap3d"]["micro"] == pytest.approx(100.0)
+    out = tmp_path / "m" / "metrics.json"
+    assert ev.run_cli(["--gt", str(root), "--pred", str(path), "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert set(written) >= set(AP_KEYS + NHD_KEYS) | {"meta"}
+    assert written["ap2d@0.50"]["macro"] == pytest.approx(100.0)
+    with pytest.raises(Exception, match="no validation"):
+        ev.load_ground_truth(tmp_path / "nothing", "validation")
+
+
+def test_cli_reports_bad_input(tmp_path, capsys, gt):
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    pq.write_table(_boxes_table({k: v[:5] for k, v in gt.items()}, "validation"),
+                   root / "boxes" / "validation-00000-of-00001.parquet")
+    path = tmp_path / "bad.json"
+    path.write_text('[{"image_id": 1, "instances": [{"bbox": [0, 0, 1, 1]}]}]')
+    assert ev.run_cli(["--gt", str(root), "--pred", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json#[0].instances[0] (image_id=1)" in err and "missing 'score'" in err

@@ -1,0 +1,219 @@
+"""IoU kernels against independent implementations (plain formula, shapely, scipy half-spaces)."""
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from scipy.spatial import ConvexHull, HalfspaceIntersection
+from scipy.spatial.transform import Rotation
+from shapely.geometry import MultiPoint
+
+from benchwright import geometry
+from benchwright.evaluation import iou
+
+TOL = 1e-5
+
+
+def _random_boxes(rng, n, spread=0.4):
+    c = rng.normal(size=(n, 3)) * spread
+    d = rng.uniform(0.2, 1.5, size=(n, 3))
+    R = Rotation.random(n, random_state=rng).as_matrix()
+    return c, d, R
+
+
+def _halfspaces(c, d, R):
+    """Six half-spaces A x + b <= 0 of one cuboid (scipy's convention [A | b])."""
+    h = np.asarray(d)[::-1] / 2  # local (x, y, z) half extents = (L, H, W) / 2
+    rows = []
+    for i in range(3):
+        n = R[:, i]
+        rows.append(np.r_[n, -(n @ c + h[i])])
+        rows.append(np.r_[-n, n @ c - h[i]])
+    return np.array(rows)
+
+
+def _reference_iou_3d(c1, d1, R1, c2, d2, R2):
+    """scipy: HalfspaceIntersection of the 12 half-spaces, ConvexHull volume."""
+    if min(d1) <= 0 or min(d2) <= 0:
+        return 0.0
+    hs = np.vstack([_halfspaces(c1, d1, R1), _halfspaces(c2, d2, R2)])
+    A, b = hs[:, :3], -hs[:, 3]
+    # Chebyshev centre: an interior point, if the intersection has one.
+    norm = np.linalg.norm(A, axis=1)
+    res = linprog(np.r_[0, 0, 0, -1], A_ub=np.c_[A, norm], b_ub=b, bounds=[(None, None)] * 3 + [(0, None)])
+    if res.status != 0 or res.x[3] < 1e-9:
+        return 0.0
+    inter = ConvexHull(HalfspaceIntersection(hs, res.x[:3]).intersections).volume
+    return inter / (np.prod(d1) + np.prod(d2) - inter)
+
+
+def _hull_xz(c, d, R):
+    pts = geometry.corners(c, d, R)[0][:, [0, 2]]
+    return MultiPoint([tuple(p) for p in pts]).convex_hull
+
+
+def _reference_iou_bev(c1, d1, R1, c2, d2, R2):
+    if min(d1) <= 0 or min(d2) <= 0:
+        return 0.0
+    p, q = _hull_xz(c1, d1, R1), _hull_xz(c2, d2, R2)
+    return p.intersection(q).area / p.union(q).area
+
+
+# ----------------------------------------------------------------------------------------- 2D
+def _plain_iou_2d(a, b):
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = iw * ih
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def test_iou_2d_matches_plain_formula():
+    rng = np.random.default_rng(0)
+    xy = rng.uniform(0, 100, (60, 2))
+    a = np.c_[xy, xy + rng.uniform(1, 60, (60, 2))]
+    xy = rng.uniform(0, 100, (40, 2))
+    b = np.c_[xy, xy + rng.uniform(1, 60, (40, 2))]
+    ref = np.array([[_plain_iou_2d(x, y) for y in b] for x in a])
+    assert np.abs(iou.iou_2d_matrix(a, b) - ref).max() < 1e-12
+    pick = rng.integers(0, 40, 60)
+    assert np.abs(iou.iou_2d_pairs(a, b[pick]) - ref[np.arange(60), pick]).max() < 1e-12
+    assert (ref > 0).sum() > 100  # the random set really overlaps
+
+
+def test_iou_2d_special_cases():
+    box = np.array([[10.0, 10, 20, 30]])
+    touching = np.array([[20.0, 10, 30, 30]])
+    nested = np.array([[12.0, 12, 16, 20]])
+    degenerate = np.array([[10.0, 10, 10, 30]])
+    assert iou.iou_2d_pairs(box, box)[0] == 1.0
+    assert iou.iou_2d_pairs(box, touching)[0] == 0.0
+    assert iou.iou_2d_pairs(box, nested)[0] == pytest.approx(4 * 8 / (10 * 20))
+    assert iou.iou_2d_pairs(box, degenerate)[0] == 0.0
+    assert iou.iou_2d_pairs(degenerate, degenerate)[0] == 0.0
+
+
+# ---------------------------------------------------------------------------------------- BEV
+def test_bev_footprint_is_the_convex_hull():
+    rng = np.random.default_rng(1)
+    c, d, R = _random_boxes(rng, 100)
+    fp = iou.bev_footprints(c, d, R)
+    area = iou.bev_area(d, R)
+    for k in range(len(c)):
+        hull = _hull_xz(c[k], d[k], R[k])
+        poly_area = 0.5 * np.sum(fp[k, :, 0] * np.roll(fp[k, :, 1], -1) - fp[k, :, 1] * np.roll(fp[k, :, 0], -1))
+        assert poly_area == pytest.approx(hull.area, abs=1e-9)  # counter-clockwise, same area
+        assert area[k] == pytest.approx(hull.area, abs=1e-9)
+        # Every footprint vertex lies on the hull.
+        assert max(hull.exterior.distance(MultiPoint([tuple(v)])) for v in fp[k]) < 1e-9
+
+
+def test_bev_iou_matches_shapely_on_full_rotations():
+    rng = np.random.default_rng(2)
+    n = 400
+    c1, d1, R1 = _random_boxes(rng, n)
+    c2, d2, R2 = _random_boxes(rng, n)
+    got = iou.bev_iou_pairs(c1, d1, R1, c2, d2, R2)
+    ref = np.array([_reference_iou_bev(c1[k], d1[k], R1[k], c2[k], d2[k], R2[k]) for k in range(n)])
+    assert np.abs(got - ref).max() < TOL
+    assert (ref > 0.05).sum() > 100
+
+
+def test_bev_iou_special_cases():
+    R = Rotation.from_euler("yxz", [0.4, 0.3, -0.2]).as_matrix()[None]
+    c = np.array([[0.2, 0.1, 5.0]])
+    d = np.array([[1.0, 2.0, 3.0]])
+    assert iou.bev_iou_pairs(c, d, R, c, d, R)[0] == pytest.approx(1.0, abs=1e-12)
+    # Touching: yaw-only boxes side by side along x (extent L = 3).
+    Ry = geometry.yaw_only_rotation([0.0])
+    assert iou.bev_iou_pairs(c, d, Ry, c + [[3.0, 0, 0]], d, Ry)[0] == 0.0
+    # Nested footprints: IoU = small area / large area.
+    small = np.array([[0.5, 2.0, 1.0]])
+    assert iou.bev_iou_pairs(c, small, Ry, c, d, Ry)[0] == pytest.approx(0.5 * 1.0 / (1.0 * 3.0), abs=1e-12)
+    # Degenerate box.
+    assert iou.bev_iou_pairs(c, d * [[1, 0, 1]], R, c, d, R)[0] == 0.0
+    # Pitch makes the footprint a hexagon; it still matches shapely.
+    c2 = c + [[0.3, 0, 0.4]]
+    assert iou.bev_iou_pairs(c, d, R, c2, d, Ry)[0] == pytest.approx(
+        _reference_iou_bev(c[0], d[0], R[0], c2[0], d[0], Ry[0]), abs=TOL)
+
+
+# ----------------------------------------------------------------------------------------- 3D
+def test_iou_3d_matches_scipy_halfspace_intersection():
+    rng = np.random.default_rng(3)
+    n = 300
+    c1, d1, R1 = _random_boxes(rng, n)
+    c2, d2, R2 = _random_boxes(rng, n)
+    got = iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2)
+    ref = np.array([_reference_iou_3d(c1[k], d1[k], R1[k], c2[k], d2[k], R2[k]) for k in range(n)])
+    assert np.abs(got - ref).max() < TOL
+    assert (ref > 0.05).sum() > 60
+
+
+def test_iou_3d_close_pairs_match_scipy():
+    """Near-duplicates (the pairs that decide AP-3D) stress coplanar and nearly coplanar faces."""
+    rng = np.random.default_rng(4)
+    n = 200
+    c1, d1, R1 = _random_boxes(rng, n)
+    c2 = c1 + rng.normal(0, 0.05, (n, 3))
+    d2 = d1 * rng.uniform(0.9, 1.1, (n, 3))
+    R2 = R1 @ Rotation.from_rotvec(rng.normal(0, 0.05, (n, 3))).as_matrix()
+    got = iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2)
+    ref = np.array([_reference_iou_3d(c1[k], d1[k], R1[k], c2[k], d2[k], R2[k]) for k in range(n)])
+    assert np.abs(got - ref).max() < TOL
+    assert np.median(ref) > 0.5
+
+
+def test_iou_3d_special_cases():
+    rng = np.random.default_rng(5)
+    c, d, R = _random_boxes(rng, 20)
+    # Identical boxes.
+    assert np.abs(iou.iou_3d_pairs(c, d, R, c, d, R) - 1).max() < 1e-9
+    # Nested: a box scaled by 0.6 about its centre; IoU = 0.6^3.
+    assert np.abs(iou.iou_3d_pairs(c, d * 0.6, R, c, d, R) - 0.6 ** 3).max() < 1e-9
+    # Nested and rotated: a small box rotated inside a big one (fits whatever the rotation).
+    big = np.full((20, 3), 4.0)
+    small = np.full((20, 3), 1.0)
+    other = Rotation.random(20, random_state=rng).as_matrix()
+    assert np.abs(iou.iou_3d_pairs(c, small, other, c, big, R) - 1 / 64).max() < 1e-9
+    # Touching along a face: shifted by exactly the L extent along the box's own x axis.
+    shift = R[:, :, 0] * d[:, 2:3]
+    assert np.all(iou.iou_3d_pairs(c, d, R, c + shift, d, R) == 0.0)
+    # Half overlap along the box's own y axis (H extent): IoU = 0.5 / 1.5.
+    shift = R[:, :, 1] * d[:, 1:2] / 2
+    assert np.abs(iou.iou_3d_pairs(c, d, R, c + shift, d, R) - 1 / 3).max() < 1e-9
+    # Degenerate (a zero dimension) and non-finite boxes.
+    flat = d.copy()
+    flat[:, 0] = 0
+    assert np.all(iou.iou_3d_pairs(c, flat, R, c, d, R) == 0.0)
+    assert np.all(iou.iou_3d_pairs(c, flat, R, c, flat, R) == 0.0)
+    bad = c.copy()
+    bad[0, 0] = np.nan
+    assert iou.iou_3d_pairs(bad, d, R, c, d, R)[0] == 0.0
+    # Far apart.
+    assert np.all(iou.iou_3d_pairs(c, d, R, c + 100, d, R) == 0.0)
+
+
+def test_iou_3d_is_symmetric_and_chunking_invariant():
+    rng = np.random.default_rng(6)
+    c1, d1, R1 = _random_boxes(rng, 150)
+    c2, d2, R2 = _random_boxes(rng, 150)
+    a = iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2)
+    b = iou.iou_3d_pairs(c2, d2, R2, c1, d1, R1)
+    small_chunks = iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2, chunk=7)
+    assert np.abs(a - b).max() < 1e-9
+    assert np.abs(a - small_chunks).max() < 1e-12
+
+
+def test_kitti_3d_reduces_to_bev_times_height_for_yaw_only_boxes():
+    """For yaw-only boxes the exact 3D IoU equals KITTI's BEV-intersection x y-overlap formula."""
+    rng = np.random.default_rng(7)
+    n = 100
+    c1 = rng.normal(size=(n, 3)) * 0.5
+    c2 = c1 + rng.normal(size=(n, 3)) * 0.4
+    d1, d2 = rng.uniform(0.5, 2, (n, 3)), rng.uniform(0.5, 2, (n, 3))
+    R1, R2 = geometry.yaw_only_rotation(rng.uniform(-3, 3, n)), geometry.yaw_only_rotation(rng.uniform(-3, 3, n))
+    inter_bev = iou.bev_intersection_pairs(c1, d1, R1, c2, d2, R2)
+    y_overlap = np.clip(np.minimum(c1[:, 1] + d1[:, 1] / 2, c2[:, 1] + d2[:, 1] / 2)
+                        - np.maximum(c1[:, 1] - d1[:, 1] / 2, c2[:, 1] - d2[:, 1] / 2), 0, None)
+    inter = inter_bev * y_overlap
+    expected = inter / (d1.prod(1) + d2.prod(1) - inter)
+    assert np.abs(iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2) - expected).max() < 1e-9
