@@ -289,7 +289,7 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
 
     pred_dir = Path(pred_dir)
     files = sorted(pred_dir.glob("*.txt"))
-    rows = {k: [] for k in ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "ry")}
+    rows = {k: [] for k in ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "pose")}
     for f in files:
         loc = f"{pred_dir.name}/{f.name}"
         iid = _frame_key(f.stem, frame_to_image, loc)
@@ -311,9 +311,10 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
             rows["category_id"].append(schema.CATEGORY_IDS[species])
             rows["score"].append(obj.score)
             rows["bbox"].append(obj.bbox)
-            rows["center_cam"].append((obj.x, obj.y - obj.h / 2, obj.z))
-            rows["dimensions"].append((obj.w, obj.h, obj.l))
-            rows["ry"].append(obj.rotation_y)
+            box = kitti.to_canonical(obj, where)
+            rows["center_cam"].append(box["center_cam"])
+            rows["dimensions"].append(box["dimensions"])
+            rows["pose"].append(box["R_cam"])
     if not rows["score"]:
         return _empty_predictions()
     return {"image_id": np.asarray(rows["image_id"], np.int64),
@@ -321,7 +322,7 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
             "score": np.asarray(rows["score"], float), "bbox": np.asarray(rows["bbox"], float),
             "center_cam": np.asarray(rows["center_cam"], float),
             "dimensions": np.asarray(rows["dimensions"], float),
-            "pose": geometry.yaw_only_rotation(np.asarray(rows["ry"], float))}
+            "pose": np.asarray(rows["pose"], float)}
 
 
 # =============================================================================== array checks
@@ -697,8 +698,23 @@ def _read_kitti_frame(path: Path, need_score: bool) -> dict:
         "hwl": np.array([(o.h, o.w, o.l) for o in objs], float).reshape(n, 3),
         "xyz": np.array([(o.x, o.y, o.z) for o in objs], float).reshape(n, 3),
         "ry": np.array([o.rotation_y for o in objs], float),
+        **_canonical_arrays(objs, loc),
         "score": np.array([o.score if o.score is not None else 0.0 for o in objs], float),
     }
+
+
+def _canonical_arrays(objs, loc: str) -> dict:
+    """Canonical cuboids (``loaders.kitti.to_canonical``) of a frame's rows; DontCare rows get
+    NaN centres and zero dimensions (degenerate: IoU 0 with everything)."""
+    n = len(objs)
+    center, dims, R = np.full((n, 3), np.nan), np.zeros((n, 3)), np.tile(np.eye(3), (n, 1, 1))
+    from benchwright.loaders import kitti
+
+    for k, obj in enumerate(objs):
+        if not obj.is_dontcare:
+            box = kitti.to_canonical(obj, loc)
+            center[k], dims[k], R[k] = box["center_cam"], box["dimensions"], box["R_cam"]
+    return {"center": center, "dims": dims, "R": R}
 
 
 def _kitti_overlaps(frames_gt, frames_dt):
@@ -714,7 +730,9 @@ def _kitti_overlaps(frames_gt, frames_dt):
     gb, db = cat(frames_gt, "bbox", (4,)), cat(frames_dt, "bbox", (4,))
     g_hwl, d_hwl = cat(frames_gt, "hwl", (3,)), cat(frames_dt, "hwl", (3,))
     g_xyz, d_xyz = cat(frames_gt, "xyz", (3,)), cat(frames_dt, "xyz", (3,))
-    g_ry, d_ry = cat(frames_gt, "ry", ()), cat(frames_dt, "ry", ())
+    gc, dc_ = cat(frames_gt, "center", (3,)), cat(frames_dt, "center", (3,))
+    gd, dd = cat(frames_gt, "dims", (3,)), cat(frames_dt, "dims", (3,))
+    gR, dR = cat(frames_gt, "R", (3, 3)), cat(frames_dt, "R", (3, 3))
     pi, gi = apm.group_pairs(d_frame, g_frame)
     iou2 = ioum.iou_2d_pairs(db[pi], gb[gi])
     a, b = db[pi], gb[gi]
@@ -724,13 +742,6 @@ def _kitti_overlaps(frames_gt, frames_dt):
     with np.errstate(divide="ignore", invalid="ignore"):
         dc = np.where(det_area > 0, iw * ih / det_area, 0.0)
 
-    def canon(xyz, hwl, ry):
-        center = xyz - np.column_stack([np.zeros(len(xyz)), hwl[:, 0] / 2, np.zeros(len(xyz))])
-        dims = hwl[:, [1, 0, 2]]  # [W, H, L]
-        return center, dims, geometry.yaw_only_rotation(ry)
-
-    gc, gd, gR = canon(g_xyz, g_hwl, g_ry)
-    dc_, dd, dR = canon(d_xyz, d_hwl, d_ry)
     iou_bev = ioum.bev_iou_pairs(dc_[pi], dd[pi], dR[pi], gc[gi], gd[gi], gR[gi])
     inter_bev = ioum.bev_intersection_pairs(dc_[pi], dd[pi], dR[pi], gc[gi], gd[gi], gR[gi])
     # 3D: BEV intersection x overlap in y, a box spanning [y - h, y].
@@ -891,8 +902,7 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
             bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
             if bad.any():
                 P2 = kitti.parse_calib(Path(calib_dir) / f"{n}.txt").P2
-                center = dt["xyz"][bad] - np.column_stack([np.zeros(bad.sum()), dt["hwl"][bad, 0] / 2, np.zeros(bad.sum())])
-                pts = geometry.corners(center, dt["hwl"][bad][:, [1, 0, 2]], geometry.yaw_only_rotation(dt["ry"][bad]))
+                pts = geometry.corners(dt["center"][bad], dt["dims"][bad], dt["R"][bad])
                 unclipped, _, _ = geometry.projected_boxes(pts, P2, 10 ** 6, 10 ** 6)
                 dt["bbox"][bad] = np.nan_to_num(unclipped, nan=0.0)
         frames_dt.append(dt)
@@ -923,7 +933,8 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
 def _read_kitti_frame_empty() -> dict:
     return {"name": np.zeros(0, dtype=object), "truncated": np.zeros(0), "occluded": np.zeros(0),
             "bbox": np.zeros((0, 4)), "hwl": np.zeros((0, 3)), "xyz": np.zeros((0, 3)),
-            "ry": np.zeros(0), "score": np.zeros(0)}
+            "ry": np.zeros(0), "score": np.zeros(0), "center": np.zeros((0, 3)), "dims": np.zeros((0, 3)),
+            "R": np.zeros((0, 3, 3))}
 
 
 # ======================================================================================== CLI
