@@ -23,31 +23,38 @@ MAX_STEP_DIAGONALS = 3.0
 
 def raw_observation_problems(seg, species, frame_pos, atol):
     """Input problems of raw observations: non-finite values, bad dimensions, rotations, frame
-    indices outside the segment, unknown classes, duplicate (track, frame) pairs."""
+    indices outside the segment, unknown classes, duplicate (track, frame) pairs.
+
+    Every test runs on the whole segment at once; Python touches only the rows that fail.
+    """
+    n = len(seg.track_id)
+    if n == 0:
+        return
     finite = (np.isfinite(seg.center).all(axis=1) & np.isfinite(seg.dims_whl).all(axis=1)
               & np.isfinite(seg.R).all(axis=(1, 2)))
-    ortho, det_pos = geometry.check_rotations(np.nan_to_num(seg.R), atol=atol) if len(seg.R) else ((), ())
-    seen = set()
-    for i in range(len(seg.track_id)):
-        key = (int(seg.track_id[i]), int(seg.frame_index[i]))
-        if not finite[i]:
-            reason = "NaN or infinite centre, dimensions or rotation"
-        elif (seg.dims_whl[i] <= 0).any():
-            reason = f"dimensions {np.round(seg.dims_whl[i][::-1], 4).tolist()} (l, w, h) not all positive"
-        elif not ortho[i]:
-            reason = "rotation matrix is not orthonormal (R R^T != I)"
-        elif not det_pos[i]:
-            reason = "rotation matrix has det -1 (a reflection)"
-        elif key[1] not in frame_pos:
-            reason = f"frame index {key[1]} is not a frame of the segment (cameras.json)"
-        elif species[i] is None:
-            reason = f"unknown class {seg.class_name[i]!r} (expected one of {', '.join(schema.SPECIES)})"
-        elif key in seen:
-            reason = f"track {key[0]} has two observations for frame index {key[1]}"
-        else:
-            seen.add(key)
-            continue
-        yield i, reason
+    ortho, det_pos = geometry.check_rotations(np.nan_to_num(seg.R), atol=atol)
+    positive = (seg.dims_whl > 0).all(axis=1)
+    in_segment = np.isin(seg.frame_index, np.fromiter(frame_pos, dtype=np.int64, count=len(frame_pos)))
+    known = np.array([s is not None for s in species], dtype=bool)
+    pairs = seg.track_id * (1 << 32) + seg.frame_index
+    _, first = np.unique(pairs, return_index=True)
+    duplicate = np.ones(n, dtype=bool)
+    duplicate[first] = False
+    # (mask of rows that pass, reason for those that fail) in the order a row is judged
+    tests = [
+        (finite, lambda i: "NaN or infinite centre, dimensions or rotation"),
+        (positive, lambda i: f"dimensions {np.round(seg.dims_whl[i][::-1], 4).tolist()} (l, w, h) not all positive"),
+        (ortho, lambda i: "rotation matrix is not orthonormal (R R^T != I)"),
+        (det_pos, lambda i: "rotation matrix has det -1 (a reflection)"),
+        (in_segment, lambda i: f"frame index {seg.frame_index[i]} is not a frame of the segment (cameras.json)"),
+        (known, lambda i: f"unknown class {seg.class_name[i]!r} (expected one of {', '.join(schema.SPECIES)})"),
+        (~duplicate, lambda i: f"track {seg.track_id[i]} has two observations for frame index {seg.frame_index[i]}"),
+    ]
+    failed = np.zeros(n, dtype=bool)
+    for passes, reason in tests:
+        for i in np.flatnonzero(~passes & ~failed):
+            yield int(i), reason(i)
+        failed |= ~passes
 
 
 def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_index, atol):
