@@ -110,21 +110,45 @@ def truncation(unclipped, clipped) -> np.ndarray:
     return np.clip(np.nan_to_num(frac, nan=1.0), 0.0, 1.0)
 
 
+def _zonotope_hexagons(center_xz: np.ndarray, gens: np.ndarray) -> np.ndarray:
+    """(N, 6, 2) CCW hexagons: the zonotope ``c + sum t_i g_i``, t in [-1, 1]^3, of three 2D generators.
+
+    A cuboid's footprint on a plane is the zonotope of its projected half axes. With each g_i
+    turned into the upper half plane and sorted by angle, the vertices are c - sum g, then
+    +2 g_1, +2 g_2, +2 g_3, -2 g_1, -2 g_2 (repeated where the hull has fewer than 6).
+    """
+    flip = (gens[..., 1] < 0) | ((gens[..., 1] == 0) & (gens[..., 0] < 0))
+    gens = np.where(flip[..., None], -gens, gens)
+    order = np.argsort(np.arctan2(gens[..., 1], gens[..., 0]), axis=1, kind="stable")
+    gens = np.take_along_axis(gens, order[..., None], axis=1)
+    v0 = center_xz - gens.sum(axis=1)
+    steps = np.concatenate([2 * gens, -2 * gens[:, :2]], axis=1)  # 5 steps after v0
+    return np.concatenate([v0[:, None], v0[:, None] + np.cumsum(steps, axis=1)], axis=1)
+
+
+def bev_hexagons(center, dims_whl, R) -> np.ndarray:
+    """(N, 6, 2) bird's-eye footprints (x, z) of boxes, exact and batched (see ``_zonotope_hexagons``)."""
+    center = np.asarray(center, float).reshape(-1, 3)
+    half = np.asarray(dims_whl, float).reshape(-1, 3)[:, ::-1] / 2  # local (x, y, z) = (L, H, W) / 2
+    gens = np.swapaxes((np.asarray(R, float).reshape(-1, 3, 3) * half[:, None, :])[:, [0, 2], :], 1, 2)
+    return _zonotope_hexagons(center[:, [0, 2]], gens)
+
+
 def bev_footprint(corner_pts) -> list[np.ndarray]:
     """Bird's-eye footprint of each box: the convex hull of its 8 corners on the (x, z) plane.
 
-    A list of (K_i, 2) float arrays of (x, z), counter-clockwise in (x, z), because K_i is 4 for
-    a yaw-only box and up to 6 once pitch or roll tilts it (or fewer for a degenerate box).
+    A list of (K_i, 2) float arrays of (x, z), counter-clockwise, without repeated vertices:
+    K_i is 4 for a yaw-only box and up to 6 once pitch or roll tilts it (fewer if degenerate).
     """
+    c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    # half axes from the corner layout: local x = c1 - c0, local y = c3 - c0, local z = c4 - c0
+    gens = np.stack([c[:, 1] - c[:, 0], c[:, 3] - c[:, 0], c[:, 4] - c[:, 0]], axis=1)[..., [0, 2]] / 2
+    hexagons = _zonotope_hexagons(c.mean(axis=1)[:, [0, 2]], gens)
     hulls = []
-    for xz in np.asarray(corner_pts, float).reshape(-1, 8, 3)[:, :, [0, 2]]:
-        # cv2 needs float32; take indices so the returned vertices keep float64 precision.
-        idx = cv2.convexHull(xz.astype(np.float32), returnPoints=False).ravel()
-        hull = xz[idx]
-        x, z = hull[:, 0], hull[:, 1]
-        if np.dot(x, np.roll(z, -1)) - np.dot(z, np.roll(x, -1)) < 0:
-            hull = hull[::-1]
-        hulls.append(hull)
+    for hexagon in hexagons:
+        scale = max(float(np.abs(hexagon).max()), 1e-300)
+        keep = np.linalg.norm(hexagon - np.roll(hexagon, 1, axis=0), axis=1) > 1e-12 * scale
+        hulls.append(hexagon[keep] if keep.any() else hexagon[:1])
     return hulls
 
 

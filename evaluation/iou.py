@@ -14,7 +14,7 @@ Degenerate boxes (a dimension <= 0, or a non-finite value) have IoU 0 with every
 
 Bird's-eye (BEV) footprint: the convex hull of a cuboid's 8 corners projected on the camera
 x-z plane. The projection of a box is a zonotope with three generators (the projected half
-axes), so its hull is a hexagon built in closed form (``bev_footprints``) -- no per-box hull
+axes), so its hull is a hexagon built in closed form (``geometry.bev_hexagons``) -- no per-box hull
 call. For a yaw-only box it degenerates to KITTI's rotated rectangle (two vertices repeat).
 
 3D IoU is exact for arbitrary rotations: the intersection of two convex cuboids is a convex
@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from benchwright import geometry
+
 __all__ = [
-    "iou_2d_matrix", "iou_2d_pairs", "bev_footprints", "bev_area", "bev_iou_pairs",
+    "iou_2d_matrix", "iou_2d_pairs", "bev_area", "bev_iou_pairs",
     "bev_intersection_pairs", "bev_intersection_from_footprints", "bev_iou_from_footprints", "box_volume", "iou_3d_pairs", "intersection_3d_pairs",
     "bounding_radius", "valid_boxes",
 ]
@@ -195,30 +197,6 @@ def _polygon_area_3d(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------- BEV
-def bev_footprints(center, dims, R) -> np.ndarray:
-    """(N, 6, 2) counter-clockwise (x, z) hexagons: the convex hull of each box's 8 corners
-    projected on the camera x-z plane (exact; repeated vertices where the hull has fewer).
-
-    The projection of ``center + R diag(L, H, W)/2 u``, u in [-1, 1]^3, is the zonotope spanned
-    by the three projected half axes g_i. With each g_i turned into the upper half plane and
-    sorted by angle, the vertices are c - sum g, then +2 g_1, +2 g_2, +2 g_3, -2 g_1, -2 g_2.
-    """
-    center, dims, R = _boxes(center, dims, R)
-    half = dims[:, ::-1] / 2  # local (x, y, z) half extents = (L, H, W) / 2
-    gens = (R * half[:, None, :])[:, [0, 2], :]  # (N, 2, 3): (x, z) of each half axis
-    gens = np.swapaxes(gens, 1, 2)  # (N, 3, 2)
-    flip = (gens[..., 1] < 0) | ((gens[..., 1] == 0) & (gens[..., 0] < 0))
-    gens = np.where(flip[..., None], -gens, gens)
-    ang = np.arctan2(gens[..., 1], gens[..., 0])
-    order = np.argsort(ang, axis=1, kind="stable")
-    gens = np.take_along_axis(gens, order[..., None], axis=1)
-    c = center[:, [0, 2]]
-    v0 = c - gens.sum(axis=1)
-    steps = np.concatenate([2 * gens, -2 * gens[:, :2]], axis=1)  # 5 steps after v0
-    verts = np.concatenate([v0[:, None], v0[:, None] + np.cumsum(steps, axis=1)], axis=1)
-    return verts
-
-
 def bev_area(dims, R) -> np.ndarray:
     """(N,) area of the BEV footprint (zonotope area = sum over generator pairs of 4|det|)."""
     dims = np.asarray(dims, float).reshape(-1, 3)
@@ -254,7 +232,7 @@ def _convex_intersection_area(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def bev_intersection_from_footprints(fa: np.ndarray, fb: np.ndarray) -> np.ndarray:
-    """(K,) intersection area of footprints fa[k] and fb[k] (each (K, 6, 2) from ``bev_footprints``)."""
+    """(K,) intersection area of footprints fa[k] and fb[k] (each (K, 6, 2) from ``geometry.bev_hexagons``)."""
     fa = np.asarray(fa, float)
     fb = np.asarray(fb, float)
     inter = np.zeros(len(fa))
@@ -289,8 +267,8 @@ def bev_intersection_pairs(ca, da, Ra, cb, db, Rb) -> np.ndarray:
     out = np.zeros(len(ca))
     ok = valid_boxes(ca, da, Ra) & valid_boxes(cb, db, Rb)
     if ok.any():
-        out[ok] = bev_intersection_from_footprints(bev_footprints(ca[ok], da[ok], Ra[ok]),
-                                                   bev_footprints(cb[ok], db[ok], Rb[ok]))
+        out[ok] = bev_intersection_from_footprints(geometry.bev_hexagons(ca[ok], da[ok], Ra[ok]),
+                                                   geometry.bev_hexagons(cb[ok], db[ok], Rb[ok]))
     return out
 
 
@@ -300,7 +278,8 @@ def bev_iou_pairs(ca, da, Ra, cb, db, Rb) -> np.ndarray:
     cb, db, Rb = _boxes(cb, db, Rb)
     area_a = np.where(valid_boxes(ca, da, Ra), bev_area(da, Ra), 0.0)
     area_b = np.where(valid_boxes(cb, db, Rb), bev_area(db, Rb), 0.0)
-    return bev_iou_from_footprints(bev_footprints(ca, da, Ra), area_a, bev_footprints(cb, db, Rb), area_b)
+    return bev_iou_from_footprints(geometry.bev_hexagons(ca, da, Ra), area_a,
+                                   geometry.bev_hexagons(cb, db, Rb), area_b)
 
 
 # ----------------------------------------------------------------------------------------- 3D

@@ -552,7 +552,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     # ---- BEV
     g_valid = ioum.valid_boxes(g_c, g_d, g_R)
     p_valid = ioum.valid_boxes(p_c, p_d, p_R)
-    g_fp, p_fp = ioum.bev_footprints(g_c, g_d, g_R), ioum.bev_footprints(p_c, p_d, p_R)
+    g_fp, p_fp = geometry.bev_hexagons(g_c, g_d, g_R), geometry.bev_hexagons(p_c, p_d, p_R)
     g_area = np.where(g_valid, ioum.bev_area(g_d, g_R), 0.0)
     p_area = np.where(p_valid, ioum.bev_area(p_d, p_R), 0.0)
     iou_bev = _chunked(len(pp), lambda sl: ioum.bev_iou_from_footprints(

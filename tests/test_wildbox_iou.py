@@ -95,7 +95,7 @@ def test_iou_2d_special_cases():
 def test_bev_footprint_is_the_convex_hull():
     rng = np.random.default_rng(1)
     c, d, R = _random_boxes(rng, 100)
-    fp = iou.bev_footprints(c, d, R)
+    fp = geometry.bev_hexagons(c, d, R)
     area = iou.bev_area(d, R)
     for k in range(len(c)):
         hull = _hull_xz(c[k], d[k], R[k])
