@@ -392,9 +392,14 @@ def intersection_3d_pairs(ca, da, Ra, cb, db, Rb, chunk: int = _CHUNK_3D) -> np.
 
 
 def iou_3d_pairs(ca, da, Ra, cb, db, Rb, chunk: int = _CHUNK_3D) -> np.ndarray:
-    """(K,) exact oriented 3D IoU of cuboids a[k] and b[k]; rotations must be orthonormal."""
+    """(K,) exact oriented 3D IoU of cuboids a[k] and b[k].
+
+    The clipping assumes exact rotations: matrices a few ulps off SO(3) (rotations stored as text,
+    products of rotations) are replaced by their nearest rotation first.
+    """
     ca, da, Ra = _boxes(ca, da, Ra)
     cb, db, Rb = _boxes(cb, db, Rb)
+    Ra, Rb = geometry.project_to_so3(Ra), geometry.project_to_so3(Rb)
     inter = intersection_3d_pairs(ca, da, Ra, cb, db, Rb, chunk=chunk)
     union = box_volume(da) + box_volume(db) - inter
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -156,7 +156,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     fidx = np.array([frame_pos.get(int(fi), 0) for fi in seg.frame_index], dtype=np.int64)
     ext = np.stack([f.extrinsic for f in seg.frames])[fidx] if n else np.zeros((0, 3, 4))
     center_cam = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center) + ext[:, :, 3]
-    R_cam = ext[:, :, :3] @ seg.R
+    # R_ext @ R_world drifts off SO(3) by float noise (and stored rotations keep ~9 digits); the checks
+    # above bound the drift, and the stored rotation is the nearest exact one, as 3D IoU needs.
+    R_cam = geometry.project_to_so3(ext[:, :, :3] @ seg.R) if n else np.zeros((0, 3, 3))
     Ps, sizes = [], []
     for f, row in zip(seg.frames, frame_rows):
         w, h = (row[1], row[2]) if row else (f.calib_size or (1, 1))

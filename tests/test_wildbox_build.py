@@ -200,3 +200,31 @@ def test_bev_footprint_is_the_hull_of_the_corners(built):
         footprint = Polygon(b["bev_footprint"])
         assert footprint.area == pytest.approx(hull.area, rel=1e-9)
         assert footprint.symmetric_difference(hull).area < 1e-9 * hull.area
+
+
+def test_a_perfect_predictor_scores_100_on_the_built_dataset(built, tmp_path):
+    from benchwright.evaluation.wildbox import evaluate_paths
+
+    rows = pq.ParquetDataset(sorted((built / "boxes").glob("validation-*.parquet"))).read().to_pylist()
+    images = {}
+    for b in rows:
+        x1, y1, x2, y2 = b["bbox2d_proj"]
+        images.setdefault(b["image_id"], []).append({
+            "bbox": [x1, y1, x2 - x1, y2 - y1], "score": 1.0, "category_id": b["category_id"],
+            "center_cam": b["center_cam"], "dimensions": b["dimensions"], "pose": b["R_cam"]})
+    pred = tmp_path / "perfect.json"
+    pred.write_text(json.dumps([{"image_id": k, "instances": v} for k, v in sorted(images.items())]))
+    metrics = evaluate_paths(built, pred, split="validation")
+    for key in ("ap2d@0.50", "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d", "rel_ap3d"):
+        assert metrics[key]["macro"] == pytest.approx(100.0), key
+    assert metrics["nhd_hungarian"]["macro"]["overall"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_stored_rotations_are_exact(built):
+    import numpy as np
+
+    from benchwright.loaders.wildbox import boxes_arrays
+
+    R = boxes_arrays(pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read())["R_cam"]
+    np.testing.assert_allclose(R @ np.swapaxes(R, 1, 2), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-12)

@@ -217,3 +217,12 @@ def test_kitti_3d_reduces_to_bev_times_height_for_yaw_only_boxes():
     inter = inter_bev * y_overlap
     expected = inter / (d1.prod(1) + d2.prod(1) - inter)
     assert np.abs(iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2) - expected).max() < 1e-9
+
+
+def test_rotations_a_few_ulps_off_so3_still_give_iou_one():
+    # rotations stored as text or composed (R_ext @ R_world) are off SO(3) by ~1e-9: IoU must not care
+    rng = np.random.default_rng(3)
+    R = geometry.rotation_from_ypr(rng.uniform(-1, 1, (20, 3))) + 1e-9 * rng.standard_normal((20, 3, 3))
+    c = rng.uniform(0, 1, (20, 3))
+    d = rng.uniform(0.02, 0.07, (20, 3))  # WildBox boxes are small in normalised units
+    np.testing.assert_allclose(iou.iou_3d_pairs(c, d, R, c, d, R), 1.0, atol=1e-9)
