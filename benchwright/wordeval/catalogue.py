@@ -1,0 +1,224 @@
+"""Unit catalogue: loader, expansion and validator.
+
+The catalogue is declarative data shipped with the package (``catalogue/*.yaml``):
+
+* ``properties.yaml``   the property registry behind the generic ``set_property`` operation,
+* ``basedocs.yaml``     base documents and their anchor roles,
+* ``instructions.yaml`` instruction phrasings shared by generic units,
+* ``units/*.yaml``      planned editing units, one file per subsystem,
+* ``compositions.yaml`` composition templates (ordered units + binding rules).
+
+A unit names its Word command (COM-style), subsystem, COM object, properties, OOXML locus,
+precondition (recipe for the input document), target (a role resolved to a stable anchor),
+operation and typed parameters (with units), instruction templates, reference procedure, oracle
+spec (target keys, allowed side effects, tolerance) and whether the edited property survives a
+LibreOffice round trip.  Units that use the generic mechanism give only ``property:`` and the
+value; the loader fills the rest from the registry, so the expanded unit is always complete.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from benchwright.errors import BuildError
+
+CATALOGUE_DIR = Path(__file__).with_name("catalogue")
+
+SUBSYSTEMS = (
+    "character_formatting", "paragraph_formatting", "styles", "lists_numbering", "tables", "sections_page_setup",
+    "headers_footers", "fields", "footnotes_endnotes", "comments", "tracked_changes", "hyperlinks_bookmarks",
+    "images_shapes", "document_properties", "tables_of_contents",
+)
+PARAM_TYPES = {"bool", "length", "size", "enum", "color", "string", "int", "percent", "style", "list", "cells",
+               "emu", "raw"}
+REQUIRED_UNIT_FIELDS = ("id", "subsystem", "command", "com_object", "properties", "ooxml", "operation", "target",
+                        "params", "precondition", "instructions", "reference", "oracle", "libreoffice_survives")
+
+
+@dataclass
+class Catalogue:
+    properties: dict
+    units: dict[str, dict]
+    templates: dict[str, dict]
+    instructions: dict
+    basedocs: dict
+    root: Path = field(default=CATALOGUE_DIR)
+
+    @property
+    def commands(self) -> set[str]:
+        return {u["command"] for u in self.units.values()}
+
+    @property
+    def com_objects(self) -> set[str]:
+        return {u["com_object"] for u in self.units.values()}
+
+    @property
+    def subsystems(self) -> set[str]:
+        return {u["subsystem"] for u in self.units.values()}
+
+    def object_property_pairs(self) -> set[str]:
+        return {f"{u['com_object']}.{p}" for u in self.units.values() for p in u["properties"]}
+
+
+def _load_yaml(path: Path):
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _reference_text(spec: dict, prop: str) -> str:
+    if spec.get("python_docx"):
+        return (f"python-docx: set `{spec['python_docx']}` on the {spec['scope']} proxy of the target "
+                f"(OOXML {spec['locus']}), through ops.set_property")
+    return f"lxml: write {spec['locus']} below the target {spec['scope']} in schema order, through ops.set_property"
+
+
+def expand_unit(raw: dict, subsystem: str, properties: dict, families: dict) -> dict:
+    """Fill a unit from the property registry (generic units) and defaults."""
+    u = copy.deepcopy(raw)
+    u["subsystem"] = subsystem
+    prop = u.get("property")
+    if prop:
+        if prop not in properties:
+            raise BuildError(f"unit {u.get('id')}: unknown property {prop!r}")
+        spec = properties[prop]
+        u.setdefault("command", prop)
+        u.setdefault("com_object", spec["object"])
+        u.setdefault("properties", [prop.split(".", 1)[1] if "." in prop else prop])
+        u.setdefault("ooxml", spec["locus"])
+        u.setdefault("operation", "set_property")
+        param = dict(spec.get("param", {}))
+        value = u.pop("value", None)
+        if isinstance(value, dict):
+            param.update(value)
+        elif value is not None:
+            param["value"] = value
+        param["to"] = spec["kind"]
+        if spec.get("values") and "label_map" not in param:
+            param["labels"] = spec["values"]
+        params = u.setdefault("params", {})
+        params.setdefault("value", param)
+        params["spec"] = {"type": "raw", "value": {**spec, "com": prop}}
+        if "instructions" not in u:
+            fam = u.pop("family", None) or _family(spec, param)
+            u["instructions"] = list(families[fam])
+        u.setdefault("reference", _reference_text(spec, prop))
+        oracle = u.setdefault("oracle", {})
+        oracle.setdefault("targets", [{"at": "target", "keys": [spec["snapshot"]]}])
+        u.setdefault("label", spec.get("label", prop))
+    u.setdefault("params", {})
+    u.setdefault("precondition", [])
+    u.setdefault("libreoffice_survives", True)
+    oracle = u.setdefault("oracle", {})
+    oracle.setdefault("allowed_side_effects", [])
+    oracle.setdefault("tolerance", {})
+    oracle.setdefault("mode", "effective")
+    u.setdefault("alternatives", [])
+    return u
+
+
+def _family(spec: dict, param: dict) -> str:
+    scope = spec["scope"]
+    if spec["kind"] in ("onoff", "onoff_inverse"):
+        on = param.get("value", True)
+        if isinstance(on, dict):
+            on = True
+        return f"{'run' if scope == 'run' else 'object'}_{'on' if on else 'off'}"
+    if spec["kind"] in ("string", "style_ref"):
+        return "set_string"
+    return "set_value"
+
+
+@lru_cache(maxsize=4)
+def load_catalogue(root: str | None = None) -> Catalogue:
+    """Load and expand the catalogue (cached; pass a directory to load another copy)."""
+    base = Path(root) if root else CATALOGUE_DIR
+    properties = _load_yaml(base / "properties.yaml")["properties"]
+    families = _load_yaml(base / "instructions.yaml")["families"]
+    basedocs = _load_yaml(base / "basedocs.yaml")["basedocs"]
+    units: dict[str, dict] = {}
+    for path in sorted((base / "units").glob("*.yaml")):
+        doc = _load_yaml(path)
+        subsystem = doc["subsystem"]
+        for raw in doc["units"]:
+            u = expand_unit(raw, subsystem, properties, families)
+            if u["id"] in units:
+                raise BuildError(f"duplicate unit id {u['id']!r} in {path.name}")
+            u["source"] = f"units/{path.name}"
+            units[u["id"]] = u
+    templates = {}
+    comp = base / "compositions.yaml"
+    if comp.exists():
+        for t in _load_yaml(comp)["templates"]:
+            templates[t["id"]] = t
+    return Catalogue(properties, units, templates, families, basedocs, base)
+
+
+def validate_catalogue(cat: Catalogue) -> list[str]:
+    """Problems in the catalogue ([] = valid)."""
+    from benchwright.wordeval.ops import OPERATIONS
+
+    problems: list[str] = []
+    for uid, u in cat.units.items():
+        for f in REQUIRED_UNIT_FIELDS:
+            if f not in u or u[f] in (None, ""):
+                problems.append(f"{uid}: missing {f}")
+        if u.get("subsystem") not in SUBSYSTEMS:
+            problems.append(f"{uid}: unknown subsystem {u.get('subsystem')!r}")
+        if u.get("operation") not in OPERATIONS:
+            problems.append(f"{uid}: unknown operation {u.get('operation')!r}")
+        if not isinstance(u.get("properties"), list) or not u.get("properties"):
+            problems.append(f"{uid}: properties must be a non-empty list")
+        instr = u.get("instructions") or []
+        if len(instr) < 2:
+            problems.append(f"{uid}: needs at least two instruction phrasings")
+        tgt = u.get("target")
+        if not isinstance(tgt, dict) or not tgt:
+            problems.append(f"{uid}: target must be an anchor spec (role or literal anchor)")
+        else:
+            for bad in ("index", "xpath", "element_index"):
+                if bad in tgt:
+                    problems.append(f"{uid}: target uses an XML index ({bad})")
+        for name, p in (u.get("params") or {}).items():
+            if not isinstance(p, dict) or "type" not in p:
+                problems.append(f"{uid}: parameter {name} is not typed")
+                continue
+            if p["type"] not in PARAM_TYPES:
+                problems.append(f"{uid}: parameter {name} has unknown type {p['type']}")
+            if p["type"] in ("length", "size") and "unit" not in p:
+                problems.append(f"{uid}: parameter {name} ({p['type']}) has no unit")
+            if p["type"] != "raw" and "value" not in p and "choices" not in p:
+                problems.append(f"{uid}: parameter {name} has neither value nor choices")
+        oracle = u.get("oracle") or {}
+        if not oracle.get("targets"):
+            problems.append(f"{uid}: oracle has no targets")
+        for step in u.get("precondition") or []:
+            op = step.get("operation") or ("set_property" if step.get("property") else None)
+            if op not in OPERATIONS:
+                problems.append(f"{uid}: precondition uses unknown operation {op!r}")
+            if step.get("property") and step["property"] not in cat.properties:
+                problems.append(f"{uid}: precondition uses unknown property {step['property']!r}")
+        if not isinstance(u.get("libreoffice_survives"), bool):
+            problems.append(f"{uid}: libreoffice_survives must be true/false")
+        for b in u.get("bases", []) or []:
+            if b not in cat.basedocs:
+                problems.append(f"{uid}: unknown base document {b!r}")
+    for tid, t in cat.templates.items():
+        steps = t.get("steps") or []
+        if len(steps) < 2:
+            problems.append(f"template {tid}: needs at least two steps")
+        for s in steps:
+            if s.get("unit") not in cat.units:
+                problems.append(f"template {tid}: unknown unit {s.get('unit')!r}")
+        for rule in t.get("bind") or []:
+            if not isinstance(rule, dict) or "from" not in rule or "to" not in rule or "what" not in rule:
+                problems.append(f"template {tid}: bad binding rule {rule!r}")
+            elif max(rule["from"], rule["to"]) >= len(steps):
+                problems.append(f"template {tid}: binding refers to a missing step")
+    return problems
+
+
+__all__ = ["Catalogue", "load_catalogue", "validate_catalogue", "expand_unit", "SUBSYSTEMS", "CATALOGUE_DIR"]

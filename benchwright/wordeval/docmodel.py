@@ -1,0 +1,408 @@
+"""``WordDoc``: a python-docx ``Document`` plus the raw-OOXML pieces python-docx does not model.
+
+The operation library works on this object.  Parts python-docx cannot create (numbering,
+footnotes, endnotes, custom properties) are created here as plain ``XmlPart`` objects related
+to the document, so python-docx still writes them, their relationships and content types.
+Saving goes through :func:`benchwright.ooxml.package.normalize_docx`: fixed member order and
+timestamps, fixed dates; the same input and operations always give the same bytes.
+
+Anchors (stable, human-readable targets) are resolved here: a paragraph by the beginning of its
+text, a phrase inside it, a table by its caption or first cell, a section by a paragraph it
+contains, a style by name, a bookmark by name, a comment / footnote by the start of its text.
+"""
+from __future__ import annotations
+
+import copy
+import io
+from typing import Any
+
+import docx
+from docx.opc.packuri import PackURI
+from docx.opc.part import XmlPart
+from docx.oxml.parser import parse_xml
+from lxml import etree
+
+from benchwright.errors import RecordError
+from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, qn
+from benchwright.ooxml.package import normalize_docx
+from benchwright.ooxml.schema_order import get_or_add, insert_child
+from benchwright.wordeval import text as T
+
+W_NS_DECL = ('xmlns:w="%s" xmlns:r="%s" xmlns:mc="%s" xmlns:w14="%s" mc:Ignorable="w14"'
+             % (NS["w"], NS["r"], NS["mc"], NS["w14"]))
+AUTHOR = "WordEval"
+AUTHOR_INITIALS = "WE"
+
+
+class AnchorError(RecordError):
+    pass
+
+
+def w_el(tag: str, **attrs) -> etree._Element:
+    """New WordprocessingML element: ``w_el("w:ind", left="720")`` (attributes in the w namespace)."""
+    from docx.oxml.parser import OxmlElement
+    el = OxmlElement(tag)
+    for k, v in attrs.items():
+        if v is None:
+            continue
+        el.set(qn(k) if ":" in k else qn("w:" + k), str(v))
+    return el
+
+
+def set_w(el, name: str, value) -> None:
+    el.set(qn("w:" + name), str(value))
+
+
+class WordDoc:
+    def __init__(self, data: bytes, locator: str = "<docx>"):
+        self.locator = locator
+        self.doc = docx.Document(io.BytesIO(data))
+        self.part = self.doc.part
+        self.body = self.doc.element.body
+
+    @classmethod
+    def from_bytes(cls, data: bytes, locator: str = "<docx>") -> "WordDoc":
+        return cls(data, locator)
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        self.doc.save(buf)
+        return normalize_docx(buf.getvalue(), locator=self.locator)
+
+    # ------------------------------------------------------------------ parts
+    def _related(self, tail: str):
+        for rel in self.part.rels.values():
+            if not rel.is_external and rel.reltype.rsplit("/", 1)[-1] == tail:
+                return rel.target_part
+        return None
+
+    def _new_part(self, partname: str, content_type: str, xml: str, reltype: str, source=None):
+        pkg = self.part.package
+        part = XmlPart(PackURI(partname), content_type, parse_xml(xml.encode("utf-8")), pkg)
+        (source or self.part).relate_to(part, reltype)
+        return part
+
+    @property
+    def styles_el(self):
+        return self.doc.styles.element
+
+    def numbering_el(self, create: bool = True):
+        part = self._related("numbering")
+        if part is None:
+            if not create:
+                return None
+            part = self._new_part("/word/numbering.xml", CT.NUMBERING,
+                                  f"<w:numbering {W_NS_DECL}/>", RT.NUMBERING)
+        return part.element
+
+    def notes_el(self, kind: str, create: bool = True):
+        """``footnotes`` or ``endnotes`` root, created with Word's separator notes if absent."""
+        part = self._related(kind)
+        if part is None:
+            if not create:
+                return None
+            tag = kind[:-1]
+            xml = (f"<w:{kind} {W_NS_DECL}>"
+                   f'<w:{tag} w:type="separator" w:id="-1"><w:p><w:pPr><w:spacing w:after="0" w:line="240" '
+                   f'w:lineRule="auto"/></w:pPr><w:r><w:separator/></w:r></w:p></w:{tag}>'
+                   f'<w:{tag} w:type="continuationSeparator" w:id="0"><w:p><w:pPr><w:spacing w:after="0" '
+                   f'w:line="240" w:lineRule="auto"/></w:pPr><w:r><w:continuationSeparator/></w:r></w:p></w:{tag}>'
+                   f"</w:{kind}>")
+            ct = CT.FOOTNOTES if kind == "footnotes" else CT.ENDNOTES
+            rt = RT.FOOTNOTES if kind == "footnotes" else RT.ENDNOTES
+            part = self._new_part(f"/word/{kind}.xml", ct, xml, rt)
+            self._ensure_note_styles(tag)
+        return part.element
+
+    def _ensure_note_styles(self, tag: str) -> None:
+        names = {"footnote": ("footnote text", "FootnoteText", "footnote reference", "FootnoteReference"),
+                 "endnote": ("endnote text", "EndnoteText", "endnote reference", "EndnoteReference")}[tag]
+        self.ensure_style(names[1], names[0], "paragraph", based_on="Normal",
+                          ppr='<w:pPr><w:spacing w:after="0" w:line="240" w:lineRule="auto"/></w:pPr>',
+                          rpr='<w:rPr><w:sz w:val="20"/></w:rPr>')
+        self.ensure_style(names[3], names[2], "character", rpr='<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>')
+
+    def ensure_style(self, style_id: str, name: str, kind: str, based_on: str | None = None,
+                     ppr: str = "", rpr: str = "", extra: str = "") -> str:
+        """Add a style definition unless one with that id exists; returns the style id."""
+        styles = self.styles_el
+        for st in styles.findall(qn("w:style")):
+            if st.get(qn("w:styleId")) == style_id:
+                return style_id
+        based = ""
+        if based_on:
+            based_id = self.style_id(based_on, kind) or based_on
+            based = f'<w:basedOn w:val="{based_id}"/>'
+        xml = (f'<w:style {W_NS_DECL} w:type="{kind}" w:styleId="{style_id}"><w:name w:val="{name}"/>{based}'
+               f'{extra}<w:uiPriority w:val="99"/><w:unhideWhenUsed/>{ppr}{rpr}</w:style>')
+        el = parse_xml(xml.encode())
+        styles.append(el)
+        return style_id
+
+    def style_id(self, name: str, kind: str | None = None) -> str | None:
+        for st in self.styles_el.findall(qn("w:style")):
+            n = st.find(qn("w:name"))
+            if n is not None and n.get(qn("w:val")).lower() == name.lower():
+                if kind is None or st.get(qn("w:type")) == kind:
+                    return st.get(qn("w:styleId"))
+        for st in self.styles_el.findall(qn("w:style")):
+            if st.get(qn("w:styleId")) == name and (kind is None or st.get(qn("w:type")) == kind):
+                return name
+        return None
+
+    def comments_el(self):
+        return self.part._comments_part.element
+
+    def settings_el(self):
+        return self.doc.settings.element
+
+    def custom_props_el(self, create: bool = True):
+        pkg = self.part.package
+        for rel in pkg.rels.values():
+            if rel.reltype == RT.CUSTOM_PROPERTIES:
+                return rel.target_part.element
+        if not create:
+            return None
+        xml = (f'<Properties xmlns="{NS["op"]}" xmlns:vt="{NS["vt"]}"/>')
+        part = XmlPart(PackURI("/docProps/custom.xml"), CT.CUSTOM_PROPERTIES, parse_xml(xml.encode()), pkg)
+        pkg.relate_to(part, RT.CUSTOM_PROPERTIES)
+        return part.element
+
+    # ------------------------------------------------------------------ ids
+    def _all_story_roots(self) -> list:
+        roots = [self.doc.element]
+        for rel in self.part.rels.values():
+            if rel.is_external:
+                continue
+            tail = rel.reltype.rsplit("/", 1)[-1]
+            if tail in ("header", "footer", "footnotes", "endnotes", "comments"):
+                roots.append(rel.target_part.element)
+        return roots
+
+    def next_id(self, tags: tuple[str, ...], attr: str = "w:id", start: int = 1) -> int:
+        mx = start - 1
+        for root in self._all_story_roots():
+            for el in root.iter(*[qn(t) for t in tags]):
+                v = el.get(qn(attr)) if ":" in attr else el.get(attr)
+                try:
+                    mx = max(mx, int(v))
+                except (TypeError, ValueError):
+                    pass
+        return mx + 1
+
+    def next_revision_id(self) -> int:
+        return self.next_id(("w:ins", "w:del", "w:rPrChange", "w:pPrChange", "w:moveFrom", "w:moveTo",
+                             "w:sectPrChange", "w:tblPrChange", "w:trPrChange", "w:tcPrChange", "w:comment",
+                             "w:commentRangeStart", "w:bookmarkStart"), start=100)
+
+    def next_bookmark_id(self) -> int:
+        return self.next_id(("w:bookmarkStart", "w:bookmarkEnd"), start=1)
+
+    def next_docpr_id(self) -> int:
+        return self.next_id(("wp:docPr",), attr="id", start=1)
+
+    # ------------------------------------------------------------------ anchors
+    def body_paragraphs(self) -> list:
+        return list(T.iter_block_paragraphs(self.body))
+
+    def paragraph(self, prefix: str, container=None):
+        """The first paragraph whose display text (without control characters) starts with ``prefix``."""
+        paras = list(T.iter_block_paragraphs(container if container is not None else self.body))
+        want = prefix.strip()
+        for p in paras:
+            if T.paragraph_read_text(p).strip().startswith(want):
+                return p
+        raise AnchorError(self.locator, f"no paragraph starts with {prefix!r}")
+
+    def proxy(self, p):
+        from docx.text.paragraph import Paragraph
+        return Paragraph(p, self.doc._body)
+
+    def text_range(self, p, phrase: str | None, occurrence: int = 1) -> tuple[int, int]:
+        """Character offsets of ``phrase`` in the paragraph's display text (whole paragraph if None)."""
+        txt = T.paragraph_text(p, "read")
+        if phrase is None:
+            return 0, len(txt)
+        idx = -1
+        for _ in range(occurrence):
+            idx = txt.find(phrase, idx + 1)
+            if idx < 0:
+                raise AnchorError(self.locator, f"phrase {phrase!r} not in paragraph {txt[:40]!r}")
+        return idx, idx + len(phrase)
+
+    def isolate(self, p, start: int, end: int) -> list:
+        """Split runs so that [start, end) of the display text is covered by whole runs; return them."""
+        pieces = T.view(T.ParagraphWalker("final").pieces(p), "read")
+        runs = []
+        for pc in pieces:
+            if pc.run is None:
+                continue
+            a, b = pc.start, pc.start + len(pc.text)
+            if b <= start or a >= end:
+                continue
+            r = pc.run
+            if a < start:
+                _, r = split_run(r, start - a)
+                a = start
+            if b > end:
+                r, _ = split_run(r, end - a)
+            runs.append(r)
+        if not runs:
+            raise AnchorError(self.locator, f"no runs cover characters {start}-{end}")
+        return runs
+
+    def runs_for(self, anchor: dict) -> list:
+        p = self.paragraph(anchor["paragraph"])
+        start, end = self.text_range(p, anchor.get("phrase"), anchor.get("occurrence", 1))
+        return self.isolate(p, start, end)
+
+    def table(self, spec: dict):
+        tables = list(self.body.iter(qn("w:tbl")))
+        if "caption" in spec:
+            cap = self.paragraph(spec["caption"])
+            nxt = cap.getnext()
+            while nxt is not None and nxt.tag not in (qn("w:tbl"), qn("w:p")):
+                nxt = nxt.getnext()
+            if nxt is not None and nxt.tag == qn("w:tbl"):
+                return nxt
+            prv = cap.getprevious()
+            if prv is not None and prv.tag == qn("w:tbl"):
+                return prv
+            raise AnchorError(self.locator, f"no table next to caption {spec['caption']!r}")
+        if "first_cell" in spec:
+            for t in tables:
+                tc = t.find(".//" + qn("w:tc"))
+                if tc is not None and "".join(T.paragraph_read_text(p) for p in T.iter_block_paragraphs(tc)) \
+                        .strip().startswith(spec["first_cell"]):
+                    return t
+            raise AnchorError(self.locator, f"no table with first cell {spec['first_cell']!r}")
+        raise AnchorError(self.locator, f"bad table anchor {spec!r}")
+
+    def table_proxy(self, tbl):
+        from docx.table import Table
+        return Table(tbl, self.doc._body)
+
+    def section_index(self, prefix: str) -> int:
+        p = self.paragraph(prefix)
+        idx = 0
+        for q in self.body.iter(qn("w:p")):
+            if q is p:
+                return idx
+            ppr = q.find(qn("w:pPr"))
+            if ppr is not None and ppr.find(qn("w:sectPr")) is not None:
+                idx += 1
+        raise AnchorError(self.locator, f"paragraph {prefix!r} is not in the body")
+
+    def section(self, prefix: str | None):
+        if prefix is None:
+            return self.doc.sections[-1]
+        return self.doc.sections[self.section_index(prefix)]
+
+    def bookmark(self, name: str):
+        for root in self._all_story_roots():
+            for bm in root.iter(qn("w:bookmarkStart")):
+                if bm.get(qn("w:name")) == name:
+                    return bm
+        raise AnchorError(self.locator, f"no bookmark named {name!r}")
+
+    def comment(self, prefix: str):
+        for c in self.comments_el().findall(qn("w:comment")):
+            if "".join(T.paragraph_read_text(p) for p in c.iter(qn("w:p"))).startswith(prefix):
+                return c
+        raise AnchorError(self.locator, f"no comment starting {prefix!r}")
+
+    def note(self, kind: str, prefix: str):
+        root = self.notes_el(kind + "s", create=False)
+        if root is not None:
+            for n in root.findall(qn("w:" + kind)):
+                if (n.get(qn("w:type")) or "normal") != "normal":
+                    continue
+                txt = "".join(T.paragraph_read_text(p) for p in n.iter(qn("w:p"))).strip()
+                if txt.startswith(prefix):
+                    return n
+        raise AnchorError(self.locator, f"no {kind} starting {prefix!r}")
+
+
+# ---------------------------------------------------------------------- run splitting
+
+
+def _child_text_len(c) -> int:
+    if c.tag in (qn("w:t"), qn("w:delText")):
+        return len(c.text or "")
+    if c.tag in (qn("w:tab"), qn("w:br"), qn("w:cr"), qn("w:noBreakHyphen"), qn("w:sym"), qn("w:footnoteReference"),
+                 qn("w:endnoteReference"), qn("w:drawing"), qn("w:pict"), qn("w:object"), qn("mc:AlternateContent")):
+        return 1
+    return 0
+
+
+def split_run(r, offset: int):
+    """Split run ``r`` at ``offset`` characters of its text; returns (left, right). Formatting is copied."""
+    if offset <= 0:
+        return None, r
+    right = copy.deepcopy(r)
+    # left keeps content before offset, right keeps content from offset
+    pos = 0
+    lchildren = [c for c in r if c.tag != qn("w:rPr")]
+    rchildren = [c for c in right if c.tag != qn("w:rPr")]
+    for lc, rc in zip(lchildren, rchildren):
+        n = _child_text_len(lc)
+        if pos + n <= offset:
+            right.remove(rc)
+        elif pos >= offset:
+            r.remove(lc)
+        else:
+            cut = offset - pos
+            text = lc.text or ""
+            lc.text = text[:cut]
+            rc.text = text[cut:]
+            for t in (lc, rc):
+                if t.text != t.text.strip() or " " in t.text:
+                    t.set(qn("xml:space"), "preserve")
+        pos += n
+    r.addnext(right)
+    return r, right
+
+
+def run_props_el(r):
+    """The run's ``w:rPr`` (created in schema order if absent)."""
+    return get_or_add(r, "w:rPr")
+
+
+def paragraph_props_el(p):
+    return get_or_add(p, "w:pPr")
+
+
+def make_run(text: str, rpr: etree._Element | None = None):
+    r = w_el("w:r")
+    if rpr is not None:
+        r.append(copy.deepcopy(rpr))
+    parts = text.split("\t")
+    for i, part in enumerate(parts):
+        if i:
+            r.append(w_el("w:tab"))
+        if part:
+            t = w_el("w:t")
+            t.text = part
+            if part != part.strip():
+                t.set(qn("xml:space"), "preserve")
+            r.append(t)
+    return r
+
+
+def set_paragraph_text(p, text: str) -> None:
+    """Replace a paragraph's runs by one run with ``text``, keeping the first run's formatting."""
+    first_rpr = None
+    for r in p.iter(qn("w:r")):
+        rpr = r.find(qn("w:rPr"))
+        if rpr is not None:
+            first_rpr = copy.deepcopy(rpr)
+        break
+    for c in list(p):
+        if c.tag != qn("w:pPr"):
+            p.remove(c)
+    p.append(make_run(text, first_rpr))
+
+
+__all__ = ["WordDoc", "AnchorError", "w_el", "set_w", "split_run", "make_run", "set_paragraph_text",
+           "run_props_el", "paragraph_props_el", "insert_child", "get_or_add", "FIXED_DATE", "AUTHOR",
+           "AUTHOR_INITIALS", "Any"]

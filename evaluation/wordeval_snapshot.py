@@ -1,0 +1,1395 @@
+"""WordEval snapshot extractor: a canonical, Word-object-model-like view of a .docx.
+
+``extract_snapshot(bytes) -> Snapshot`` reads the package safely (bounded zip, hardened XML) and
+records, per story (body, headers/footers per section, footnotes, endnotes, comments, text
+boxes), every paragraph with
+
+* display text (revision-aware "final" view; fields as placeholders, see ``wordeval.text``),
+* its paragraph style name and *effective* paragraph properties after the cascade
+  docDefaults -> table style -> numbering level -> paragraph style -> direct formatting,
+* effective character properties per character range (run-length encoded over the text, so
+  run boundaries do not matter), after docDefaults -> table style -> paragraph style ->
+  character style -> direct formatting, with the toggle properties (bold, italic, caps, ...)
+  XOR-ed across the style levels as Word does, hyperlinks as a character property,
+* list membership and the computed list label (ListString),
+* drawings (inline/floating, extent in EMU, alt text, wrap, position, image hash),
+
+plus tables, sections (page setup, columns, line numbering, borders, header/footer links),
+fields, notes, comments, revisions, bookmarks, styles (resolved), content controls, document
+properties and a whitelist of settings.  Units stay in OOXML's native integers: twips,
+half-points, eighths of a point, EMU.  Volatile parts (rsids, paraIds, drawing ids, proofErr,
+lastRenderedPageBreak, dates, app.xml, hidden bookmarks' names) are never recorded.
+
+``flatten(snapshot, alignment)`` turns it into ``{key: value}`` with keys such as
+``body/P12/para.ind.left`` or ``sections/S1/pgMar.top`` where the indices are the *reference*
+document's, after aligning by content (``align_snapshots``).
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lxml import etree
+
+from benchwright.ooxml.ns import NS, qn
+from benchwright.ooxml.package import Package
+from benchwright.wordeval.text import (
+    DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, field_type, iter_block_paragraphs, normalize_field_code, plain,
+    view,
+)
+
+W = NS["w"]
+_WNS = "{%s}" % W
+_WP = NS["wp"]
+
+# --------------------------------------------------------------------------------------------
+# property flattening
+
+TOGGLES = ("b", "i", "caps", "smallCaps", "strike", "dstrike", "outline", "shadow", "emboss", "imprint", "vanish")
+
+# rPr / pPr children that carry nothing Word's object model exposes for these units
+# (complex-script and East Asian variants, proofing, layout-compatibility flags).
+IGNORED_RPR = {"bCs", "iCs", "szCs", "lang", "noProof", "webHidden", "snapToGrid", "rtl", "cs", "eastAsianLayout",
+               "specVanish", "oMath", "fitText", "em", "rPrChange", "ins", "del", "moveFrom", "moveTo"}
+IGNORED_PPR = {"kinsoku", "wordWrap", "overflowPunct", "topLinePunct", "autoSpaceDE", "autoSpaceDN", "adjustRightInd",
+               "snapToGrid", "textAlignment", "textboxTightWrap", "bidi", "divId", "cnfStyle", "mirrorIndents",
+               "suppressOverlap", "textDirection", "rPr", "sectPr", "pPrChange", "numPr", "pStyle",
+               "suppressAutoHyphens"}
+IGNORED_ATTRS = {"startChars", "endChars", "leftChars", "rightChars", "hangingChars", "firstLineChars",
+                 "beforeLines", "afterLines", "themeColor", "themeShade", "themeTint", "themeFill", "themeFillShade",
+                 "themeFillTint", "hint", "eastAsia", "eastAsiaTheme", "cs", "cstheme", "hAnsi", "hAnsiTheme"}
+
+PPR_DEFAULTS = {"jc": "left", "ind.left": 0, "ind.right": 0, "ind.firstLine": 0, "spacing.before": 0,
+                "spacing.after": 0, "spacing.line": 240, "spacing.lineRule": "auto", "outlineLvl": 9,
+                "widowControl": False, "shd.val": "clear", "shd.fill": "auto", "shd.color": "auto"}
+RPR_DEFAULTS = {"u": "none", "vertAlign": "baseline", "color": "auto", "highlight": "none", "position": 0,
+                "spacing": 0, "w": 100, "kern": 0, "shd.val": "clear", "shd.fill": "auto", "shd.color": "auto",
+                "u.color": "auto"}
+JC_ALIASES = {"start": "left", "end": "right"}
+ONOFF_FALSE = {"0", "false", "off"}
+
+
+def _int(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        try:
+            return int(float(v))
+        except (TypeError, ValueError):
+            return v
+
+
+def _val(el, name="val"):
+    return el.get(_WNS + name)
+
+
+def onoff(el) -> bool:
+    v = _val(el)
+    return v is None or v.lower() not in ONOFF_FALSE
+
+
+def _attrs(el, prefix: str, out: dict) -> None:
+    for k, v in el.attrib.items():
+        if not k.startswith(_WNS):
+            continue
+        name = k[len(_WNS):]
+        if name.startswith("rsid") or name in IGNORED_ATTRS:
+            continue
+        key = prefix if name == "val" else f"{prefix}.{name}"
+        out[key] = _norm_value(name, v)
+
+
+_HEX = re.compile(r"^[0-9A-Fa-f]{6}$")
+
+
+def _norm_value(name: str, v: str):
+    if _HEX.match(v) and name in ("val", "color", "fill"):
+        return v.upper()
+    if v.lstrip("-").isdigit():
+        return int(v)
+    if v in ("true", "on"):
+        return True
+    if v in ("false", "off"):
+        return False
+    return v
+
+
+_ONOFF_TAGS_CACHE: dict[str, bool] = {}
+
+
+def _is_onoff(local: str) -> bool:
+    return local in _ONOFF_TAGS
+
+
+_ONOFF_TAGS = set(TOGGLES) | {
+    "keepNext", "keepLines", "pageBreakBefore", "widowControl", "suppressLineNumbers", "contextualSpacing",
+    "noWrap", "tcFitText", "hideMark", "cantSplit", "tblHeader", "titlePg", "bidi", "rtlGutter", "formProt",
+    "noEndnote", "webHidden", "snapToGrid", "noProof", "specVanish", "evenAndOddHeaders", "mirrorMargins",
+    "trackRevisions", "gutterAtTop", "autoHyphenation", "updateFields", "semiHidden", "unhideWhenUsed", "qFormat",
+    "locked", "hidden", "personal", "personalCompose", "personalReply", "autoRedefine"}
+
+
+def flatten_props(container, ignored: set[str] = frozenset()) -> dict:
+    """Flatten a property container (rPr, pPr, tblPr, trPr, tcPr, sectPr ...) to {key: value}."""
+    out: dict = {}
+    if container is None:
+        return out
+    for el in container:
+        if not isinstance(el.tag, str) or not el.tag.startswith(_WNS):
+            continue
+        name = el.tag[len(_WNS):]
+        if name in ignored:
+            continue
+        if _is_onoff(name):
+            out[name] = onoff(el)
+            continue
+        if name == "rFonts":
+            theme = el.get(_WNS + "asciiTheme")
+            if theme:
+                out["font"] = "theme:" + theme
+            elif el.get(_WNS + "ascii"):
+                out["font"] = el.get(_WNS + "ascii")
+            continue
+        if name == "ind":
+            for k, v in el.attrib.items():
+                if not k.startswith(_WNS):
+                    continue
+                a = k[len(_WNS):]
+                a = {"start": "left", "end": "right"}.get(a, a)
+                if a == "hanging":
+                    out["ind.firstLine"] = -_int(v)
+                elif a == "firstLine":
+                    if el.get(_WNS + "hanging") is None:
+                        out["ind.firstLine"] = _int(v)
+                elif a in ("left", "right"):
+                    out["ind." + a] = _int(v)
+            continue
+        if name == "jc":
+            v = _val(el)
+            out["jc"] = JC_ALIASES.get(v, v)
+            continue
+        if name == "tabs":
+            tabs = {}
+            for t in el:
+                if t.tag == _WNS + "tab":
+                    tabs[_int(t.get(_WNS + "pos"))] = (t.get(_WNS + "val"), t.get(_WNS + "leader") or "none")
+            out["tabs"] = tabs   # merged specially in cascade
+            continue
+        if name == "numPr":
+            continue
+        if name == "tblLook":
+            out.update(_tbl_look(el))
+            continue
+        if len(el):
+            for child in el:
+                if isinstance(child.tag, str) and child.tag.startswith(_WNS):
+                    cname = child.tag[len(_WNS):]
+                    if len(child):
+                        continue
+                    _attrs(child, f"{name}.{cname}", out)
+            _attrs(el, name, out)
+            continue
+        _attrs(el, name, out)
+        if name not in out and not any(k.startswith(name + ".") for k in out):
+            out[name] = True
+    return out
+
+
+def _tbl_look(el) -> dict:
+    out = {}
+    v = _val(el)
+    bits = {"firstRow": 0x20, "lastRow": 0x40, "firstColumn": 0x80, "lastColumn": 0x100, "noHBand": 0x200,
+            "noVBand": 0x400}
+    if v and re.fullmatch(r"[0-9A-Fa-f]{4}", v):
+        n = int(v, 16)
+        for k, b in bits.items():
+            out["tblLook." + k] = bool(n & b)
+    for k in bits:
+        a = el.get(_WNS + k)
+        if a is not None:
+            out["tblLook." + k] = a.lower() not in ONOFF_FALSE
+    return out
+
+
+def merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        if k == "tabs":
+            tabs = dict(out.get("tabs") or {})
+            for pos, spec in v.items():
+                if spec[0] == "clear":
+                    tabs.pop(pos, None)
+                else:
+                    tabs[pos] = spec
+            out["tabs"] = tabs
+        else:
+            out[k] = v
+    return out
+
+
+def finish_props(props: dict, defaults: dict) -> dict:
+    out = {}
+    for k, v in props.items():
+        if k == "tabs":
+            if v:
+                out["tabs"] = [[pos, spec[0], spec[1]] for pos, spec in sorted(v.items())]
+            continue
+        if v is False or v is None:
+            continue
+        if k in defaults and defaults[k] == v:
+            continue
+        out[k] = v
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# styles, theme, numbering
+
+
+class Styles:
+    def __init__(self, root, theme_fonts: dict[str, str]):
+        self.theme_fonts = theme_fonts
+        self.by_id: dict[str, dict] = {}
+        self.default: dict[str, str] = {}
+        self.defaults_rpr: dict = {}
+        self.defaults_ppr: dict = {}
+        self._chain_cache: dict[str, list[dict]] = {}
+        self._resolved: dict[tuple, dict] = {}
+        if root is None:
+            return
+        dd = root.find(qn("w:docDefaults"))
+        if dd is not None:
+            rpr = dd.find(qn("w:rPrDefault") + "/" + qn("w:rPr"))
+            ppr = dd.find(qn("w:pPrDefault") + "/" + qn("w:pPr"))
+            self.defaults_rpr = flatten_props(rpr, IGNORED_RPR)
+            self.defaults_ppr = flatten_props(ppr, IGNORED_PPR)
+        for st in root.findall(qn("w:style")):
+            sid = st.get(_WNS + "styleId")
+            if sid is None:
+                continue
+            name_el = st.find(qn("w:name"))
+            rec = {
+                "id": sid,
+                "type": st.get(_WNS + "type") or "paragraph",
+                "name": _val(name_el) if name_el is not None else sid,
+                "basedOn": _child_val(st, "basedOn"),
+                "next": _child_val(st, "next"),
+                "custom": (st.get(_WNS + "customStyle") or "0").lower() in ("1", "true", "on"),
+                "qFormat": st.find(qn("w:qFormat")) is not None and onoff(st.find(qn("w:qFormat"))),
+                "hidden": st.find(qn("w:hidden")) is not None and onoff(st.find(qn("w:hidden"))),
+                "priority": _int(_child_val(st, "uiPriority")) if _child_val(st, "uiPriority") else None,
+                "rPr": flatten_props(st.find(qn("w:rPr")), IGNORED_RPR),
+                "pPr": flatten_props(st.find(qn("w:pPr")), IGNORED_PPR),
+                "numPr": _num_pr(st.find(qn("w:pPr"))),
+                "tblPr": flatten_props(st.find(qn("w:tblPr"))),
+                "trPr": flatten_props(st.find(qn("w:trPr"))),
+                "tcPr": flatten_props(st.find(qn("w:tcPr"))),
+            }
+            self.by_id[sid] = rec
+            if (st.get(_WNS + "default") or "0").lower() in ("1", "true", "on"):
+                self.default.setdefault(rec["type"], sid)
+
+    def chain(self, sid: str | None) -> list[dict]:
+        """Styles from the root ancestor down to ``sid`` (cycle-safe, bounded)."""
+        if sid is None or sid not in self.by_id:
+            return []
+        if sid in self._chain_cache:
+            return self._chain_cache[sid]
+        out, seen, cur = [], set(), sid
+        while cur and cur in self.by_id and cur not in seen and len(out) < 32:
+            seen.add(cur)
+            out.append(self.by_id[cur])
+            cur = self.by_id[cur]["basedOn"]
+        out.reverse()
+        self._chain_cache[sid] = out
+        return out
+
+    def resolved(self, sid: str | None, kind: str) -> dict:
+        key = (sid, kind)
+        if key not in self._resolved:
+            props: dict = {}
+            for st in self.chain(sid):
+                props = merge(props, st[kind])
+            self._resolved[key] = props
+        return self._resolved[key]
+
+    def resolved_numpr(self, sid: str | None):
+        res = None
+        for st in self.chain(sid):
+            if st["numPr"] is not None:
+                res = st["numPr"]
+        return res
+
+    def name(self, sid: str | None) -> str | None:
+        if sid is None:
+            return None
+        rec = self.by_id.get(sid)
+        return rec["name"] if rec else sid
+
+    def font(self, value):
+        if isinstance(value, str) and value.startswith("theme:"):
+            theme = value[6:]
+            return self.theme_fonts.get("major" if theme.startswith("major") else "minor", value)
+        return value
+
+
+def _child_val(el, local_name):
+    c = el.find(qn("w:" + local_name))
+    return _val(c) if c is not None else None
+
+
+def _num_pr(ppr):
+    if ppr is None:
+        return None
+    np_ = ppr.find(qn("w:numPr"))
+    if np_ is None:
+        return None
+    ilvl = _child_val(np_, "ilvl")
+    num = _child_val(np_, "numId")
+    return (num, _int(ilvl) if ilvl is not None else 0)
+
+
+def theme_fonts(pkg: Package, main: str) -> dict[str, str]:
+    out = {}
+    for part in pkg.related(main, "theme"):
+        root = pkg.xml(part)
+        for kind in ("major", "minor"):
+            el = root.find(f".//{{{NS['a']}}}{kind}Font/{{{NS['a']}}}latin")
+            if el is not None and el.get("typeface"):
+                out[kind] = el.get("typeface")
+    return out
+
+
+class Numbering:
+    def __init__(self, root):
+        self.abstract: dict[str, dict[int, dict]] = {}
+        self.nums: dict[str, tuple[str, dict[int, dict]]] = {}
+        if root is None:
+            return
+        for an in root.findall(qn("w:abstractNum")):
+            aid = an.get(_WNS + "abstractNumId")
+            self.abstract[aid] = {_int(lvl.get(_WNS + "ilvl")): self._level(lvl) for lvl in an.findall(qn("w:lvl"))}
+            link = an.find(qn("w:numStyleLink"))
+            if link is not None:
+                self.abstract[aid]["_styleLink"] = _val(link)
+        for num in root.findall(qn("w:num")):
+            nid = num.get(_WNS + "numId")
+            aid = _child_val(num, "abstractNumId")
+            overrides = {}
+            for ov in num.findall(qn("w:lvlOverride")):
+                ilvl = _int(ov.get(_WNS + "ilvl"))
+                rec = {}
+                so = ov.find(qn("w:startOverride"))
+                if so is not None:
+                    rec["startOverride"] = _int(_val(so))
+                lvl = ov.find(qn("w:lvl"))
+                if lvl is not None:
+                    rec["lvl"] = self._level(lvl)
+                overrides[ilvl] = rec
+            self.nums[nid] = (aid, overrides)
+
+    @staticmethod
+    def _level(lvl) -> dict:
+        return {
+            "start": _int(_child_val(lvl, "start") or 1),
+            "numFmt": _child_val(lvl, "numFmt") or "decimal",
+            "lvlText": _child_val(lvl, "lvlText") or "",
+            "lvlRestart": _int(_child_val(lvl, "lvlRestart")) if _child_val(lvl, "lvlRestart") else None,
+            "pPr": flatten_props(lvl.find(qn("w:pPr")), IGNORED_PPR),
+            "rPr": flatten_props(lvl.find(qn("w:rPr")), IGNORED_RPR),
+            "suff": _child_val(lvl, "suff") or "tab",
+        }
+
+    def level(self, num_id: str, ilvl: int) -> tuple[str | None, dict | None]:
+        if num_id not in self.nums:
+            return None, None
+        aid, overrides = self.nums[num_id]
+        lvl = (self.abstract.get(aid) or {}).get(ilvl)
+        ov = overrides.get(ilvl, {})
+        if "lvl" in ov:
+            lvl = ov["lvl"]
+        return aid, lvl
+
+
+_ROMAN = [(1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"),
+          (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")]
+
+
+def format_number(n: int, fmt: str) -> str:
+    if fmt in ("decimal", "decimalZero"):
+        return f"{n:02d}" if fmt == "decimalZero" and n < 10 else str(n)
+    if fmt in ("lowerLetter", "upperLetter"):
+        n = max(n, 1)
+        s = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+        return s.upper() if fmt == "upperLetter" else s
+    if fmt in ("lowerRoman", "upperRoman"):
+        out, m = "", max(n, 1)
+        for v, sym in _ROMAN:
+            while m >= v:
+                out += sym
+                m -= v
+        return out.upper() if fmt == "upperRoman" else out
+    if fmt == "bullet":
+        return "•"
+    if fmt == "none":
+        return ""
+    return str(n)
+
+
+# --------------------------------------------------------------------------------------------
+# snapshot records
+
+
+@dataclass
+class Para:
+    text: str
+    style: str | None
+    para: dict
+    chars: dict
+    num: dict
+    loc: str | None = None
+    drawings: list = field(default_factory=list)
+    el: Any = None          # the w:p element (not serialised)
+    read: str = ""          # read view (field results, no control characters): anchors match this
+    start: int = 0          # offset of this paragraph in its story text
+
+
+@dataclass
+class Snapshot:
+    stories: dict[str, list[Para]] = field(default_factory=dict)
+    tables: list[dict] = field(default_factory=list)
+    sections: list[dict] = field(default_factory=list)
+    fields: dict[str, list[dict]] = field(default_factory=dict)
+    notes: dict[str, list[dict]] = field(default_factory=dict)     # "footnote"/"endnote" -> [{story, ref}]
+    comments: list[dict] = field(default_factory=list)
+    revisions: dict[str, list[dict]] = field(default_factory=dict)
+    bookmarks: dict[str, dict] = field(default_factory=dict)
+    styles: dict[str, dict] = field(default_factory=dict)
+    sdts: list[dict] = field(default_factory=list)
+    props: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# extraction
+
+SETTINGS_WHITELIST = ("evenAndOddHeaders", "trackRevisions", "mirrorMargins", "gutterAtTop", "defaultTabStop",
+                      "autoHyphenation", "documentProtection", "footnotePr", "endnotePr", "bookFoldPrinting",
+                      "printTwoOnOne")
+CORE_FIELDS = ("title", "subject", "creator", "keywords", "description", "category", "contentStatus", "language",
+               "identifier", "version", "lastModifiedBy", "revision", "created", "modified", "lastPrinted")
+
+
+class _Extractor:
+    def __init__(self, pkg: Package):
+        self.pkg = pkg
+        self.main = pkg.main_part()
+        self.rels = pkg.rel_map(self.main)
+        sparts = pkg.related(self.main, "styles")
+        self.styles = Styles(pkg.xml(sparts[0]) if sparts else None, theme_fonts(pkg, self.main))
+        nparts = pkg.related(self.main, "numbering")
+        self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None)
+        self.snap = Snapshot()
+        self._rpr_cache: dict = {}
+        self._img_hash: dict[tuple, str] = {}
+
+    # -------------------------------------------------------------- character properties
+    def run_props(self, r, p_style: str | None, tbl_style: str | None) -> dict:
+        rpr = r.find(qn("w:rPr"))
+        rstyle = None
+        direct_key = b""
+        if rpr is not None:
+            rs = rpr.find(qn("w:rStyle"))
+            rstyle = _val(rs) if rs is not None else None
+            direct_key = etree.tostring(rpr)
+        key = (p_style, tbl_style, direct_key)
+        cached = self._rpr_cache.get(key)
+        if cached is not None:
+            return cached
+        st = self.styles
+        props = dict(st.defaults_rpr)
+        levels = []
+        if tbl_style:
+            levels.append(st.resolved(tbl_style, "rPr"))
+        levels.append(st.resolved(p_style, "rPr"))
+        if rstyle:
+            levels.append(st.resolved(rstyle, "rPr"))
+        for lvl in levels:
+            for k, v in lvl.items():
+                if k in TOGGLES:
+                    if v is True:
+                        props[k] = not props.get(k, False)
+                else:
+                    props[k] = v
+        direct = flatten_props(rpr, IGNORED_RPR | {"rStyle"})
+        props = merge(props, direct)
+        if "font" in props:
+            props["font"] = st.font(props["font"])
+        else:
+            props["font"] = "Times New Roman"
+        props.setdefault("sz", 20)
+        out = finish_props(props, RPR_DEFAULTS)
+        if rstyle:
+            out["style"] = st.name(rstyle)
+        self._rpr_cache[key] = out
+        return out
+
+    # -------------------------------------------------------------- paragraphs
+    def story(self, name: str, container, part: str, tbl_ctx: bool = True) -> list[Para]:
+        walker = ParagraphWalker("final")
+        paras: list[Para] = []
+        pos = 0
+        fields_before = 0
+        story_markers: list = []
+        for p in iter_block_paragraphs(container):
+            tbl_style, loc = self._table_context(p) if tbl_ctx else (None, None)
+            raw = walker.pieces(p)
+            if walker.started_in_result:
+                continue  # inside a multi-paragraph field result (TOC entries): field owns it
+            para = self._paragraph(p, view(raw, "compare"), tbl_style, loc, part)
+            para.read = plain("".join(pc.text for pc in view(raw, "read")))
+            para.start = pos
+            pos += len(para.text) + 1
+            paras.append(para)
+        self.snap.stories[name] = paras
+        flist = []
+        for f in walker.fields[fields_before:]:
+            code = normalize_field_code(f.code)
+            rec = {"code": code, "type": field_type(code), "result": f.result_text.strip("\n"),
+                   "para": f.story_para, "locked": f.locked}
+            if rec["type"] in ("TOC",):
+                rec["entries"] = [re.sub(r"\t?\d+$", "", line).strip() for line in f.result_text.split("\n")
+                                  if line.strip()]
+            flist.append(rec)
+        if flist:
+            self.snap.fields[name] = flist
+        _ = story_markers
+        return paras
+
+    def _table_context(self, p):
+        tbl_style, loc = None, None
+        tc = None
+        for anc in p.iterancestors():
+            if anc.tag == qn("w:tc") and tc is None:
+                tc = anc
+            if anc.tag == qn("w:tbl"):
+                tblpr = anc.find(qn("w:tblPr"))
+                ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
+                tbl_style = _val(ts) if ts is not None else self.styles.default.get("table")
+                tr = tc.getparent() if tc is not None else None
+                if tr is not None:
+                    r = [x for x in anc if x.tag == qn("w:tr")].index(tr) if tr.getparent() is anc else -1
+                    c = [x for x in tr if x.tag == qn("w:tc")].index(tc) if tc.getparent() is tr else -1
+                    loc = f"cell({r + 1},{c + 1})"
+                break
+        return tbl_style, loc
+
+    def _paragraph(self, p, pieces, tbl_style, loc, part) -> Para:
+        st = self.styles
+        ppr = p.find(qn("w:pPr"))
+        ps = ppr.find(qn("w:pStyle")) if ppr is not None else None
+        p_style = _val(ps) if ps is not None else st.default.get("paragraph")
+        # numbering
+        numpr = _num_pr(ppr) or st.resolved_numpr(p_style)
+        num_info: dict = {}
+        lvl_ppr: dict = {}
+        if numpr and numpr[0] not in (None, "0"):
+            aid, lvl = self.numbering.level(numpr[0], numpr[1])
+            if lvl is not None:
+                lvl_ppr = lvl["pPr"]
+                num_info = {"numId": numpr[0], "abstract": aid, "level": numpr[1], "format": lvl["numFmt"]}
+                if lvl["numFmt"] != "bullet":
+                    num_info["pattern"] = lvl["lvlText"]
+        props = dict(st.defaults_ppr)
+        if tbl_style:
+            props = merge(props, st.resolved(tbl_style, "pPr"))
+        props = merge(props, lvl_ppr)
+        props = merge(props, st.resolved(p_style, "pPr"))
+        props = merge(props, flatten_props(ppr, IGNORED_PPR))
+        para_props = finish_props(props, PPR_DEFAULTS)
+        # characters
+        text_parts = []
+        chars: dict[str, list] = {}
+        drawings = []
+        for pc in pieces:
+            text_parts.append(pc.text)
+            if pc.run is None:
+                continue
+            if pc.text == DRAWING:
+                drawings.extend(self._drawings(pc.run, part))
+            rp = self.run_props(pc.run, p_style, tbl_style)
+            link = None
+            if pc.hyperlink is not None:
+                link = self._hyperlink_target(pc.hyperlink, part)
+            elif pc.field_link:
+                link = pc.field_link
+            end = pc.start + len(pc.text)
+            items = dict(rp)
+            if link is not None:
+                items["link"] = _norm_link(link)
+                tip = pc.hyperlink.get(_WNS + "tooltip") if pc.hyperlink is not None else None
+                if tip:
+                    items["link.tooltip"] = tip
+            if pc.revision:
+                items["revision"] = pc.revision
+            for k, v in items.items():
+                segs = chars.setdefault(k, [])
+                if segs and segs[-1][1] == pc.start and segs[-1][2] == v:
+                    segs[-1][1] = end
+                else:
+                    segs.append([pc.start, end, v])
+        text = "".join(text_parts)
+        return Para(text=text, style=st.name(p_style), para=para_props, chars=chars, num=num_info, loc=loc,
+                    drawings=drawings, el=p)
+
+    def _hyperlink_target(self, h, part) -> str:
+        rid = h.get(qn("r:id"))
+        anchor = h.get(_WNS + "anchor")
+        target = ""
+        if rid:
+            rels = self.rels if part == self.main else self.pkg.rel_map(part)
+            rel = rels.get(rid)
+            target = rel.target if rel is not None else "?missing"
+        if anchor:
+            target += "#" + anchor
+        return target
+
+    # -------------------------------------------------------------- drawings
+    def _drawings(self, r, part) -> list[dict]:
+        out = []
+        for d in r.iter(qn("w:drawing")):
+            for kind_el in d:
+                kind = etree.QName(kind_el).localname
+                if kind not in ("inline", "anchor"):
+                    continue
+                rec: dict = {"kind": kind}
+                ext = kind_el.find(qn("wp:extent"))
+                if ext is not None:
+                    rec["cx"] = _int(ext.get("cx"))
+                    rec["cy"] = _int(ext.get("cy"))
+                doc_pr = kind_el.find(qn("wp:docPr"))
+                if doc_pr is not None:
+                    for a in ("descr", "title"):
+                        if doc_pr.get(a):
+                            rec[a] = doc_pr.get(a)
+                    if (doc_pr.get("hidden") or "0").lower() in ("1", "true"):
+                        rec["hidden"] = True
+                if kind == "anchor":
+                    for wrap in ("wrapNone", "wrapSquare", "wrapTight", "wrapThrough", "wrapTopAndBottom"):
+                        if kind_el.find(qn("wp:" + wrap)) is not None:
+                            rec["wrap"] = wrap[4:]
+                    if (kind_el.get("behindDoc") or "0") in ("1", "true"):
+                        rec["behindDoc"] = True
+                    for axis in ("positionH", "positionV"):
+                        pos = kind_el.find(qn("wp:" + axis))
+                        if pos is not None:
+                            rec[axis + ".relativeFrom"] = pos.get("relativeFrom")
+                            off = pos.find(qn("wp:posOffset"))
+                            al = pos.find(qn("wp:align"))
+                            if off is not None:
+                                rec[axis + ".offset"] = _int(off.text)
+                            if al is not None:
+                                rec[axis + ".align"] = al.text
+                blip = kind_el.find(".//" + qn("a:blip"))
+                if blip is not None:
+                    rid = blip.get(qn("r:embed"))
+                    rec["image"] = self._image_hash(part, rid)
+                txbx = kind_el.find(".//" + qn("w:txbxContent"))
+                if txbx is not None:
+                    rec["text"] = "\n".join(plain(x.text) for x in self._sub_story(txbx, part))
+                out.append(rec)
+        return out
+
+    def _sub_story(self, container, part) -> list[Para]:
+        walker = ParagraphWalker("final")
+        return [self._paragraph(p, view(walker.pieces(p), "compare"), None, None, part)
+                for p in iter_block_paragraphs(container)]
+
+    def _image_hash(self, part: str, rid: str | None) -> str | None:
+        if not rid:
+            return None
+        key = (part, rid)
+        if key not in self._img_hash:
+            rel = self.pkg.rel_map(part).get(rid)
+            if rel is None or rel.external or rel.target_part not in self.pkg.members:
+                self._img_hash[key] = "missing"
+            else:
+                self._img_hash[key] = hashlib.sha256(self.pkg.members[rel.target_part]).hexdigest()[:16]
+        return self._img_hash[key]
+
+    # -------------------------------------------------------------- whole document
+    def run(self) -> Snapshot:
+        pkg, snap = self.pkg, self.snap
+        doc = pkg.xml(self.main)
+        body = doc.find(qn("w:body"))
+        if body is None:
+            raise ValueError("document has no w:body")
+        body_paras = self.story("body", body, self.main)
+        self._numbering_labels(body_paras)
+        self._tables(body)
+        self._sections(body)
+        self._header_stories()
+        self._notes(body)
+        self._comments()
+        self._markers()
+        self._revisions()
+        self._styles()
+        self._sdts()
+        self._props()
+        self._settings()
+        snap.flags = pkg.flags()
+        return snap
+
+    def _numbering_labels(self, paras: list[Para]) -> None:
+        counters: dict[str, list] = {}
+        seen_nums: set[str] = set()
+        list_ids: dict[str, int] = {}
+        for para in paras:
+            n = para.num
+            if not n:
+                continue
+            aid, lvl_idx, nid = n["abstract"], n["level"], n["numId"]
+            key = aid if aid is not None else "num:" + nid
+            cnt = counters.setdefault(key, [None] * 10)
+            if nid not in seen_nums:
+                seen_nums.add(nid)
+                _, overrides = self.numbering.nums.get(nid, (None, {}))
+                for ilvl, ov in overrides.items():
+                    if "startOverride" in ov and isinstance(ilvl, int) and 0 <= ilvl < 10:
+                        cnt[ilvl] = ov["startOverride"] - 1
+            lvl_idx = lvl_idx if isinstance(lvl_idx, int) and 0 <= lvl_idx < 10 else 0
+            _, lvl = self.numbering.level(nid, lvl_idx)
+            start = lvl["start"] if lvl else 1
+            cnt[lvl_idx] = start if cnt[lvl_idx] is None else cnt[lvl_idx] + 1
+            for deeper in range(lvl_idx + 1, 10):
+                cnt[deeper] = None
+            pattern = lvl["lvlText"] if lvl else ""
+            if lvl and lvl["numFmt"] == "bullet":
+                label = "•"
+            else:
+                def repl(m):
+                    k = int(m.group(1)) - 1
+                    _, lv = self.numbering.level(nid, k)
+                    val = cnt[k] if cnt[k] is not None else (lv["start"] if lv else 1)
+                    return format_number(val, lv["numFmt"] if lv else "decimal")
+                label = re.sub(r"%([1-9])", repl, pattern)
+            list_ids.setdefault(key, len(list_ids))
+            para.num = {"list": list_ids[key], "level": lvl_idx, "format": n["format"], "label": label}
+            if "pattern" in n:
+                para.num["pattern"] = n["pattern"]
+
+    def _tables(self, body) -> None:
+        for tbl in body.iter(qn("w:tbl")):
+            tblpr = tbl.find(qn("w:tblPr"))
+            ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
+            sid = _val(ts) if ts is not None else self.styles.default.get("table")
+            props = merge(self.styles.resolved(sid, "tblPr"), flatten_props(tblpr, {"tblStyle"}))
+            rec = {"style": self.styles.name(sid) if ts is not None else None,
+                   "tbl": finish_props(props, {"jc": "left", "tblInd.w": 0}),
+                   "grid": [_int(g.get(_WNS + "w")) for g in tbl.findall(qn("w:tblGrid") + "/" + qn("w:gridCol"))],
+                   "rows": [], "cells": [], "nested": any(a.tag == qn("w:tbl") for a in tbl.iterancestors())}
+            texts = []
+            for tr in tbl.findall(qn("w:tr")):
+                rec["rows"].append(finish_props(flatten_props(tr.find(qn("w:trPr"))), {}))
+                row_cells, row_text = [], []
+                for tc in tr.findall(qn("w:tc")):
+                    row_cells.append(finish_props(flatten_props(tc.find(qn("w:tcPr")), {"cnfStyle"}),
+                                                  {"vAlign": "top", "gridSpan": 1}))
+                    row_text.append("\n".join(plain(self._plain_p(p)) for p in iter_block_paragraphs(tc)))
+                rec["cells"].append(row_cells)
+                texts.append(row_text)
+            rec["text"] = texts
+            rec["caption"] = self._caption_before(tbl)
+            self.snap.tables.append(rec)
+
+    def _plain_p(self, p, mode: str = "compare") -> str:
+        return "".join(pc.text for pc in view(ParagraphWalker("final").pieces(p), mode))
+
+    def _caption_before(self, tbl) -> str | None:
+        prev = tbl.getprevious()
+        while prev is not None and prev.tag != qn("w:p"):
+            prev = prev.getprevious()
+        if prev is None:
+            return None
+        return plain(self._plain_p(prev, "read")).strip() or None
+
+    def _sections(self, body) -> None:
+        sect_prs = []
+        for p in body.iter(qn("w:p")):
+            ppr = p.find(qn("w:pPr"))
+            if ppr is not None and ppr.find(qn("w:sectPr")) is not None:
+                sect_prs.append((ppr.find(qn("w:sectPr")), p))
+        final = body.find(qn("w:sectPr"))
+        sect_prs.append((final, None))
+        body_paras = self.snap.stories["body"]
+        para_index = {id(pr.el): i for i, pr in enumerate(body_paras)}
+        prev_refs: dict[tuple[str, str], str | None] = {}
+        first_para_idx = 0
+        for si, (sp, last_p) in enumerate(sect_prs):
+            props = flatten_props(sp, {"headerReference", "footerReference", "sectPrChange", "docGrid", "paperSrc",
+                                       "printerSettings"}) if sp is not None else {}
+            props = finish_props(props, {"pgSz.orient": "portrait", "type": "nextPage", "vAlign": "top",
+                                         "cols.num": 1, "cols.space": 720, "pgMar.gutter": 0, "cols.equalWidth": True})
+            rec = {"props": props}
+            end_idx = para_index.get(id(last_p), len(body_paras) - 1) if last_p is not None else len(body_paras) - 1
+            rec["first_text"] = plain(body_paras[first_para_idx].text)[:80] if first_para_idx < len(body_paras) else ""
+            rec["n_paras"] = max(0, end_idx - first_para_idx + 1)
+            first_para_idx = end_idx + 1
+            refs = {}
+            if sp is not None:
+                for tag in ("headerReference", "footerReference"):
+                    for ref in sp.findall(qn("w:" + tag)):
+                        refs[(tag[:6], ref.get(_WNS + "type") or "default")] = ref.get(qn("r:id"))
+            rec["hf"] = {}
+            for kind in ("header", "footer"):
+                for typ in ("default", "first", "even"):
+                    rid = refs.get((kind, typ))
+                    linked = rid is None
+                    if linked:
+                        part = prev_refs.get((kind, typ))
+                    else:
+                        rel = self.rels.get(rid)
+                        part = rel.target_part if rel is not None and rel.target_part in self.pkg.members else None
+                        prev_refs[(kind, typ)] = part
+                    rec["hf"][f"{kind}.{typ}"] = {"linked": linked and si > 0, "part": part}
+            self.snap.sections.append(rec)
+
+    def _header_stories(self) -> None:
+        for si, sec in enumerate(self.snap.sections):
+            for hf, info in sec["hf"].items():
+                part = info["part"]
+                if part is None:
+                    continue
+                kind, typ = hf.split(".")
+                self.story(f"{kind}/S{si}/{typ}", self.pkg.xml(part), part)
+
+    def _notes(self, body) -> None:
+        for kind in ("footnote", "endnote"):
+            parts = self.pkg.related(self.main, kind + "s")
+            notes = {}
+            if parts:
+                for n in self.pkg.xml(parts[0]).findall(qn("w:" + kind)):
+                    if (n.get(_WNS + "type") or "normal") == "normal":
+                        notes[n.get(_WNS + "id")] = n
+            out = []
+            body_paras = self.snap.stories["body"]
+            for pi, para in enumerate(body_paras):
+                for ref in para.el.iter(qn(f"w:{kind}Reference")):
+                    nid = ref.get(_WNS + "id")
+                    if nid in notes:
+                        name = f"{kind}/N{len(out)}"
+                        self.story(name, notes[nid], parts[0], tbl_ctx=False)
+                        out.append({"story": name, "para": pi})
+            if out:
+                self.snap.notes[kind] = out
+
+    def _comments(self) -> None:
+        parts = self.pkg.related(self.main, "comments")
+        if not parts:
+            return
+        comments = {c.get(_WNS + "id"): c for c in self.pkg.xml(parts[0]).findall(qn("w:comment"))}
+        order = []
+        for para in self.snap.stories["body"]:
+            for el in para.el.iter(qn("w:commentRangeStart"), qn("w:commentReference")):
+                cid = el.get(_WNS + "id")
+                if cid in comments and cid not in order:
+                    order.append(cid)
+        for cid in comments:
+            if cid not in order:
+                order.append(cid)   # orphan comments are recorded too
+        self._comment_order = order
+        for i, cid in enumerate(order):
+            c = comments[cid]
+            name = f"comment/C{i}"
+            paras = self.story(name, c, parts[0], tbl_ctx=False)
+            self.snap.comments.append({
+                "story": name, "id": cid, "text": "\n".join(plain(p.text) for p in paras),
+                "author": c.get(_WNS + "author"), "initials": c.get(_WNS + "initials"),
+            })
+
+    def _markers(self) -> None:
+        """Bookmarks and comment anchors: covered text and the paragraph where they start."""
+        paras = self.snap.stories["body"]
+        open_bm: dict[str, dict] = {}
+        open_c: dict[str, dict] = {}
+        bookmarks: dict[str, dict] = {}
+        c_anchor: dict[str, dict] = {}
+        for pi, para in enumerate(paras):
+            walker = ParagraphWalker("final")
+            # re-walk with positions of markers inside this paragraph
+            events = _marker_events(para.el, walker)
+            pos_text = para.text
+            last = 0
+            for pos, kind, ident, name in events:
+                seg = pos_text[last:pos]
+                for rec in list(open_bm.values()) + list(open_c.values()):
+                    rec["text"] += seg
+                last = pos
+                if kind == "bookmarkStart":
+                    open_bm[ident] = {"name": name, "para": pi, "text": ""}
+                elif kind == "bookmarkEnd" and ident in open_bm:
+                    rec = open_bm.pop(ident)
+                    bookmarks.setdefault(rec["name"], {"para": rec["para"], "text": plain(rec["text"])})
+                elif kind == "commentRangeStart":
+                    open_c[ident] = {"para": pi, "text": ""}
+                elif kind == "commentRangeEnd" and ident in open_c:
+                    c_anchor[ident] = open_c.pop(ident)
+            seg = pos_text[last:]
+            for rec in list(open_bm.values()) + list(open_c.values()):
+                rec["text"] += seg + "\n"
+        for name, rec in bookmarks.items():
+            if name.startswith("_"):
+                continue   # hidden bookmarks (_Toc, _Ref, _GoBack): Word generates their names
+            self.snap.bookmarks[name] = rec
+        for c in self.snap.comments:
+            a = c_anchor.get(c["id"])
+            c["anchor"] = plain(a["text"]).strip() if a else ""
+            c["para"] = a["para"] if a else None
+
+    def _revisions(self) -> None:
+        for sname, paras in self.snap.stories.items():
+            out = []
+            for pi, para in enumerate(paras):
+                p = para.el
+                for el in p.iter(qn("w:ins"), qn("w:del"), qn("w:moveFrom"), qn("w:moveTo"), qn("w:rPrChange"),
+                                 qn("w:pPrChange")):
+                    kind = etree.QName(el).localname
+                    parent = el.getparent()
+                    rec = {"type": kind, "para": pi, "author": el.get(_WNS + "author")}
+                    if kind in ("ins", "del") and parent is not None and parent.tag == qn("w:rPr"):
+                        rec["type"] = "para_" + kind    # paragraph mark revision
+                    elif kind in ("ins", "del", "moveFrom", "moveTo"):
+                        txt = []
+                        for r in el.iter(qn("w:r")):
+                            for c in r:
+                                if c.tag in (qn("w:t"), qn("w:delText")):
+                                    txt.append(c.text or "")
+                                elif c.tag == qn("w:tab"):
+                                    txt.append("\t")
+                        rec["text"] = "".join(txt)
+                    elif kind == "rPrChange":
+                        rec["old"] = finish_props(flatten_props(el.find(qn("w:rPr")), IGNORED_RPR), RPR_DEFAULTS)
+                        r = parent.getparent() if parent is not None else None
+                        rec["text"] = plain(_run_plain(r)) if r is not None and r.tag == qn("w:r") else ""
+                    elif kind == "pPrChange":
+                        rec["old"] = finish_props(flatten_props(el.find(qn("w:pPr")), IGNORED_PPR), PPR_DEFAULTS)
+                    out.append(rec)
+            # table-level / section-level revisions are rare in outputs; count them
+            if out:
+                self.snap.revisions[sname] = out
+
+    def _styles(self) -> None:
+        st = self.styles
+        used = set()
+        for paras in self.snap.stories.values():
+            for p in paras:
+                if p.style:
+                    used.add(p.style)
+                for seg in p.chars.get("style", []):
+                    used.add(seg[2])
+        for t in self.snap.tables:
+            if t["style"]:
+                used.add(t["style"])
+        for sid, rec in st.by_id.items():
+            name = rec["name"]
+            kind = "rPr"
+            out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
+                   "custom": rec["custom"], "used": name in used, "qFormat": rec["qFormat"], "hidden": rec["hidden"]}
+            if rec["priority"] is not None:
+                out["priority"] = rec["priority"]
+            rpr = merge(st.defaults_rpr, st.resolved(sid, kind))
+            if "font" in rpr:
+                rpr["font"] = st.font(rpr["font"])
+            out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
+            if rec["type"] in ("paragraph", "table"):
+                out["pPr"] = finish_props(merge(st.defaults_ppr, st.resolved(sid, "pPr")), PPR_DEFAULTS)
+            if rec["type"] == "table":
+                out["tblPr"] = finish_props(st.resolved(sid, "tblPr"), {})
+            self.snap.styles[name] = out
+
+    def _sdts(self) -> None:
+        body = self.pkg.xml(self.main).find(qn("w:body"))
+        for sdt in body.iter(qn("w:sdt")):
+            pr = sdt.find(qn("w:sdtPr"))
+            if pr is None or pr.find(qn("w:docPartObj")) is not None:
+                continue   # building-block wrappers (e.g. Word's TOC container) are transparent
+            rec = {}
+            for tag in ("alias", "tag"):
+                el = pr.find(qn("w:" + tag))
+                if el is not None:
+                    rec[tag] = _val(el)
+            lock = pr.find(qn("w:lock"))
+            if lock is not None:
+                rec["lock"] = _val(lock)
+            kind = "richText"
+            for k in ("text", "date", "dropDownList", "comboBox", "picture", "richText", "docPartList", "group",
+                      "citation", "bibliography", "equation"):
+                if pr.find(qn("w:" + k)) is not None:
+                    kind = k
+            rec["type"] = kind
+            content = sdt.find(qn("w:sdtContent"))
+            rec["text"] = plain("".join(pc.text for pc in view(ParagraphWalker("final").pieces(content)))) \
+                if content is not None and content.find(qn("w:p")) is None else \
+                "\n".join(plain(self._plain_p(p)) for p in iter_block_paragraphs(content)) if content is not None else ""
+            self.snap.sdts.append(rec)
+
+    def _props(self) -> None:
+        props = self.snap.props
+        for rel in self.pkg.relationships(""):
+            if rel.type_tail == "core-properties" and rel.target_part in self.pkg.members:
+                root = self.pkg.xml(rel.target_part)
+                for el in root:
+                    if not isinstance(el.tag, str):
+                        continue
+                    name = etree.QName(el).localname
+                    if name in CORE_FIELDS and (el.text or "").strip():
+                        props["core." + name] = el.text.strip()
+            elif rel.type_tail == "custom-properties" and rel.target_part in self.pkg.members:
+                root = self.pkg.xml(rel.target_part)
+                for prop in root:
+                    name = prop.get("name")
+                    if name is None or not len(prop):
+                        continue
+                    v = prop[0]
+                    vtype = etree.QName(v).localname
+                    text = (v.text or "").strip()
+                    if vtype in ("i4", "i8", "int", "i2", "i1", "ui1", "ui2", "ui4", "ui8", "uint"):
+                        value: Any = _int(text)
+                    elif vtype in ("r4", "r8", "decimal"):
+                        try:
+                            value = float(text)
+                        except ValueError:
+                            value = text
+                    elif vtype == "bool":
+                        value = text.lower() in ("1", "true")
+                    else:
+                        value = text
+                    props["custom." + name] = {"type": vtype, "value": value}
+
+    def _settings(self) -> None:
+        parts = self.pkg.related(self.main, "settings")
+        if not parts:
+            return
+        root = self.pkg.xml(parts[0])
+        for name in SETTINGS_WHITELIST:
+            el = root.find(qn("w:" + name))
+            if el is None:
+                continue
+            if name in _ONOFF_TAGS:
+                if onoff(el):
+                    self.snap.settings[name] = True
+            else:
+                flat = flatten_props(_wrap(el))
+                for k, v in flat.items():
+                    self.snap.settings[k] = v
+        dv = root.find(qn("w:docVars"))
+        if dv is not None:
+            for var in dv.findall(qn("w:docVar")):
+                self.snap.props["var." + (var.get(_WNS + "name") or "")] = var.get(_WNS + "val")
+
+
+def _wrap(el):
+    holder = etree.Element("holder")
+    holder.append(_copy(el))
+    return holder
+
+
+def _copy(el):
+    import copy
+    return copy.deepcopy(el)
+
+
+def _run_plain(r) -> str:
+    out = []
+    for c in r:
+        if c.tag == qn("w:t"):
+            out.append(c.text or "")
+    return "".join(out)
+
+
+def _norm_link(link: str) -> str:
+    if "#_" in link and link.startswith("#"):
+        return "#_hidden"   # links to hidden bookmarks (_Toc...) have generated names
+    return link
+
+
+def _marker_events(p, walker) -> list[tuple[int, str, str, str | None]]:
+    """(position in display text, kind, id, name) for bookmark/comment markers in paragraph ``p``."""
+    events = []
+    marker_tags = {qn("w:bookmarkStart"): "bookmarkStart", qn("w:bookmarkEnd"): "bookmarkEnd",
+                   qn("w:commentRangeStart"): "commentRangeStart", qn("w:commentRangeEnd"): "commentRangeEnd"}
+    markers = [el for el in p.iter(*marker_tags) if not any(a.tag == qn("w:del") for a in el.iterancestors())]
+    if not markers:
+        return events
+    pieces = view(walker.pieces(p), "compare")
+    # position of a marker = end of the last piece whose run precedes it in document order
+    order = {el: i for i, el in enumerate(p.iter())}
+    for m in markers:
+        mpos = order[m]
+        pos = 0
+        for pc in pieces:
+            anchor_el = pc.run
+            if anchor_el is None:
+                continue
+            if order.get(anchor_el, -1) < mpos:
+                pos = pc.start + len(pc.text)
+        events.append((pos, marker_tags[m.tag], m.get(_WNS + "id"), m.get(_WNS + "name")))
+    events.sort(key=lambda e: (e[0], 0 if e[1].endswith("End") else 1))
+    return events
+
+
+def extract_snapshot(data: bytes | Package, locator: str = "<docx>") -> Snapshot:
+    """Snapshot of a .docx (bytes are read through the safe reader)."""
+    pkg = data if isinstance(data, Package) else Package.from_bytes(data, locator)
+    return _Extractor(pkg).run()
+
+
+# --------------------------------------------------------------------------------------------
+# alignment by content
+
+
+def align(ref_keys: list, out_keys: list, similarity=None) -> dict[int, int]:
+    """Map output indices to reference indices by content (difflib), never by position alone.
+
+    Equal runs are matched by SequenceMatcher; inside each replaced block, items are paired
+    greedily in order when they are similar enough (ratio >= 0.5), so an edited paragraph still
+    pairs with its reference and its differences are reported as property changes.
+    """
+    sm = difflib.SequenceMatcher(None, ref_keys, out_keys, autojunk=False)
+    mapping: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                mapping[j1 + k] = i1 + k
+        elif tag == "replace":
+            used_i = i1
+            for j in range(j1, j2):
+                best, best_r = None, 0.5
+                for i in range(used_i, i2):
+                    r = similarity(ref_keys[i], out_keys[j]) if similarity else _ratio(ref_keys[i], out_keys[j])
+                    if r >= best_r:
+                        best, best_r = i, r
+                        if r >= 0.999:
+                            break
+                if best is not None:
+                    mapping[j] = best
+                    used_i = best + 1
+    return mapping
+
+
+def _ratio(a, b) -> float:
+    if a == b:
+        return 1.0
+    a, b = str(a), str(b)
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+@dataclass
+class Alignment:
+    sections: dict[int, int]
+    stories: dict[str, str]                 # output story name -> reference story name
+    paragraphs: dict[str, dict[int, int]]   # per output story: output index -> reference index
+    tables: dict[int, int]
+    comments: dict[int, int]
+    notes: dict[str, dict[int, int]]
+
+
+def identity_alignment(snap: Snapshot) -> Alignment:
+    return Alignment(
+        sections={i: i for i in range(len(snap.sections))},
+        stories={s: s for s in snap.stories},
+        paragraphs={s: {i: i for i in range(len(ps))} for s, ps in snap.stories.items()},
+        tables={i: i for i in range(len(snap.tables))},
+        comments={i: i for i in range(len(snap.comments))},
+        notes={k: {i: i for i in range(len(v))} for k, v in snap.notes.items()},
+    )
+
+
+def align_snapshots(ref: Snapshot, out: Snapshot) -> Alignment:
+    """Align ``out`` to ``ref`` by content: sections, stories, paragraphs, tables, notes, comments."""
+    sec_map = align([s["first_text"] for s in ref.sections], [s["first_text"] for s in out.sections])
+    # sections without a content match (e.g. empty first paragraphs) pair by position when free
+    free_ref = [i for i in range(len(ref.sections)) if i not in sec_map.values()]
+    for j in range(len(out.sections)):
+        if j not in sec_map and j in free_ref:
+            sec_map[j] = j
+            free_ref.remove(j)
+    stories = {}
+    for s in out.stories:
+        if s.startswith(("header/", "footer/")):
+            kind, sec, typ = s.split("/")
+            j = int(sec[1:])
+            stories[s] = f"{kind}/S{sec_map[j]}/{typ}" if j in sec_map else f"{kind}/XS{j}/{typ}"
+    # notes: align by text of each note
+    notes_map: dict[str, dict[int, int]] = {}
+    for kind in set(ref.notes) | set(out.notes):
+        rl = ref.notes.get(kind, [])
+        ol = out.notes.get(kind, [])
+        rt = ["\n".join(p.text for p in ref.stories[n["story"]]) for n in rl]
+        ot = ["\n".join(p.text for p in out.stories[n["story"]]) for n in ol]
+        m = align(rt, ot)
+        notes_map[kind] = m
+        for j, n in enumerate(ol):
+            stories[n["story"]] = rl[m[j]]["story"] if j in m else n["story"].replace("/N", "/XN")
+    cmap = align([(c["anchor"], c["text"]) for c in ref.comments], [(c["anchor"], c["text"]) for c in out.comments],
+                 similarity=lambda a, b: _ratio(a[0], b[0]) * 0.5 + _ratio(a[1], b[1]) * 0.5)
+    for j, c in enumerate(out.comments):
+        stories[c["story"]] = ref.comments[cmap[j]]["story"] if j in cmap else c["story"].replace("/C", "/XC")
+    for s in out.stories:
+        stories.setdefault(s, s)
+    paragraphs = {}
+    for s, paras in out.stories.items():
+        rs = stories[s]
+        ref_paras = ref.stories.get(rs, [])
+        paragraphs[s] = align([p.text for p in ref_paras], [p.text for p in paras])
+    tmap = align([_table_sig(t) for t in ref.tables], [_table_sig(t) for t in out.tables])
+    return Alignment(sec_map, stories, paragraphs, tmap, cmap, notes_map)
+
+
+def _table_sig(t: dict) -> str:
+    return "|".join("\t".join(row) for row in t["text"])
+
+
+# --------------------------------------------------------------------------------------------
+# flattening to {key: value}
+
+
+def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    pkey: dict[str, dict[int, str]] = {}   # story -> paragraph index -> key
+
+    for s, paras in snap.stories.items():
+        rs = al.stories.get(s, s)
+        m = al.paragraphs.get(s, {})
+        keys = {}
+        for i, p in enumerate(paras):
+            k = f"{rs}/P{m[i]}" if i in m else f"{rs}/X{i}"
+            keys[i] = k
+            out[k + "/text"] = p.text
+            if p.style is not None:
+                out[k + "/style"] = p.style
+            if p.loc:
+                out[k + "/loc"] = p.loc
+            for pk, pv in p.para.items():
+                out[f"{k}/para.{pk}"] = pv
+            for ck, segs in p.chars.items():
+                out[f"{k}/chars.{ck}"] = [list(x) for x in segs]
+            for nk, nv in p.num.items():
+                out[f"{k}/num.{nk}"] = nv
+            for di, d in enumerate(p.drawings):
+                for dk, dv in d.items():
+                    out[f"{k}/draw{di}.{dk}"] = dv
+        pkey[s] = keys
+        out[f"{rs}/count"] = len(paras)
+
+    for j, t in enumerate(snap.tables):
+        k = f"tables/T{al.tables[j]}" if j in al.tables else f"tables/X{j}"
+        out[k + "/rows"] = len(t["rows"])
+        out[k + "/cols"] = max((len(r) for r in t["cells"]), default=0)
+        out[k + "/grid"] = t["grid"]
+        out[k + "/text"] = t["text"]
+        if t["style"]:
+            out[k + "/style"] = t["style"]
+        if t["caption"]:
+            out[k + "/caption"] = t["caption"]
+        for pk, pv in t["tbl"].items():
+            out[f"{k}/tbl.{pk}"] = pv
+        for ri, row in enumerate(t["rows"]):
+            for pk, pv in row.items():
+                out[f"{k}/row{ri + 1}.{pk}"] = pv
+        for ri, row in enumerate(t["cells"]):
+            for ci, cell in enumerate(row):
+                for pk, pv in cell.items():
+                    out[f"{k}/cell{ri + 1}.{ci + 1}.{pk}"] = pv
+    out["tables/count"] = len(snap.tables)
+
+    for j, sec in enumerate(snap.sections):
+        k = f"sections/S{al.sections[j]}" if j in al.sections else f"sections/XS{j}"
+        for pk, pv in sec["props"].items():
+            out[f"{k}/{pk}"] = pv
+        out[f"{k}/paragraphs"] = sec["n_paras"]
+        for hf, info in sec["hf"].items():
+            out[f"{k}/{hf}.linked"] = info["linked"]
+            out[f"{k}/{hf}.exists"] = info["part"] is not None
+    out["sections/count"] = len(snap.sections)
+
+    for s, flist in snap.fields.items():
+        rs = al.stories.get(s, s)
+        for i, f in enumerate(flist):
+            k = f"fields/{rs}/F{i}"
+            out[k + "/code"] = f["code"]
+            out[k + "/result"] = f["result"]
+            if f.get("locked"):
+                out[k + "/locked"] = True
+            if "entries" in f:
+                out[k + "/entries"] = f["entries"]
+            para_key = _para_key_of(snap, s, f["para"], pkey)
+            out[k + "/para"] = para_key
+
+    for kind, notes in snap.notes.items():
+        for j, n in enumerate(notes):
+            rs = al.stories.get(n["story"], n["story"])
+            out[f"{rs}/ref"] = pkey["body"].get(n["para"])
+        out[f"{kind}/count"] = len(notes)
+
+    for j, c in enumerate(snap.comments):
+        rs = al.stories.get(c["story"], c["story"])
+        out[f"{rs}/anchor"] = c["anchor"]
+        out[f"{rs}/author"] = c["author"]
+        out[f"{rs}/initials"] = c["initials"]
+        out[f"{rs}/para"] = pkey["body"].get(c["para"]) if c["para"] is not None else None
+    out["comment/count"] = len(snap.comments)
+
+    for s, revs in snap.revisions.items():
+        rs = al.stories.get(s, s)
+        for i, r in enumerate(revs):
+            k = f"revisions/{rs}/R{i}"
+            for rk, rv in r.items():
+                if rk == "para":
+                    rv = pkey.get(s, {}).get(rv)
+                out[f"{k}/{rk}"] = rv
+    out["revisions/count"] = sum(len(v) for v in snap.revisions.values())
+
+    for name, b in snap.bookmarks.items():
+        out[f"bookmarks/{name}/text"] = b["text"]
+        out[f"bookmarks/{name}/para"] = pkey["body"].get(b["para"])
+
+    for name, st in snap.styles.items():
+        for sk, sv in st.items():
+            if isinstance(sv, dict):
+                for pk, pv in sv.items():
+                    out[f"styles/{name}/{sk}.{pk}"] = pv
+            elif sv is not None and sv is not False:
+                out[f"styles/{name}/{sk}"] = sv
+
+    for i, sdt in enumerate(snap.sdts):
+        for sk, sv in sdt.items():
+            out[f"sdts/D{i}/{sk}"] = sv
+    out["sdts/count"] = len(snap.sdts)
+    for pk, pv in snap.props.items():
+        out[f"props/{pk}"] = pv
+    for sk, sv in snap.settings.items():
+        out[f"settings/{sk}"] = sv
+    return out
+
+
+def _para_key_of(snap: Snapshot, story: str, p_el, pkey) -> str | None:
+    for i, p in enumerate(snap.stories.get(story, [])):
+        if p.el is p_el:
+            return pkey[story].get(i)
+    return None
+
+
+def snapshot_dict(snap: Snapshot) -> dict[str, Any]:
+    """Reference-indexed flat dict of a snapshot on its own (identity alignment)."""
+    return flatten(snap, identity_alignment(snap))
+
+
+__all__ = ["extract_snapshot", "Snapshot", "Para", "align", "align_snapshots", "flatten", "snapshot_dict",
+           "identity_alignment", "format_number", "FIELD_BEGIN", "FIELD_END"]
