@@ -63,13 +63,24 @@ DEFAULT_TOLERANCE = (
 # --------------------------------------------------------------------------- comparison
 
 
+def _compile(patterns) -> re.Pattern | None:
+    pats = list(patterns)
+    if not pats:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+
+
+_VOLATILE_RE = _compile(VOLATILE)
+_DEFAULT_TOL = [(re.compile(fnmatch.translate(p)), float(t)) for p, t in DEFAULT_TOLERANCE]
+
+
 def _tolerance(key: str, overrides: dict) -> float:
     for pat, tol in overrides.items():
         if fnmatch.fnmatchcase(key, pat) or fnmatch.fnmatchcase(key.rsplit("/", 1)[-1], pat):
             return float(tol)
-    for pat, tol in DEFAULT_TOLERANCE:
-        if fnmatch.fnmatchcase(key, pat):
-            return float(tol)
+    for rx, tol in _DEFAULT_TOL:
+        if rx.match(key):
+            return tol
     return 0.0
 
 
@@ -201,8 +212,8 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
     for t in oracle.get("targets", []):
         prefixes = resolve_anchor(ref, t.get("anchor"))
         all_target_prefixes += [p for p in prefixes if p]
-        pats = _patterns(prefixes, t["keys"])
-        keys = sorted(k for k in union if any(fnmatch.fnmatchcase(k, p) for p in pats))
+        rx = _compile(_patterns(prefixes, t["keys"]))
+        keys = sorted(k for k in union if rx.match(k)) if rx is not None else []
         name = "target:" + ",".join(t["keys"])
         if not prefixes:
             checks.append({"name": name, "passed": False, "anchor": t.get("anchor"),
@@ -225,9 +236,16 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
         else:
             allowed.append(pat)
     ref_styles, out_styles = _style_names(rf), _style_names(of)
+    allowed_re = _compile(allowed)
     diffs = []
+    missing = object()
     for k in sorted(union - target_keys):
-        if any(fnmatch.fnmatchcase(k, p) for p in VOLATILE) or any(fnmatch.fnmatchcase(k, p) for p in allowed):
+        a, b = rf.get(k, missing), of.get(k, missing)
+        if a == b:
+            continue
+        a = None if a is missing else a
+        b = None if b is missing else b
+        if _VOLATILE_RE.match(k) or (allowed_re is not None and allowed_re.match(k)):
             continue
         if k.startswith("styles/"):
             name = k.split("/", 2)[1]
@@ -238,7 +256,6 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
                     if k.endswith("/type"):
                         diffs.append({"key": f"styles/{name}", "expected": "present", "actual": "missing"})
                 continue
-        a, b = rf.get(k), of.get(k)
         if not close(a, b, _tolerance(k, tol_over)):
             diffs.append({"key": k, "expected": a, "actual": b})
     checks.append({"name": "preservation", "passed": not diffs, "n_differences": len(diffs),

@@ -484,13 +484,25 @@ CORE_FIELDS = ("title", "subject", "creator", "keywords", "description", "catego
                "identifier", "version", "lastModifiedBy", "revision", "created", "modified", "lastPrinted")
 
 
+_STYLES_CACHE: dict = {}
+_STYLE_RECORDS_CACHE: dict = {}
+
+
 class _Extractor:
     def __init__(self, pkg: Package):
         self.pkg = pkg
         self.main = pkg.main_part()
         self.rels = pkg.rel_map(self.main)
         sparts = pkg.related(self.main, "styles")
-        self.styles = Styles(pkg.xml(sparts[0]) if sparts else None, theme_fonts(pkg, self.main))
+        tf = theme_fonts(pkg, self.main)
+        skey = (hashlib.sha1(pkg.get(sparts[0])).hexdigest() if sparts else None, tuple(sorted(tf.items())))
+        cached = _STYLES_CACHE.get(skey)
+        if cached is None:
+            cached = Styles(pkg.xml(sparts[0]) if sparts else None, tf)
+            _STYLES_CACHE[skey] = cached
+            while len(_STYLES_CACHE) > 32:
+                _STYLES_CACHE.pop(next(iter(_STYLES_CACHE)))
+        self.styles = cached
         nparts = pkg.related(self.main, "numbering")
         self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None)
         self.snap = Snapshot()
@@ -994,22 +1006,31 @@ class _Extractor:
         for t in self.snap.tables:
             if t["style"]:
                 used.add(t["style"])
-        for sid, rec in st.by_id.items():
-            name = rec["name"]
-            kind = "rPr"
-            out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
-                   "custom": rec["custom"], "used": name in used, "qFormat": rec["qFormat"], "hidden": rec["hidden"]}
-            if rec["priority"] is not None:
-                out["priority"] = rec["priority"]
-            rpr = merge(st.defaults_rpr, st.resolved(sid, kind))
-            if "font" in rpr:
-                rpr["font"] = st.font(rpr["font"])
-            out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
-            if rec["type"] in ("paragraph", "table"):
-                out["pPr"] = finish_props(merge(st.defaults_ppr, st.resolved(sid, "pPr")), PPR_DEFAULTS)
-            if rec["type"] == "table":
-                out["tblPr"] = finish_props(st.resolved(sid, "tblPr"), {})
-            self.snap.styles[name] = out
+        records = _STYLE_RECORDS_CACHE.get(id(st))
+        if records is None or records[0] is not st:
+            recs = {}
+            for sid, rec in st.by_id.items():
+                out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
+                       "custom": rec["custom"], "qFormat": rec["qFormat"], "hidden": rec["hidden"]}
+                if rec["priority"] is not None:
+                    out["priority"] = rec["priority"]
+                rpr = merge(st.defaults_rpr, st.resolved(sid, "rPr"))
+                if "font" in rpr:
+                    rpr["font"] = st.font(rpr["font"])
+                out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
+                if rec["type"] in ("paragraph", "table"):
+                    out["pPr"] = finish_props(merge(st.defaults_ppr, st.resolved(sid, "pPr")), PPR_DEFAULTS)
+                if rec["type"] == "table":
+                    out["tblPr"] = finish_props(st.resolved(sid, "tblPr"), {})
+                recs[rec["name"]] = out
+            records = (st, recs)
+            _STYLE_RECORDS_CACHE[id(st)] = records
+            while len(_STYLE_RECORDS_CACHE) > 32:
+                _STYLE_RECORDS_CACHE.pop(next(iter(_STYLE_RECORDS_CACHE)))
+        for name, out in records[1].items():
+            rec = dict(out)
+            rec["used"] = name in used
+            self.snap.styles[name] = rec
 
     def _sdts(self) -> None:
         body = self.pkg.xml(self.main).find(qn("w:body"))

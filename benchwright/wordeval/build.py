@@ -154,7 +154,7 @@ def resolve_param(p: dict, rng: random.Random, wd: WordDoc | None = None):
         native = int(round(value * 2)) if to == "half_points" else int(round(value * (20 if to == "twips" else 8)))
         human = f"{_fmt_num(value)} pt"
     elif t == "color":
-        native = str(value).upper()
+        native = str(value).upper() if re.fullmatch(r"[0-9A-Fa-f]{6}", str(value)) else str(value)
         human = f"{label} (hex {native})" if label else f"hex {native}"
     elif t == "enum":
         native = str(value)
@@ -230,13 +230,22 @@ def _fill_keys(keys: list[str], target: dict, params: dict) -> list[str]:
     return out
 
 
-def make_oracle(unit: dict, target: dict, params: dict) -> dict:
+def _check_observable(reference_docx: bytes, input_docx: bytes, oracle: dict, locator: str) -> None:
+    """The unedited input must fail the oracle, otherwise the edit is not observable here."""
+    from benchwright.evaluation.wordeval import evaluate_docx
+    rep = evaluate_docx(reference_docx, input_docx, oracle)
+    if rep["passed"]:
+        raise NotApplicable(locator, "the edit has no observable effect on this base document")
+
+
+def make_oracle(unit: dict, target: dict, params: dict, ref_target: dict | None = None) -> dict:
     o = unit["oracle"]
     targets = []
+    ref_target = ref_target or target
     for t in o["targets"]:
         keys = _fill_keys(t["keys"], target, params)
         if t.get("at") == "target":
-            targets.append({"anchor": _doc_anchor(unit, target), "keys": keys})
+            targets.append({"anchor": _doc_anchor(unit, ref_target), "keys": keys})
         elif "anchor" in t:
             targets.append({"anchor": t["anchor"], "keys": keys})
         else:
@@ -291,8 +300,29 @@ def apply_step(wd: WordDoc, step: dict, unit_target: dict, roles: dict, cat: Cat
     ops.apply(wd, op, target, params)
 
 
-def _apply_unit(wd: WordDoc, unit: dict, target: dict, params: dict) -> None:
+def _apply_unit(wd: WordDoc, unit: dict, target: dict, params: dict) -> dict:
+    """Apply the unit's operation; return the target anchor as it reads in the result (a paragraph
+    whose text the edit changed is then still found by the evaluator)."""
+    from benchwright.wordeval import text as T
+    paras = []
+    try:
+        if "paragraph" in target or "paragraphs" in target:
+            paras = ops.paragraphs_for(wd, target)
+    except AnchorError:
+        paras = []
     ops.apply(wd, unit["operation"], target, params)
+    if not paras:
+        return target
+    new = []
+    for p in paras:
+        attached = p.getparent() is not None and p.getroottree().getroot() is not None
+        new.append(T.paragraph_read_text(p).strip() if attached else None)
+    ref_target = dict(target)
+    if "paragraph" in target and new[0]:
+        ref_target["paragraph"] = new[0]
+    if "paragraphs" in target and all(new):
+        ref_target["paragraphs"] = new
+    return ref_target
 
 
 def _sha(b: bytes) -> str:
@@ -322,14 +352,15 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
             apply_step(wd, step, target, roles, cat, _rng(unit["id"], base_doc, seed, "pre", i), locator)
         input_docx = wd.to_bytes()
         ref = WordDoc(input_docx, locator)
-        _apply_unit(ref, unit, target, native)
+        ref_target = _apply_unit(ref, unit, target, native)
         reference_docx = ref.to_bytes()
     except (AnchorError, KeyError, IndexError) as exc:
         raise NotApplicable(locator, f"{type(exc).__name__}: {exc}") from None
     if reference_docx == input_docx:
         raise NotApplicable(locator, "the operation did not change the document")
     instruction = render_instruction(template, target, human, unit)
-    oracle = make_oracle(unit, target, native)
+    oracle = make_oracle(unit, target, native, ref_target)
+    _check_observable(reference_docx, input_docx, oracle, locator)
     return {
         "case_id": f"{unit['id']}--{base_doc}--s{seed}",
         "instruction": instruction,
@@ -427,13 +458,13 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
         input_docx = wd.to_bytes()
         ref = WordDoc(input_docx, locator)
         for s in steps:
-            _apply_unit(ref, s["unit"], s["target"], s["native"])
+            s["ref_target"] = _apply_unit(ref, s["unit"], s["target"], s["native"])
         reference_docx = ref.to_bytes()
     except (AnchorError, KeyError, IndexError) as exc:
         raise NotApplicable(locator, f"{type(exc).__name__}: {exc}") from None
     parts = [render_instruction(s["template"], s["target"], s["human"], s["unit"]) for s in steps]
     instruction = "Make these edits in order: " + " ".join(f"({i + 1}) {p}" for i, p in enumerate(parts))
-    oracles = [make_oracle(s["unit"], s["target"], s["native"]) for s in steps]
+    oracles = [make_oracle(s["unit"], s["target"], s["native"], s.get("ref_target")) for s in steps]
     oracle = {
         "version": ORACLE_VERSION, "unit_id": None, "template": template["id"], "mode": "effective",
         "target": steps[0]["target"],
@@ -446,6 +477,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
         "com_object": "+".join(dict.fromkeys(o["com_object"] for o in oracles)),
         "properties": list(dict.fromkeys(p for o in oracles for p in o["properties"])),
     }
+    _check_observable(reference_docx, input_docx, oracle, locator)
     atomic = [f"{s['unit']['id']}--{base_doc}--s{seed}" for s in steps]
     if atomic_ids is not None:
         atomic = [a for a in atomic if a in atomic_ids]

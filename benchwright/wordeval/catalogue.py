@@ -117,6 +117,9 @@ def expand_unit(raw: dict, subsystem: str, properties: dict, families: dict) -> 
     oracle.setdefault("tolerance", {})
     oracle.setdefault("mode", "effective")
     u.setdefault("alternatives", [])
+    if "char_style" in u["alternatives"] and "{target}/chars.style" not in oracle["allowed_side_effects"]:
+        # the effective value is what counts: reaching it through a character style is equivalent
+        oracle["allowed_side_effects"].append("{target}/chars.style")
     return u
 
 
