@@ -56,6 +56,11 @@ def resolve_target(spec: dict, roles: dict, rng: random.Random, locator: str = "
         raise NotApplicable(locator, f"base document has no role {role!r}")
     alt = rng.choice(roles[role])
     kind = PARAGRAPH_ROLES_AS.get(role, "paragraph")
+    pick = spec.pop("pick", None)
+    if pick is not None:
+        if not isinstance(alt, list) or pick >= len(alt):
+            raise NotApplicable(locator, f"role {role!r} has no item {pick}")
+        alt, kind = alt[pick], "paragraph"
     if isinstance(alt, dict):
         anchor = dict(alt) if kind != "table" else {"table": dict(alt)}
     elif kind == "paragraphs" or isinstance(alt, list):
@@ -198,6 +203,8 @@ def render_instruction(template: str, target: dict, human: dict, unit: dict) -> 
     fields["target"] = describe_target(target)
     fields["label"] = unit.get("label", "")
     fields.setdefault("value", human.get("value", ""))
+    if "table" in target:
+        fields["table_desc"] = describe_target({"table": target["table"]})
     for k, v in target.items():
         if isinstance(v, (str, int)):
             fields.setdefault(k, v)

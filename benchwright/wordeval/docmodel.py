@@ -28,6 +28,16 @@ from benchwright.ooxml.package import normalize_docx
 from benchwright.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 
+def _register_xml_parts() -> None:
+    """Have python-docx load the XML parts it does not model (footnotes, endnotes, custom
+    properties) as ``XmlPart`` so their XML can be edited in place and is written back on save."""
+    from docx.opc.part import PartFactory
+    for ct in (CT.FOOTNOTES, CT.ENDNOTES, CT.CUSTOM_PROPERTIES):
+        PartFactory.part_type_for.setdefault(ct, XmlPart)
+
+
+_register_xml_parts()
+
 W_NS_DECL = ('xmlns:w="%s" xmlns:r="%s" xmlns:mc="%s" xmlns:w14="%s" mc:Ignorable="w14"'
              % (NS["w"], NS["r"], NS["mc"], NS["w14"]))
 AUTHOR = "WordEval"
@@ -175,7 +185,8 @@ class WordDoc:
             if rel.is_external:
                 continue
             tail = rel.reltype.rsplit("/", 1)[-1]
-            if tail in ("header", "footer", "footnotes", "endnotes", "comments"):
+            if tail in ("header", "footer", "footnotes", "endnotes", "comments") and \
+                    hasattr(rel.target_part, "element"):
                 roots.append(rel.target_part.element)
         return roots
 

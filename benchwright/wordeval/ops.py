@@ -236,6 +236,14 @@ def set_property(wd: WordDoc, target: dict, params: dict) -> None:
             set_locus(el, spec["locus"], "attr", wd.style_id(value) or value)
         else:
             set_locus(el, spec["locus"], kind, value, spec.get("also"))
+        if spec.get("clear_theme_fonts") and el is not None:
+            # Word drops the theme-font attributes when a font is chosen explicitly (theme
+            # attributes would otherwise win over w:ascii)
+            for rfonts in el.iter(qn("w:rFonts")):
+                for a in ("w:asciiTheme", "w:hAnsiTheme"):
+                    rfonts.attrib.pop(qn(a), None)
+                if rfonts.get(qn("w:ascii")):
+                    rfonts.set(qn("w:hAnsi"), rfonts.get(qn("w:ascii")))
 
 
 # ============================================================================ characters
@@ -779,11 +787,14 @@ def set_orientation(wd: WordDoc, target: dict, params: dict) -> None:
             sec.page_width, sec.page_height = h, w
 
 
+PAPER_SIZES = {"A4": (11906, 16838), "Letter": (12240, 15840), "Legal": (12240, 20160), "A5": (8391, 11906)}
+
+
 @operation("set_paper_size")
 def set_paper_size(wd: WordDoc, target: dict, params: dict) -> None:
     from docx.enum.section import WD_ORIENT
     for _, sec in _objects(wd, "section", target):
-        w, h = params["width"], params["height"]
+        w, h = PAPER_SIZES[params["paper"]] if params.get("paper") else (params["width"], params["height"])
         if sec.orientation == WD_ORIENT.LANDSCAPE:
             w, h = h, w
         sec.page_width, sec.page_height = Twips(w), Twips(h)
