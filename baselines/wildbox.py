@@ -1,0 +1,748 @@
+"""WildBox baselines: three monocular 3D heads on oracle 2D boxes, and their CLI.
+
+``benchwright baseline wildbox --data OUT/wildbox --head trivial|lift|learned --out PRED.json
+[--split validation] [--epochs N] [--seed 0] [--checkpoint PATH] [--load] [--lift-mode ground|pinhole]
+[--evaluate]`` writes the WildBox authors' prediction JSON for the split and prints one line.
+
+Setting (all heads): **oracle 2D boxes**. For every ground-truth box of the target split a head
+receives its 2D box (``bbox2d_tight``), its class, the camera K and the image size -- what a
+perfect 2D detector plus the camera would give -- and predicts the 3D cuboid. Heads that use
+frame context see the other oracle 2D boxes of the same image, nothing else. No head reads the
+target split's 3D ground truth (centre, dimensions, rotation, depth, corners, ``bbox2d_proj``;
+``tests/test_wildbox_baselines.py`` fills them with NaN and checks the predictions do not
+change); statistics and weights come from ``train`` only. Nothing was tuned on validation: the
+lift's design and the learned head's settings were chosen on a video-level two-fold split
+inside ``train`` (one video per species held out per fold).
+
+Heads (each ``predict_*`` returns the evaluator's prediction arrays: image_id, category_id,
+score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
+
+* ``trivial`` -- the WildBox paper's d0: depth z = 1 (every segment's median after the
+  normalisation), centre back-projected from the 2D box centre through K at z = 1, per-class
+  median dimensions and per-class mean rotation projected onto SO(3), all from train.
+* ``lift`` -- geometric lifting; dimensions and rotation as ``trivial``, centre back-projected
+  from the 2D box centre at the lifted depth. Two depth rules (``LIFT_MODES``):
+
+  - ``pinhole``: z = c_k f_y H_k / h_2d, H_k the per-class median height (train), h_2d the 2D
+    box height in pixels, c_k a per-class ratio correction learned on train: the median of
+    (f_y H / z) / h_2d, the pixel height the cuboid's H extent has at its depth over the 2D
+    box height (a drone looking down sees the back too, so the box is taller than that).
+    It is the textbook lift, but on WildBox it is far below d0: heights are in normalised
+    units (metres / the segment's median depth), so H_k varies by ~2x between segments and z
+    inherits that error, while d0's z = 1 is right to about 10%.
+  - ``ground`` (the default): the animals of a frame stand on one ground plane. The ray
+    through the 2D box centre meets the plane of animal centres, whose normal is the
+    class-mean rotation's "down" axis (train), and the frame's depths are scaled to median 1
+    (the dataset's normalisation, the assumption d0 makes). See ``ground_plane_depth``.
+* ``learned`` -- a small MLP (torch, CPU) trained on train; see ``train_learned`` and
+  ``learned_features``: the 2D box, K, image size, class (coarse-to-fine curriculum,
+  ``curriculum_stages``), both lift depths (the height prior included) and frame context from
+  the image's other oracle 2D boxes. It predicts log depth, log dimensions, rotation (6D form,
+  Zhou et al. 2019), the projected centre's offset from the 2D box centre and its own log-depth
+  uncertainty.
+
+Score: ``trivial`` and ``lift`` score a box by sqrt(2D box area / image area) (deterministic; a
+larger box tolerates the same relative depth error better); ``learned`` by its predicted
+centre uncertainty relative to its footprint size (``LEARNED_CONFIG["score"]``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchwright import geometry
+from benchwright.schemas import wildbox as schema
+
+__all__ = [
+    "HEADS", "LIFT_MODES", "STAGE_CLASSES", "LEARNED_CONFIG", "DEFAULT_EPOCHS", "CONTINUOUS_FEATURES",
+    "load_split", "class_priors", "backproject", "frame_median", "pinhole_depth", "ground_plane_depth",
+    "lift_depth", "predict_trivial", "predict_lift", "curriculum_stages", "learned_features",
+    "train_learned", "save_checkpoint", "load_checkpoint", "predict_learned", "predictions_to_json",
+    "write_predictions", "run_head", "run_cli",
+]
+
+HEADS = ("trivial", "lift", "learned")
+SPECIES = schema.SPECIES
+N_CLASSES = len(SPECIES)
+N_COARSE = len(schema.COARSE_CLASSES)
+FIRST_CATEGORY_ID = min(schema.CATEGORY_IDS.values())
+# Coarse class index of every species (the zebras merged), in SPECIES order.
+COARSE_OF_SPECIES = np.array([schema.COARSE_CLASSES.index(schema.COARSE_OF[s]) for s in SPECIES])
+# Number of label values per curriculum stage.
+STAGE_CLASSES = {"coarse": N_COARSE, "fine": N_CLASSES}
+
+# Learned head defaults, chosen on a video-level two-fold split inside train (never on validation).
+DEFAULT_EPOCHS = 60
+LEARNED_CONFIG = {
+    "hidden": 128,
+    "dropout": 0.3,
+    "batch_size": 256,
+    "lr": 2e-3,
+    "weight_decay": 0.05,
+    "input_noise": 1.0,          # std of Gaussian noise on the standardised features while training
+    "coarse_fraction": 0.25,     # share of the epochs trained on the coarse (zebras merged) labels
+    "rotation_weight": 0.5,      # symmetric geodesic angle (rad) next to the L1 terms (log units)
+    "offset_weight": 1.0,        # L1 on the projected-centre offset (in 2D box sizes)
+    "depth_residual": 1.0,       # multiplies the learned log-depth correction (0: the lift's depth)
+    "uncertainty": True,         # Laplace NLL on log depth (predicts the scale b)
+    "score": "relative",         # size | depth_scale | relative (see predict_learned)
+}
+LOG_B_INIT = math.log(0.05)      # the log-depth error scale the uncertainty output starts from
+NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a busy 2-core machine
+
+
+# =============================================================================== data loading
+def load_split(dataset_dir, split: str) -> dict[str, np.ndarray]:
+    """The ``boxes`` rows of one split as ``loaders.wildbox.boxes_arrays`` plus image size, box_id,
+    and ``image_ids`` = every frame of the split (frames without boxes get an empty entry)."""
+    from benchwright.loaders import wildbox as wbl
+
+    table = wbl.read_config(dataset_dir, "boxes", split)
+    arrays = wbl.boxes_arrays(table)
+    arrays["image_width"] = table.column("image_width").to_numpy().astype(np.int64)
+    arrays["image_height"] = table.column("image_height").to_numpy().astype(np.int64)
+    arrays["box_id"] = np.asarray(table.column("box_id").to_pylist(), dtype=object)
+    image_ids = np.unique(arrays["image_id"])
+    if sorted((Path(dataset_dir) / "frames").glob(f"{split}-*.parquet")):
+        frames = wbl.read_config(dataset_dir, "frames", split, columns=["image_id"])
+        image_ids = np.union1d(image_ids, frames.column("image_id").to_numpy())
+    arrays["image_ids"] = image_ids.astype(np.int64)
+    # A stable row order (box_id), whatever order the shards were read in.
+    order = np.argsort(arrays["box_id"].astype(str), kind="stable")
+    return {k: (v if k == "image_ids" else v[order]) for k, v in arrays.items()}
+
+
+def _image_size(a: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(width, height) per box; without the columns, twice the principal point."""
+    K = np.asarray(a["K"], float)
+    w = np.asarray(a["image_width"], float) if "image_width" in a else 2 * K[:, 0, 2]
+    h = np.asarray(a["image_height"], float) if "image_height" in a else 2 * K[:, 1, 2]
+    return w, h
+
+
+def _classes(a: dict) -> np.ndarray:
+    if "species" in a:
+        return np.asarray(a["species"], np.int64)
+    return np.asarray(a["category_id"], np.int64) - FIRST_CATEGORY_ID
+
+
+# ============================================================================ shared geometry
+def class_priors(train: dict) -> dict[str, np.ndarray]:
+    """Per-class statistics of the train split (a class missing from train gets the global one).
+
+    dims (C, 3) median [W, H, L]; R (C, 3, 3) element-wise mean rotation projected onto SO(3);
+    height (C,) = dims[:, 1]; ratio (C,) median of (f_y * H / z) / h_2d (the lift's correction);
+    count (C,) train boxes.
+    """
+    cls = _classes(train)
+    dims = np.asarray(train["dimensions"], float)
+    R = np.asarray(train["R_cam"], float)
+    fy = np.asarray(train["K"], float)[:, 1, 1]
+    z = np.asarray(train["center_cam"], float)[:, 2]
+    h2d = _box_hw(train["bbox2d_tight"])[1]
+    ratio = fy * dims[:, 1] / z / h2d
+    out = {"dims": np.zeros((N_CLASSES, 3)), "R": np.zeros((N_CLASSES, 3, 3)), "ratio": np.zeros(N_CLASSES),
+           "count": np.bincount(cls, minlength=N_CLASSES)}
+    g_dims, g_R, g_ratio = np.median(dims, axis=0), geometry.project_to_so3(R.mean(axis=0)), np.median(ratio)
+    for k in range(N_CLASSES):
+        m = cls == k
+        out["dims"][k] = np.median(dims[m], axis=0) if m.any() else g_dims
+        out["R"][k] = geometry.project_to_so3(R[m].mean(axis=0)) if m.any() else g_R
+        out["ratio"][k] = np.median(ratio[m]) if m.any() else g_ratio
+    out["height"] = out["dims"][:, 1].copy()
+    return out
+
+
+def _box_hw(bbox_xyxy) -> tuple[np.ndarray, np.ndarray]:
+    b = np.asarray(bbox_xyxy, float)
+    return np.maximum(b[:, 2] - b[:, 0], 1e-6), np.maximum(b[:, 3] - b[:, 1], 1e-6)
+
+
+def backproject(uv, K, z) -> np.ndarray:
+    """(N, 3) camera-frame points at depth z on the rays through pixels uv (N, 2): z * K^-1 [u, v, 1]."""
+    uv = np.asarray(uv, float).reshape(-1, 2)
+    K = np.asarray(K, float).reshape(-1, 3, 3)
+    hom = np.column_stack([uv, np.ones(len(uv))])
+    ray = np.linalg.solve(K, hom[:, :, None])[:, :, 0]
+    return ray / ray[:, 2:3] * np.asarray(z, float).reshape(-1, 1)
+
+
+def _box_center(bbox_xyxy) -> np.ndarray:
+    b = np.asarray(bbox_xyxy, float)
+    return np.column_stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2])
+
+
+def _score(target: dict) -> np.ndarray:
+    """sqrt(2D box area / image area): deterministic, shared by every head."""
+    w, h = _box_hw(target["bbox2d_tight"])
+    iw, ih = _image_size(target)
+    return np.clip(np.sqrt(w * h / (iw * ih)), 0.0, 1.0)
+
+
+def _predictions(target: dict, center, dims, R, score=None) -> dict[str, np.ndarray]:
+    cls = _classes(target)
+    return {
+        "image_id": np.asarray(target["image_id"], np.int64),
+        "category_id": cls + FIRST_CATEGORY_ID,
+        "score": _score(target) if score is None else np.asarray(score, float),
+        "bbox": np.asarray(target["bbox2d_tight"], float).copy(),
+        "center_cam": np.asarray(center, float),
+        "dimensions": np.asarray(dims, float),
+        "pose": np.asarray(R, float),
+    }
+
+
+# ================================================================================ trivial, lift
+def predict_trivial(train: dict, target: dict) -> dict[str, np.ndarray]:
+    """The paper's d0 on oracle 2D boxes (target: 2D box, class and K only; train: class statistics).
+
+    z = 1, centre = K^-1 [u, v, 1] for the 2D box centre (u, v), per-class median dimensions,
+    per-class mean rotation projected onto SO(3).
+    """
+    pri = class_priors(train)
+    cls = _classes(target)
+    center = backproject(_box_center(target["bbox2d_tight"]), target["K"], np.ones(len(cls)))
+    return _predictions(target, center, pri["dims"][cls], pri["R"][cls])
+
+
+def pinhole_depth(priors: dict, target: dict, correction: bool = True) -> np.ndarray:
+    """The literal height lift: z = c_k f_y H_k / h_2d (c_k = 1 without the correction).
+
+    Absolute, so it inherits the spread of the per-segment normalisation: H_k is a median of
+    heights in normalised units (metres / the segment's median depth), which differ by a factor
+    of ~2 between segments. See ``predict_lift(mode="pinhole")``.
+    """
+    cls = _classes(target)
+    fy = np.asarray(target["K"], float)[:, 1, 1]
+    h2d = _box_hw(target["bbox2d_tight"])[1]
+    c = priors["ratio"][cls] if correction else 1.0
+    return c * fy * priors["height"][cls] / h2d
+
+
+def frame_median(values, image_id) -> np.ndarray:
+    """(N,) the median of ``values`` over the rows of the same image, for every row."""
+    values = np.asarray(values, float)
+    img = np.asarray(image_id, np.int64)
+    if len(values) == 0:
+        return values.copy()
+    order = np.lexsort((values, img))
+    _, start, counts = np.unique(img[order], return_index=True, return_counts=True)
+    v = values[order]
+    med = 0.5 * (v[start + (counts - 1) // 2] + v[start + counts // 2])
+    out = np.empty(len(values))
+    out[order] = np.repeat(med, counts)
+    return out
+
+
+def ground_plane_depth(priors: dict, target: dict) -> np.ndarray:
+    """Depth where the ray through each 2D box centre meets the frame's plane of animal centres.
+
+    The animals of a frame stand on one ground plane, so their centres lie on a parallel plane
+    n . X = d. Its normal n is the class-mean rotation's local y axis (the animal's "down", i.e.
+    the average ground normal seen from the drone, a train statistic). The ray r = K^-1 [u, v, 1]
+    meets it at z = d / (n . r) (n . r is clipped at 0.05: a ray at the horizon stays finite).
+    The offset d is what monocular geometry cannot know; it is fixed by the dataset's own
+    normalisation (every segment's median depth is 1, the assumption d0's z = 1 makes): the
+    depths of each frame are scaled to median 1. A frame with one box gets z = 1 (d0).
+    """
+    cls = _classes(target)
+    ray = backproject(_box_center(target["bbox2d_tight"]), target["K"], np.ones(len(cls)))
+    down = priors["R"][cls][:, :, 1]
+    inv_z = np.maximum(np.sum(down * ray, axis=1), 0.05)
+    z = 1.0 / inv_z
+    return z / frame_median(z, target["image_id"])
+
+
+LIFT_MODES = ("ground", "pinhole")
+
+
+def lift_depth(priors: dict, target: dict, mode: str = "ground") -> np.ndarray:
+    """The lift head's depth: ``ground_plane_depth`` (default) or the literal ``pinhole_depth``."""
+    if mode == "ground":
+        return ground_plane_depth(priors, target)
+    if mode == "pinhole":
+        return pinhole_depth(priors, target)
+    raise ValueError(f"unknown lift mode {mode!r}; expected one of {LIFT_MODES}")
+
+
+def predict_lift(train: dict, target: dict, mode: str = "ground") -> dict[str, np.ndarray]:
+    """Geometric lifting on oracle 2D boxes (see the module docstring); the centre is back-projected
+    from the 2D box centre at the lifted depth, dimensions and rotation are the class priors.
+
+    ``mode="pinhole"``: z = c_k f_y H_k / h_2d, the class-height pinhole lift with the train ratio
+    correction. ``mode="ground"`` (default): ``ground_plane_depth``. Reads only the target's 2D
+    boxes, classes and K; every statistic comes from train.
+    """
+    pri = class_priors(train)
+    cls = _classes(target)
+    z = lift_depth(pri, target, mode)
+    center = backproject(_box_center(target["bbox2d_tight"]), target["K"], z)
+    return _predictions(target, center, pri["dims"][cls], pri["R"][cls])
+
+
+# ================================================================================== curriculum
+def curriculum_stages(train_arrays: dict):
+    """The coarse-to-fine label curriculum: yields (stage name, label array (N,) int64).
+
+    First ``("coarse", coarse_class)`` -- the two zebras merged, indices into
+    ``schema.COARSE_CLASSES`` -- then ``("fine", species)``, indices into ``schema.SPECIES``.
+    ``STAGE_CLASSES[name]`` is the number of label values of a stage. The coarse labels are
+    taken from ``coarse_class`` when present, else derived from the species.
+    """
+    species = _classes(train_arrays)
+    if "coarse_class" in train_arrays:
+        coarse = np.asarray(train_arrays["coarse_class"], np.int64)
+    else:
+        coarse = COARSE_OF_SPECIES[species]
+    yield "coarse", coarse
+    yield "fine", species
+
+
+def _class_encoding(stage: str, labels: np.ndarray) -> np.ndarray:
+    """(N, 5 + 6) class input: the coarse one-hot, then the fine one-hot (zero in the coarse stage).
+
+    The fine stage fills both blocks (the coarse one derived from the species), so what the
+    network learned per coarse class in the first epochs carries over to the fine stage.
+    """
+    labels = np.asarray(labels, np.int64)
+    out = np.zeros((len(labels), N_COARSE + N_CLASSES), np.float32)
+    if stage == "coarse":
+        out[np.arange(len(labels)), labels] = 1.0
+    elif stage == "fine":
+        out[np.arange(len(labels)), COARSE_OF_SPECIES[labels]] = 1.0
+        out[np.arange(len(labels)), N_COARSE + labels] = 1.0
+    else:
+        raise ValueError(f"unknown curriculum stage {stage!r}")
+    return out
+
+
+# ================================================================================ learned head
+CONTINUOUS_FEATURES = (
+    # the box and the camera
+    "cx/W", "cy/H", "w/W", "h/H", "log(w/h)", "ray_x", "ray_y", "fx/W", "fy/H", "px/W", "py/H",
+    # the two lift depths
+    "log z_ground", "log z_pinhole / frame median",
+    # the box relative to its frame
+    "log h - frame median", "log sqrt(wh) - frame median", "ray_x - frame median", "ray_y - frame median",
+    "log(w/h) - frame median",
+    # apparent size at the ground-plane depth (normalised size), per box and frame median
+    "log(z_ground h / f_y)", "log(z_ground w / f_x)", "frame median log(z_ground h / f_y)",
+    "frame median log(z_ground w / f_x)", "frame median log(z_ground sqrt(wh) / f_y)",
+    # the frame's size gradient along the image vertical, applied to the box
+    "frame size slope x (ray_y - frame median)", "frame size slope", "log n_boxes (frame)",
+)
+SLOPE_EPS = 1e-3  # shrinks the frame's size slope when its boxes span little of the image vertical
+
+
+def _frame_mean(values, inv, counts) -> np.ndarray:
+    return (np.bincount(inv, weights=values, minlength=len(counts)) / counts)[inv]
+
+
+def learned_features(priors: dict, target: dict) -> np.ndarray:
+    """(N, len(CONTINUOUS_FEATURES)) features from the 2D boxes, K, image size and the train priors.
+
+    Besides the box and the camera: the two lift depths (ground plane; class-height pinhole
+    scaled to a frame median of 1); the box relative to the frame's medians (how much nearer,
+    lower or more side-on than the frame's typical animal it is -- the segment normalisation is
+    about the median); the apparent size at the ground-plane depth, i.e. the normalised size a
+    box would have there, per box and as the frame's median (one herd shares one scale); the
+    frame's size gradient: the slope of log sqrt(wh) against the ray's y over the frame's boxes
+    (how fast animals shrink towards the top of the image, which tells the ground's tilt),
+    shrunk by ``SLOPE_EPS`` and times the box's relative ray y. Frame statistics use the oracle
+    2D boxes of the same image only; no 3D ground truth of the target enters.
+    """
+    K = np.asarray(target["K"], float)
+    W, H = _image_size(target)
+    b = np.asarray(target["bbox2d_tight"], float)
+    img = np.asarray(target["image_id"], np.int64)
+    w, h = _box_hw(b)
+    c = _box_center(b)
+    ray = backproject(c, K, np.ones(len(b)))
+    z_g = ground_plane_depth(priors, target)
+    z_pin = pinhole_depth(priors, target)
+    _, inv, counts = np.unique(img, return_inverse=True, return_counts=True)
+
+    def fm(v):
+        return frame_median(v, img)
+
+    log_h, log_s, log_ar = np.log(h), 0.5 * np.log(w * h), np.log(w / h)
+    app_h, app_w = np.log(z_g * h / K[:, 1, 1]), np.log(z_g * w / K[:, 0, 0])
+    app_s = np.log(z_g * np.sqrt(w * h) / K[:, 1, 1])
+    ry = ray[:, 1] - _frame_mean(ray[:, 1], inv, counts)
+    ls = log_s - _frame_mean(log_s, inv, counts)
+    slope = _frame_mean(ry * ls, inv, counts) / (_frame_mean(ry * ry, inv, counts) + SLOPE_EPS)
+    ry_med = ray[:, 1] - fm(ray[:, 1])
+    return np.column_stack([
+        c[:, 0] / W, c[:, 1] / H, w / W, h / H, log_ar, ray[:, 0], ray[:, 1],
+        K[:, 0, 0] / W, K[:, 1, 1] / H, K[:, 0, 2] / W, K[:, 1, 2] / H,
+        np.log(z_g), np.log(z_pin / fm(z_pin)),
+        log_h - fm(log_h), log_s - fm(log_s), ray[:, 0] - fm(ray[:, 0]), ry_med, log_ar - fm(log_ar),
+        app_h, app_w, fm(app_h), fm(app_w), fm(app_s),
+        slope * ry_med, slope, np.log(counts[inv]),
+    ]).astype(np.float64)
+
+
+def _rot6d(R: np.ndarray) -> np.ndarray:
+    """Zhou et al.'s continuous 6D form: the first two columns of R, (N, 6)."""
+    R = np.asarray(R)
+    return np.concatenate([R[..., :, 0], R[..., :, 1]], axis=-1)
+
+
+def _targets(priors: dict, a: dict) -> dict[str, np.ndarray]:
+    """Training targets of the train split (3D ground truth of train only)."""
+    cls = _classes(a)
+    center = np.asarray(a["center_cam"], float)
+    K = np.asarray(a["K"], float)
+    hom = np.einsum("nij,nj->ni", K, center)
+    uv = hom[:, :2] / hom[:, 2:3]  # the projected 3D centre (z > 0 for every published box)
+    b = np.asarray(a["bbox2d_tight"], float)
+    w, h = _box_hw(b)
+    c = _box_center(b)
+    return {
+        "log_z": np.log(center[:, 2]),
+        "log_dims": np.log(np.maximum(np.asarray(a["dimensions"], float), 1e-9)),
+        "R": np.asarray(a["R_cam"], float),
+        "offset": np.column_stack([(uv[:, 0] - c[:, 0]) / w, (uv[:, 1] - c[:, 1]) / h]),
+        "prior_log_dims": np.log(priors["dims"][cls]),
+    }
+
+
+def _torch():
+    import torch
+
+    torch.set_num_threads(NUM_THREADS)
+    return torch
+
+
+def _build_model(n_in: int, hidden: int, dropout: float = 0.0):
+    torch = _torch()
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Linear(n_in, hidden), nn.SiLU(), nn.Dropout(dropout),
+        nn.Linear(hidden, hidden), nn.SiLU(), nn.Dropout(dropout),
+        nn.Linear(hidden, hidden), nn.SiLU(), nn.Dropout(dropout),
+        nn.Linear(hidden, N_OUTPUTS),
+    )
+
+
+def _gram_schmidt(x6):
+    """(N, 6) -> (N, 3, 3) rotation whose first two columns are the orthonormalised halves."""
+    torch = _torch()
+    a1, a2 = x6[:, 0:3], x6[:, 3:6]
+    b1 = torch.nn.functional.normalize(a1, dim=1)
+    b2 = torch.nn.functional.normalize(a2 - (b1 * a2).sum(1, keepdim=True) * b1, dim=1)
+    b3 = torch.cross(b1, b2, dim=1)
+    return torch.stack([b1, b2, b3], dim=2)
+
+
+# Outputs: log depth, log [W, H, L], 6D rotation, projected-centre offset (2), log depth scale b.
+N_OUTPUTS = 1 + 3 + 6 + 2 + 1
+
+
+def _decode(out, prior_log_z, prior_log_dims, prior_r6, depth_scale: float = 1.0):
+    """Network output -> (log z, log dims, R, offset, log b); depth, dims and rotation are
+    residuals on the priors, b is the Laplace scale of the log-depth error."""
+    log_z = prior_log_z + depth_scale * out[:, 0]
+    log_dims = prior_log_dims + out[:, 1:4]
+    R = _gram_schmidt(prior_r6 + out[:, 4:10])
+    return log_z, log_dims, R, out[:, 10:12], out[:, 12] + LOG_B_INIT
+
+
+# A cuboid is the same box under a half turn about any of its local axes: R and R @ F give
+# identical corners (as a set) for these F, so the rotation loss takes the nearest of the four.
+_BOX_FLIPS = ((1, 1, 1), (1, -1, -1), (-1, 1, -1), (-1, -1, 1))
+
+
+def _geodesic(Ra, Rb):
+    """Smallest rotation angle (rad) from Ra to Rb @ F over the box symmetries F (``_BOX_FLIPS``)."""
+    torch = _torch()
+    diag = (Ra.transpose(1, 2) @ Rb).diagonal(dim1=1, dim2=2)  # trace(Ra^T Rb F) = diag . f
+    flips = torch.tensor(_BOX_FLIPS, dtype=diag.dtype)
+    cos = ((diag @ flips.T).max(dim=1).values - 1) / 2
+    return torch.acos(cos.clamp(-1 + 1e-6, 1 - 1e-6))
+
+
+def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, checkpoint=None,
+                  progress: bool = True, config: dict | None = None) -> dict:
+    """Train the MLP head on the train split (CPU, ``NUM_THREADS`` threads); returns the model bundle.
+
+    Inputs: ``learned_features`` (standardised with train mean / std) and the class one-hot of
+    the current curriculum stage (``curriculum_stages``: the first ``coarse_fraction`` of the
+    epochs on the coarse labels, then the fine ones; see ``_class_encoding``). ``config``
+    overrides entries of ``LEARNED_CONFIG``.
+    Outputs, as residuals on the priors: log depth (prior: the ground-plane lift's z), log
+    [W, H, L] (prior: class median), rotation in the continuous 6D form (prior: class mean
+    rotation; Gram-Schmidt to a matrix), the projected 3D centre's offset from the 2D box centre
+    in box widths / heights, and the log of the Laplace scale b of the log-depth error.
+    Loss: Laplace NLL on log depth (|error| / b + log b; plain L1 with ``uncertainty=False``)
+    + L1 on log dimensions + ``rotation_weight`` x geodesic angle to the nearest of the box's
+    four symmetric rotations + ``offset_weight`` x L1 on the offset. AdamW, cosine learning
+    rate, dropout and Gaussian input noise (the train split has few segments; without them the
+    network memorises each segment's camera).
+
+    Determinism: ``torch.manual_seed(seed)``, a seeded shuffling / noise generator,
+    ``torch.use_deterministic_algorithms(True)``. The bundle (state_dict, feature mean / std,
+    class priors, species and coarse class lists, config, loss history) is written with
+    ``torch.save`` when ``checkpoint`` is a path.
+    """
+    torch = _torch()
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    cfg = {**LEARNED_CONFIG, **(config or {})}
+    unknown = set(cfg) - set(LEARNED_CONFIG)
+    if unknown:
+        raise ValueError(f"unknown learned-head settings {sorted(unknown)}")
+    priors = class_priors(train)
+    x = learned_features(priors, train)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std = np.where(std > 1e-12, std, 1.0)
+    xn = torch.as_tensor((x - mean) / std, dtype=torch.float32)
+    tg = _targets(priors, train)
+    cls = _classes(train)
+    t_log_z = torch.as_tensor(tg["log_z"], dtype=torch.float32)
+    t_log_dims = torch.as_tensor(tg["log_dims"], dtype=torch.float32)
+    t_R = torch.as_tensor(tg["R"], dtype=torch.float32)
+    t_off = torch.as_tensor(tg["offset"], dtype=torch.float32)
+    p_log_z = torch.as_tensor(np.log(ground_plane_depth(priors, train)), dtype=torch.float32)
+    p_log_dims = torch.as_tensor(tg["prior_log_dims"], dtype=torch.float32)
+    p_r6 = torch.as_tensor(_rot6d(priors["R"][cls]), dtype=torch.float32)
+    stages = {name: torch.as_tensor(_class_encoding(name, labels)) for name, labels in curriculum_stages(train)}
+
+    n_in = xn.shape[1] + N_COARSE + N_CLASSES
+    model = _build_model(n_in, cfg["hidden"], cfg["dropout"])
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=cfg["weight_decay"])
+    n = len(xn)
+    bs = int(cfg["batch_size"])
+    steps_per_epoch = max(1, math.ceil(n / bs))
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs * steps_per_epoch))
+    gen = torch.Generator().manual_seed(seed)
+    coarse_epochs = round(cfg["coarse_fraction"] * epochs)
+    history = []
+    iterator = range(epochs)
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(iterator, desc="learned head", unit="epoch", file=sys.stderr)
+    model.train()
+    for epoch in iterator:
+        stage = "coarse" if epoch < coarse_epochs else "fine"
+        onehot = stages[stage]
+        perm = torch.randperm(n, generator=gen)
+        total = 0.0
+        for s in range(0, n, bs):
+            idx = perm[s:s + bs]
+            xb = xn[idx]
+            if cfg["input_noise"] > 0:
+                xb = xb + cfg["input_noise"] * torch.randn(xb.shape, generator=gen)
+            out = model(torch.cat([xb, onehot[idx]], dim=1))
+            log_z, log_dims, R, off, log_b = _decode(out, p_log_z[idx], p_log_dims[idx], p_r6[idx],
+                                                     cfg["depth_residual"])
+            depth = (log_z - t_log_z[idx]).abs()
+            if cfg["uncertainty"]:  # Laplace NLL: the L1 term divided by the predicted scale, + log scale
+                depth = depth * torch.exp(-log_b) + log_b - LOG_B_INIT
+            loss = (depth.mean() + (log_dims - t_log_dims[idx]).abs().mean()
+                    + cfg["rotation_weight"] * _geodesic(R, t_R[idx]).mean()
+                    + cfg["offset_weight"] * (off - t_off[idx]).abs().mean())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+        history.append({"epoch": epoch, "stage": stage, "loss": total / n})
+        if progress:
+            iterator.set_postfix(stage=stage, loss=f"{total / n:.4f}")
+    model.eval()
+    bundle = {
+        "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
+        "feature_mean": mean, "feature_std": std, "features": list(CONTINUOUS_FEATURES),
+        "priors": {k: np.asarray(v) for k, v in priors.items()},
+        "species": list(SPECIES), "coarse_classes": list(schema.COARSE_CLASSES),
+        "config": {**cfg, "epochs": epochs, "seed": seed, "coarse_epochs": coarse_epochs, "n_train": int(n)},
+        "history": history,
+    }
+    if checkpoint is not None:
+        save_checkpoint(bundle, checkpoint)
+    return bundle
+
+
+def save_checkpoint(bundle: dict, path) -> Path:
+    """``torch.save`` of the bundle (state_dict, normalisation stats, priors, class list, config)."""
+    torch = _torch()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(bundle, path)
+    return path
+
+
+def load_checkpoint(path) -> dict:
+    torch = _torch()
+    bundle = torch.load(Path(path), map_location="cpu", weights_only=False)
+    if list(bundle.get("species", [])) != list(SPECIES):
+        raise ValueError(f"{path}: checkpoint classes {bundle.get('species')} are not WildBox's {list(SPECIES)}")
+    return bundle
+
+
+def predict_learned(model, target: dict) -> dict[str, np.ndarray]:
+    """Predictions of the learned head on oracle 2D boxes (target: 2D box, class, K, image size).
+
+    ``model`` is a bundle from ``train_learned`` / ``load_checkpoint`` or a checkpoint path.
+    """
+    torch = _torch()
+    bundle = load_checkpoint(model) if isinstance(model, (str, Path)) else model
+    priors = bundle["priors"]
+    cfg = bundle["config"]
+    x = learned_features(priors, target)
+    xn = (x - bundle["feature_mean"]) / bundle["feature_std"]
+    cls = _classes(target)
+    net = _build_model(x.shape[1] + N_COARSE + N_CLASSES, cfg["hidden"], cfg.get("dropout", 0.0))
+    net.load_state_dict(bundle["state_dict"])
+    net.eval()
+    with torch.no_grad():
+        inp = torch.cat([torch.as_tensor(xn, dtype=torch.float32),
+                         torch.as_tensor(_class_encoding("fine", cls))], dim=1)
+        out = net(inp)
+        log_z, log_dims, R, off, log_b = _decode(
+            out, torch.as_tensor(np.log(ground_plane_depth(priors, target)), dtype=torch.float32),
+            torch.as_tensor(np.log(priors["dims"][cls]), dtype=torch.float32),
+            torch.as_tensor(_rot6d(priors["R"][cls]), dtype=torch.float32), cfg.get("depth_residual", 1.0))
+    z = np.exp(log_z.double().numpy())
+    b = np.asarray(target["bbox2d_tight"], float)
+    w, h = _box_hw(b)
+    uv = _box_center(b) + off.double().numpy() * np.column_stack([w, h])
+    center = backproject(uv, target["K"], z)
+    R = geometry.project_to_so3(R.double().numpy()) if len(cls) else np.zeros((0, 3, 3))
+    dims = np.exp(log_dims.double().numpy())
+    scale = np.exp(log_b.double().numpy())
+    mode = cfg.get("score", "size")
+    if mode == "size":
+        score = None
+    elif mode == "depth_scale":  # exp(-b): the expected relative depth error
+        score = np.exp(-scale)
+    elif mode == "relative":  # expected centre error z * b against the footprint size sqrt(W L)
+        score = np.exp(-z * scale / np.sqrt(dims[:, 0] * dims[:, 2]))
+    else:
+        raise ValueError(f"unknown score mode {mode!r}")
+    return _predictions(target, center, dims, R, score)
+
+
+# ====================================================================================== output
+def _round(x) -> list:
+    """Plain floats at full precision (``json`` writes the shortest repr that round-trips): a
+    rounded copy of a box is a different box, and the 3D IoU of nearly coincident boxes is fragile."""
+    return [float(v) for v in np.asarray(x, float).ravel()]
+
+
+def predictions_to_json(preds: dict, image_ids=None) -> list[dict]:
+    """The WildBox authors' prediction JSON: one entry per image (ascending image_id) with its
+    instances {bbox xywh, score, category_id, center_cam, dimensions [W, H, L], pose 3x3}.
+
+    ``image_ids``: every image of the split (images without predictions get ``instances: []``).
+    """
+    img = np.asarray(preds["image_id"], np.int64)
+    ids = np.union1d(img, np.asarray(image_ids, np.int64)) if image_ids is not None else np.unique(img)
+    by_image: dict[int, list] = {int(i): [] for i in ids}
+    for k in range(len(img)):
+        x1, y1, x2, y2 = np.asarray(preds["bbox"][k], float)
+        by_image[int(img[k])].append({
+            "bbox": _round([x1, y1, x2 - x1, y2 - y1]),
+            "score": _round([preds["score"][k]])[0],
+            "category_id": int(preds["category_id"][k]),
+            "center_cam": _round(preds["center_cam"][k]),
+            "dimensions": _round(preds["dimensions"][k]),
+            "pose": [_round(row) for row in np.asarray(preds["pose"][k], float)],
+        })
+    return [{"image_id": i, "instances": by_image[i]} for i in sorted(by_image)]
+
+
+def write_predictions(path, preds: dict, image_ids=None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = predictions_to_json(preds, image_ids)
+    path.write_text(json.dumps(doc, separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOCHS, seed: int = 0,
+             checkpoint=None, load: bool = False, progress: bool = True,
+             lift_mode: str = "ground") -> tuple[dict, dict]:
+    """(predictions, info) of one head; the learned head trains (or loads ``checkpoint`` with
+    ``load=True``), saves the checkpoint when a path is given and predicts from the saved file."""
+    info: dict = {"head": head}
+    t0 = time.perf_counter()
+    if head == "trivial":
+        preds = predict_trivial(train, target)
+    elif head == "lift":
+        preds = predict_lift(train, target, mode=lift_mode)
+    elif head == "learned":
+        if load:
+            if checkpoint is None:
+                raise ValueError("--load needs --checkpoint")
+            bundle = load_checkpoint(checkpoint)
+        else:
+            bundle = train_learned(train, epochs=epochs, seed=seed, checkpoint=checkpoint, progress=progress)
+            info["train_seconds"] = time.perf_counter() - t0
+            info["final_loss"] = bundle["history"][-1]["loss"] if bundle["history"] else None
+            if checkpoint is not None:
+                bundle = load_checkpoint(checkpoint)  # predict from what was saved
+        info["epochs"] = bundle["config"]["epochs"]
+        info["seed"] = bundle["config"]["seed"]
+        preds = predict_learned(bundle, target)
+    else:
+        raise ValueError(f"unknown head {head!r}; expected one of {HEADS}")
+    info["seconds"] = time.perf_counter() - t0
+    return preds, info
+
+
+# ========================================================================================= CLI
+def run_cli(argv=None) -> int:
+    """``benchwright baseline wildbox --data OUT/wildbox --head H --out PRED.json ...``; prints one line."""
+    from benchwright.errors import BenchwrightError
+
+    p = argparse.ArgumentParser(prog="benchwright baseline wildbox",
+                                description="WildBox 3D baselines on oracle 2D boxes (trivial d0, lift, learned MLP)")
+    p.add_argument("--data", required=True, help="built WildBox folder (OUT/wildbox)")
+    p.add_argument("--head", required=True, choices=HEADS)
+    p.add_argument("--out", required=True, help="prediction JSON to write")
+    p.add_argument("--split", default="validation", help="split to predict (default validation)")
+    p.add_argument("--epochs", type=int, default=DEFAULT_EPOCHS, help="learned head: training epochs")
+    p.add_argument("--seed", type=int, default=0, help="learned head: torch seed")
+    p.add_argument("--checkpoint", help="learned head: checkpoint path (default: PRED with suffix .pt)")
+    p.add_argument("--load", action="store_true", help="learned head: predict from --checkpoint, no training")
+    p.add_argument("--lift-mode", default="ground", choices=LIFT_MODES, help="lift head: depth rule")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--evaluate", action="store_true", help="also score the predictions (AP-BEV@0.25 in the summary)")
+    ns = p.parse_args(argv)
+    try:
+        if ns.split == "train" and ns.head != "trivial":
+            print("note: predicting the train split (statistics / weights come from it)", file=sys.stderr)
+        train = load_split(ns.data, "train")
+        target = load_split(ns.data, ns.split)
+        if len(train["image_id"]) == 0:
+            raise BenchwrightError(f"{ns.data}: the train split has no boxes")
+        checkpoint = None
+        if ns.head == "learned":
+            checkpoint = Path(ns.checkpoint) if ns.checkpoint else Path(ns.out).with_suffix(".pt")
+        preds, _ = run_head(ns.head, train, target, epochs=ns.epochs, seed=ns.seed, checkpoint=checkpoint,
+                            load=ns.load, progress=not ns.no_progress, lift_mode=ns.lift_mode)
+        out = write_predictions(ns.out, preds, target["image_ids"])
+        line = (f"wildbox baseline {ns.head}: {len(preds['image_id'])} instances on {len(target['image_ids'])} "
+                f"{ns.split} images -> {out}")
+        if checkpoint is not None:
+            line += f" (checkpoint {checkpoint})"
+        if ns.evaluate:
+            from benchwright.evaluation import wildbox as ev
+
+            m = ev.evaluate_paths(ns.data, out, ns.split)
+            line += (f"; AP-BEV@0.25 macro {m['ap_bev@0.25']['macro']:.2f}, "
+                     f"AP-BEV@0.50 macro {m['ap_bev@0.50']['macro']:.2f}")
+        print(line)
+    except (BenchwrightError, ValueError, OSError) as err:
+        print(f"benchwright baseline wildbox: error: {err}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,229 @@
+"""WildBox baselines: prediction JSON, determinism, the geometry of trivial and lift, the learned
+head's checkpoint, no leakage of the target's 3D ground truth, and the evaluator's perfect score."""
+import json
+
+import numpy as np
+import pytest
+
+from benchwright import geometry
+from benchwright.baselines import wildbox as bw
+from benchwright.schemas import wildbox as schema
+
+from tests.wildbox_helpers import build_wildbox, tiny_source
+
+EPOCHS = 3  # the learned head on the tiny build: enough to exercise training, seconds to run
+GT_3D_KEYS = ("center_cam", "dimensions", "R_cam", "corners_cam", "bbox2d_proj")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    base = tmp_path_factory.mktemp("wildbox_baselines")
+    return build_wildbox(tiny_source(base / "raw"), base / "out")
+
+
+@pytest.fixture(scope="module")
+def splits(built):
+    return bw.load_split(built, "train"), bw.load_split(built, "validation")
+
+
+@pytest.fixture(scope="module")
+def bundle(splits, tmp_path_factory):
+    path = tmp_path_factory.mktemp("ckpt") / "learned.pt"
+    b = bw.train_learned(splits[0], epochs=EPOCHS, seed=0, checkpoint=path, progress=False)
+    return b, path
+
+
+def _cli(built, head, out, *extra):
+    return bw.run_cli(["--data", str(built), "--head", head, "--out", str(out), "--epochs", str(EPOCHS),
+                       "--no-progress", *extra])
+
+
+# ------------------------------------------------------------------------------- JSON and CLI
+@pytest.mark.parametrize("head", bw.HEADS)
+def test_prediction_json_schema(built, splits, tmp_path, head, capsys):
+    from benchwright.evaluation import wildbox as ev
+
+    out = tmp_path / f"{head}.json"
+    assert _cli(built, head, out) == 0
+    assert f"wildbox baseline {head}:" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    _, val = splits
+    assert isinstance(doc, list)
+    ids = [e["image_id"] for e in doc]
+    assert ids == sorted(ids) and set(ids) == set(val["image_ids"].tolist())  # one entry per image, frames included
+    n = 0
+    for entry in doc:
+        assert set(entry) == {"image_id", "instances"} and isinstance(entry["image_id"], int)
+        for inst in entry["instances"]:
+            n += 1
+            assert set(inst) == {"bbox", "score", "category_id", "center_cam", "dimensions", "pose"}
+            assert len(inst["bbox"]) == 4 and inst["bbox"][2] > 0 and inst["bbox"][3] > 0  # xywh
+            assert 0 < inst["score"] <= 1
+            assert inst["category_id"] in schema.CATEGORY_IDS.values()
+            assert len(inst["center_cam"]) == 3 and inst["center_cam"][2] > 0
+            assert len(inst["dimensions"]) == 3 and min(inst["dimensions"]) > 0
+            R = np.asarray(inst["pose"])
+            assert R.shape == (3, 3)
+            assert np.allclose(R @ R.T, np.eye(3), atol=1e-6) and np.linalg.det(R) > 0
+    assert n == len(val["image_id"])  # one prediction per oracle box
+    # The xywh box is the oracle 2D box, and the evaluator reads the file back.
+    p = ev.read_prediction_json(out)
+    assert len(p["image_id"]) == n
+    first = next(e for e in doc if e["instances"])
+    k = int(np.flatnonzero(val["image_id"] == first["image_id"])[0])
+    x1, y1, x2, y2 = val["bbox2d_tight"][k]
+    assert first["instances"][0]["bbox"] == pytest.approx([x1, y1, x2 - x1, y2 - y1])
+
+
+def test_cli_bad_input_exit_code(tmp_path, capsys):
+    assert bw.run_cli(["--data", str(tmp_path / "nope"), "--head", "trivial", "--out", str(tmp_path / "p.json")]) == 2
+    assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("head", bw.HEADS)
+def test_same_seed_same_bytes(built, tmp_path, head):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert _cli(built, head, a, "--seed", "0") == 0
+    assert _cli(built, head, b, "--seed", "0") == 0
+    assert a.read_bytes() == b.read_bytes()
+    if head == "learned":
+        assert (tmp_path / "a.pt").is_file()  # the checkpoint lands beside the predictions
+        c = tmp_path / "c.json"
+        assert _cli(built, head, c, "--seed", "1") == 0
+        assert c.read_bytes() != a.read_bytes()  # the seed is used
+
+
+# ------------------------------------------------------------------------------------ geometry
+def test_trivial_centre_on_ray_at_depth_one(splits):
+    train, val = splits
+    p = bw.predict_trivial(train, val)
+    b = val["bbox2d_tight"]
+    centre_px = np.column_stack([(b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2])
+    assert np.allclose(p["center_cam"][:, 2], 1.0)
+    hom = np.einsum("nij,nj->ni", val["K"], p["center_cam"])
+    assert np.allclose(hom[:, :2] / hom[:, 2:], centre_px, atol=1e-6)  # on the ray through the box centre
+    # Per-class median dimensions and mean rotation of train, whatever the target's 3D boxes are.
+    for k in np.unique(val["species"]):
+        m, mt = val["species"] == k, train["species"] == k
+        assert np.allclose(p["dimensions"][m], np.median(train["dimensions"][mt], axis=0))
+        assert np.allclose(p["pose"][m], geometry.project_to_so3(train["R_cam"][mt].mean(axis=0)))
+    assert np.array_equal(p["category_id"], val["species"] + 1000)
+
+
+def _hand_arrays(n, species, K, bbox, image_id, center=None, dims=None, R=None):
+    a = {"image_id": np.asarray(image_id, np.int64), "species": np.full(n, species),
+         "category_id": np.full(n, 1000 + species), "K": np.repeat(K[None], n, axis=0),
+         "bbox2d_tight": np.asarray(bbox, float), "image_width": np.full(n, 640), "image_height": np.full(n, 360)}
+    if center is not None:
+        a.update(center_cam=np.asarray(center, float), dimensions=np.asarray(dims, float), R_cam=np.asarray(R, float))
+    return a
+
+
+def test_lift_pinhole_depth_is_f_H_over_h():
+    K = np.array([[500.0, 0, 320], [0, 520.0, 180], [0, 0, 1]])
+    R = geometry.rotation_from_ypr([[0.3, -0.6, 0.05]])[0]
+    # Train: two boxes of species 2 with H = 0.4 whose 2D box height is exactly f_y H / z (ratio 1).
+    train = _hand_arrays(2, 2, K, [[100, 50, 160, 50 + 520 * 0.4 / 2], [300, 80, 330, 80 + 520 * 0.4 / 4]], [1, 1],
+                         center=[[0.1, 0.2, 2.0], [0.3, 0.1, 4.0]], dims=[[0.3, 0.4, 0.9]] * 2, R=[R, R])
+    target = _hand_arrays(1, 2, K, [[200, 100, 240, 140]], [7])  # h = 40 px
+    p = bw.predict_lift(train, target, mode="pinhole")
+    assert p["center_cam"][0, 2] == pytest.approx(520.0 * 0.4 / 40.0)
+    hom = K @ p["center_cam"][0]
+    assert hom[:2] / hom[2] == pytest.approx([220.0, 120.0])
+    # The train ratio correction: 2D boxes 25% taller than f_y H / z scale the lifted z by 1 / 1.25.
+    train["bbox2d_tight"][:, 3] = train["bbox2d_tight"][:, 1] + 1.25 * (train["bbox2d_tight"][:, 3] - train["bbox2d_tight"][:, 1])
+    p = bw.predict_lift(train, target, mode="pinhole")
+    assert p["center_cam"][0, 2] == pytest.approx(520.0 * 0.4 / 40.0 / 1.25)
+
+
+def test_lift_ground_plane_recovers_relative_depth():
+    """Centres on a plane whose normal is the class-mean 'down' axis: depths come back up to the frame median."""
+    K = np.array([[500.0, 0, 320], [0, 500.0, 180], [0, 0, 1]])
+    R = geometry.rotation_from_ypr([[0.2, 0.7, 0.03]])[0]  # a drone looking down: "down" points away too
+    n = R[:, 1]
+    assert n[1] > 0 and n[2] > 0
+    rng = np.random.default_rng(0)
+    uv = np.column_stack([rng.uniform(60, 580, 5), rng.uniform(40, 320, 5)])
+    ray = np.linalg.solve(K, np.column_stack([uv, np.ones(5)]).T).T
+    z_true = 3.0 / (ray @ n)  # plane n . X = 3
+    assert np.ptp(z_true) > 0.2 * np.median(z_true)  # depths that differ, so z = 1 would fail
+    centres = ray * z_true[:, None]
+    boxes = np.column_stack([uv - 10, uv + 10])
+    train = _hand_arrays(5, 4, K, boxes, [1] * 5, center=centres, dims=[[0.3, 0.4, 0.9]] * 5, R=[R] * 5)
+    target = _hand_arrays(5, 4, K, boxes, [9] * 5)
+    p = bw.predict_lift(train, target)
+    assert p["center_cam"][:, 2] == pytest.approx(z_true / np.median(z_true))
+    assert np.median(p["center_cam"][:, 2]) == pytest.approx(1.0)
+
+
+def test_heads_never_read_target_3d(splits, bundle):
+    """Oracle-2D setting: garbage in the target's 3D ground truth changes no prediction."""
+    train, val = splits
+    spoiled = dict(val)
+    for key in GT_3D_KEYS:
+        spoiled[key] = np.full_like(val[key], np.nan)
+    for fn in (lambda t: bw.predict_trivial(train, t), lambda t: bw.predict_lift(train, t),
+               lambda t: bw.predict_learned(bundle[0], t)):
+        a, b = fn(val), fn(spoiled)
+        for key in a:
+            assert np.array_equal(a[key], b[key]), key
+
+
+# ----------------------------------------------------------------------------- learned head
+def test_curriculum_coarse_then_fine(splits):
+    train, _ = splits
+    stages = list(bw.curriculum_stages(train))
+    assert [name for name, _ in stages] == ["coarse", "fine"]
+    coarse, fine = stages[0][1], stages[1][1]
+    assert np.array_equal(fine, train["species"])
+    zebra = schema.COARSE_CLASSES.index("zebra")
+    for k, name in enumerate(schema.SPECIES):
+        assert set(coarse[fine == k]) <= {schema.COARSE_CLASSES.index(schema.COARSE_OF[name])}
+    assert set(coarse[np.isin(fine, [1, 3])]) == {zebra}  # both zebras merged
+    assert coarse.max() < bw.STAGE_CLASSES["coarse"] and fine.max() < bw.STAGE_CLASSES["fine"]
+
+
+def test_learned_checkpoint_round_trip(splits, bundle):
+    import torch
+
+    _, val = splits
+    trained, path = bundle
+    saved = torch.load(path, map_location="cpu", weights_only=False)
+    assert {"state_dict", "feature_mean", "feature_std", "species", "priors", "config"} <= set(saved)
+    assert saved["species"] == list(schema.SPECIES)
+    assert len(saved["feature_mean"]) == len(bw.CONTINUOUS_FEATURES)
+    assert [h["stage"] for h in trained["history"]] == ["coarse"] + ["fine"] * (EPOCHS - 1)
+    a = bw.predict_learned(trained, val)
+    b = bw.predict_learned(path, val)
+    for key in a:
+        assert np.array_equal(a[key], b[key]), key
+    # The network moved the depth away from the lift (it is not the prior passed through).
+    lift = bw.predict_lift(splits[0], val)
+    assert not np.allclose(a["center_cam"][:, 2], lift["center_cam"][:, 2])
+
+
+def test_checkpoint_of_another_taxonomy_is_refused(bundle, tmp_path):
+    import torch
+
+    other = dict(bundle[0], species=["cat", "dog"])
+    torch.save(other, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not WildBox"):
+        bw.load_checkpoint(tmp_path / "other.pt")
+
+
+# ------------------------------------------------------------------------------------ evaluator
+def test_ground_truth_as_predictions_scores_100(built, splits, tmp_path):
+    from benchwright.evaluation import wildbox as ev
+
+    _, val = splits
+    perfect = {"image_id": val["image_id"], "category_id": val["species"] + 1000,
+               "score": np.linspace(1.0, 0.5, len(val["image_id"])), "bbox": val["bbox2d_proj"],
+               "center_cam": val["center_cam"], "dimensions": val["dimensions"], "pose": val["R_cam"]}
+    path = bw.write_predictions(tmp_path / "perfect.json", perfect, val["image_ids"])
+    m = ev.evaluate_paths(built, path, "validation")
+    for key in ("ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d"):
+        assert m[key]["macro"] == pytest.approx(100.0), key
+    assert m["nhd_hungarian"]["macro"]["overall"] == pytest.approx(0.0, abs=1e-6)
+    # And the baselines are scored below that, trivial included.
+    p = bw.write_predictions(tmp_path / "trivial.json", bw.predict_trivial(splits[0], val), val["image_ids"])
+    assert ev.evaluate_paths(built, p, "validation")["ap_bev@0.50"]["macro"] < 100.0
