@@ -73,16 +73,18 @@ def export_all(root: Path) -> dict:
     Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D
     paths point into); KITTI's ``image_2/NNNNNN`` names are hard links to the same files.
     """
-    frames = read_config(root, "frames", columns=["frame_id", "image_id", "image", "image_path", "width",
-                                                  "height", "K", "split", "segment_id", "scale_factor"])
-    boxes = read_config(root, "boxes")
     image_rel = {}
-    for fid, img in zip(frames["frame_id"].to_pylist(), frames["image"].to_pylist()):
-        rel = f"{EXPORTS}/images/{fid}{Path(img['path']).suffix or '.jpg'}"
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(img["bytes"])
-        image_rel[fid] = rel
+    for f in sorted((root / "frames").glob("*.parquet")):  # streamed: image bytes never all in memory
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=512, columns=["frame_id", "image"]):
+            for fid, img in zip(batch.column("frame_id").to_pylist(), batch.column("image").to_pylist()):
+                rel = f"{EXPORTS}/images/{fid}{Path(img['path']).suffix or '.jpg'}"
+                path = root / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(img["bytes"])
+                image_rel[fid] = rel
+    frames = read_config(root, "frames", columns=["frame_id", "image_id", "width", "height", "K", "split",
+                                                  "segment_id", "scale_factor"])
+    boxes = read_config(root, "boxes")
     summary = {"images": len(image_rel)}
     for split in schema.SPLITS:
         f = frames.filter(pc.equal(frames["split"], split))

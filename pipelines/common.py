@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.metrics import Metrics
+from datasets.table import embed_table_storage
 
 from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
@@ -149,6 +150,9 @@ class _WriteShard(beam.DoFn):
         (split, shard), tables = keyed
         table = pa.concat_tables(list(tables)).cast(self._schema)
         table = table.take(pc.sort_indices(table, sort_keys=[(self._id_column, "ascending")]))
+        # Image / binary features travel as paths and are read only here, where the shard is written:
+        # the shuffle never carries the image bytes.
+        table = embed_table_storage(table)
         ids = table.column(self._id_column)
         if len(pc.unique(ids)) != len(ids):
             raise ValueError(f"{self._config}/{split}: duplicate {self._id_column} values in shard {shard}")
@@ -196,9 +200,23 @@ class WriteConfig(beam.PTransform):
 
 
 def _bytes_per_split(table: pa.Table):
+    """(split, bytes) including the files Image columns will embed at write time."""
     splits = table.column("split")
     for split in sorted(set(splits.to_pylist())):
-        yield split, table.filter(pc.equal(splits, split)).nbytes
+        part = table.filter(pc.equal(splits, split))
+        yield split, part.nbytes + _external_bytes(part)
+
+
+def _external_bytes(table: pa.Table) -> int:
+    total = 0
+    for field in table.schema:
+        if pa.types.is_struct(field.type) and {f.name for f in field.type} == {"bytes", "path"}:
+            column = table.column(field.name).combine_chunks()
+            for data, path in zip(column.field("bytes").to_pylist(), column.field("path").to_pylist()):
+                if data is None and path:
+                    fs, p = fsspec.core.url_to_fs(path)
+                    total += fs.size(p)
+    return total
 
 
 def rows_to_table(rows: list[dict], features) -> pa.Table:

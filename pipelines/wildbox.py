@@ -83,6 +83,11 @@ def _footprints(corners: np.ndarray) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), _fixed(points, 2))
 
 
+def _embeddable(url: str) -> str:
+    """The path form ``datasets`` embeds from: plain paths for local files, URLs for remote ones."""
+    return url[len("file://"):] if url.startswith("file://") else url
+
+
 def _decode(url: str, flags: int):
     with fsspec.open(url, "rb") as f:
         data = f.read()
@@ -136,9 +141,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     frame_ok, frame_rows = [], []
     for f in seg.frames:
         try:
-            data, image = _decode(f.image_url, cv2.IMREAD_UNCHANGED)
+            _, image = _decode(f.image_url, cv2.IMREAD_UNCHANGED)
         except (FileNotFoundError, OSError) as err:
-            data, image = None, None
+            image = None
             problem = f"cannot read: {err}"
         else:
             problem = "not a decodable image" if image is None else ""
@@ -150,7 +155,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
                 yield reject(i, f"its frame {f.image_rel} is unreadable ({problem})")
             continue
         frame_ok.append(True)
-        frame_rows.append((data, image.shape[1], image.shape[0]))
+        frame_rows.append((image.shape[1], image.shape[0]))
 
     # Camera frame, image-resolution projection.
     fidx = np.array([frame_pos.get(int(fi), 0) for fi in seg.frame_index], dtype=np.int64)
@@ -161,7 +166,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     R_cam = geometry.project_to_so3(ext[:, :, :3] @ seg.R) if n else np.zeros((0, 3, 3))
     Ps, sizes = [], []
     for f, row in zip(seg.frames, frame_rows):
-        w, h = (row[1], row[2]) if row else (f.calib_size or (1, 1))
+        w, h = row if row else (f.calib_size or (1, 1))
         cw, ch = f.calib_size or (w, h)
         sx, sy = w / cw, h / ch
         Ps.append(np.diag([sx, sy, 1.0]) @ f.P)
@@ -299,11 +304,12 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "video_id": [seg.video_id] * len(kept_frames),
         "segment_id": [seg.segment_id] * len(kept_frames),
         "frame_index": pa.array([seg.frames[p].frame_index for p in kept_frames], pa.int32()),
-        "image": pa.array([{"bytes": frame_rows[p][0], "path": posixpath.basename(seg.frames[p].image_rel)}
-                           for p in kept_frames], schema.FRAMES.arrow_schema.field("image").type),
+        # the writer embeds the bytes (keeping the file name as the path): the shuffle carries paths only
+        "image": pa.array([{"bytes": None, "path": _embeddable(seg.frames[p].image_url)} for p in kept_frames],
+                          schema.FRAMES.arrow_schema.field("image").type),
         "image_path": [seg.frames[p].image_rel for p in kept_frames],
-        "width": pa.array([frame_rows[p][1] for p in kept_frames], pa.int32()),
-        "height": pa.array([frame_rows[p][2] for p in kept_frames], pa.int32()),
+        "width": pa.array([frame_rows[p][0] for p in kept_frames], pa.int32()),
+        "height": pa.array([frame_rows[p][1] for p in kept_frames], pa.int32()),
         "K": _fixed(P_frame[kept_frames, :, :3], 3, 3),
         "scale_factor": pa.array(np.full(len(kept_frames), scale)),
         "objects": pa.ListArray.from_arrays(offsets, objects_struct),
