@@ -37,8 +37,11 @@ __all__ = [
     "bounding_radius", "valid_boxes",
 ]
 
-# Relative tolerance (times the pair's size) for "on the plane" tests while clipping.
+# Relative tolerance (times the pair's size) for BEV "on the line" tests.
 _REL_EPS = 1e-10
+# Relative tolerance (times the pair's extent) for 3D "on the plane" tests: far above the rounding
+# noise of stored boxes (1e-9), far below any overlap the metrics can resolve.
+_PLANE_TOL = 1e-7
 # Faces of a cuboid as corner indices (CONVENTIONS corner order), counter-clockwise seen from
 # outside, with the local axis and side of their outward normal.
 _FACES = np.array([[0, 4, 7, 3], [1, 2, 6, 5], [0, 1, 5, 4], [3, 7, 6, 2], [0, 3, 2, 1], [4, 5, 6, 7]])
@@ -364,9 +367,12 @@ def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     # A face of B coplanar with a face of A (same outward normal) is the same face: count once.
     same_dir = np.swapaxes(normals_a[:, :, n], 1, 2) * sgn[None, :, None]  # (K, 6 B-faces, 6 A-faces)
     coplanar = (same_dir > 1 - 1e-9) & (
-        np.abs(d_a[:, None, :] - d_b[:, :, None]) <= 1e3 * _REL_EPS * scale[:, None, None])
+        np.abs(d_a[:, None, :] - d_b[:, :, None]) <= eps[:, None, None])
+    # The shared region counts once, as the larger of the two clipped faces: boxes that agree to
+    # ~1e-9 (rounded copies) can leave one of the twins clipped away as just outside the other box.
+    area_a = np.maximum(area[:, :6], np.max(np.where(coplanar, area[:, 6:, None], 0.0), axis=1))
     area_b = np.where(coplanar.any(axis=2), 0.0, area[:, 6:])
-    vol = (np.einsum("kf,kf->k", d_a, area[:, :6]) + np.einsum("kf,kf->k", d_b, area_b)) / 3.0
+    vol = (np.einsum("kf,kf->k", d_a, area_a) + np.einsum("kf,kf->k", d_b, area_b)) / 3.0
     vmax = 8 * np.minimum(ha.prod(axis=1), hb.prod(axis=1))
     return np.clip(vol, 0.0, vmax)
 

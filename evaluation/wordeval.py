@@ -48,7 +48,7 @@ DEFAULT_TIMEOUT_S = 30.0
 VOLATILE = (
     "props/core.lastModifiedBy", "props/core.revision", "props/core.created", "props/core.modified",
     "props/core.lastPrinted", "comment/*/author", "comment/*/initials", "revisions/*/author",
-    "fields/*/result", "styles/*/used", "styles/*/priority", "styles/*/hidden", "styles/*/qFormat",
+    "fields/*/result", "styles/*/used", "styles/*/priority", "styles/*/hidden", "styles/*/semiHidden", "styles/*/qFormat",
     "styles/*/custom",
 )
 DEFAULT_TOLERANCE = (

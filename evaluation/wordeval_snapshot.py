@@ -280,6 +280,7 @@ class Styles:
                 "custom": (st.get(_WNS + "customStyle") or "0").lower() in ("1", "true", "on"),
                 "qFormat": st.find(qn("w:qFormat")) is not None and onoff(st.find(qn("w:qFormat"))),
                 "hidden": st.find(qn("w:hidden")) is not None and onoff(st.find(qn("w:hidden"))),
+                "semiHidden": st.find(qn("w:semiHidden")) is not None and onoff(st.find(qn("w:semiHidden"))),
                 "priority": _int(_child_val(st, "uiPriority")) if _child_val(st, "uiPriority") else None,
                 "rPr": flatten_props(st.find(qn("w:rPr")), IGNORED_RPR),
                 "pPr": flatten_props(st.find(qn("w:pPr")), IGNORED_PPR),
@@ -613,7 +614,8 @@ class _Extractor:
             aid, lvl = self.numbering.level(numpr[0], numpr[1])
             if lvl is not None:
                 lvl_ppr = lvl["pPr"]
-                num_info = {"numId": numpr[0], "abstract": aid, "level": numpr[1], "format": lvl["numFmt"]}
+                num_info = {"numId": numpr[0], "abstract": aid, "level": numpr[1], "format": lvl["numFmt"],
+                            "suff": lvl["suff"]}
                 if lvl["numFmt"] != "bullet":
                     num_info["pattern"] = lvl["lvlText"]
         props = dict(st.defaults_ppr)
@@ -791,6 +793,8 @@ class _Extractor:
                 label = re.sub(r"%([1-9])", repl, pattern)
             list_ids.setdefault(key, len(list_ids))
             para.num = {"list": list_ids[key], "level": lvl_idx, "format": n["format"], "label": label}
+            if n.get("suff", "tab") != "tab":
+                para.num["suffix"] = n["suff"]
             if "pattern" in n:
                 para.num["pattern"] = n["pattern"]
 
@@ -989,8 +993,17 @@ class _Extractor:
                         rec["text"] = plain(_run_plain(r)) if r is not None and r.tag == qn("w:r") else ""
                     elif kind == "pPrChange":
                         rec["old"] = finish_props(flatten_props(el.find(qn("w:pPr")), IGNORED_PPR), PPR_DEFAULTS)
+                    prev = out[-1] if out else None
+                    if prev is not None and prev["type"] == rec["type"] and prev["para"] == rec["para"] and \
+                            prev.get("old") == rec.get("old") and "text" in rec and "text" in prev and \
+                            prev.get("_end") is not None and _adjacent(prev["_end"], el):
+                        prev["text"] += rec["text"]   # one change split over several elements/runs
+                        prev["_end"] = el
+                        continue
+                    rec["_end"] = el
                     out.append(rec)
-            # table-level / section-level revisions are rare in outputs; count them
+            for rec in out:
+                rec.pop("_end", None)
             if out:
                 self.snap.revisions[sname] = out
 
@@ -1011,7 +1024,8 @@ class _Extractor:
             recs = {}
             for sid, rec in st.by_id.items():
                 out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
-                       "custom": rec["custom"], "qFormat": rec["qFormat"], "hidden": rec["hidden"]}
+                       "custom": rec["custom"], "qFormat": rec["qFormat"], "hidden": rec["hidden"],
+                       "semiHidden": rec["semiHidden"]}
                 if rec["priority"] is not None:
                     out["priority"] = rec["priority"]
                 rpr = merge(st.defaults_rpr, st.resolved(sid, "rPr"))
@@ -1111,6 +1125,19 @@ class _Extractor:
         if dv is not None:
             for var in dv.findall(qn("w:docVar")):
                 self.snap.props["var." + (var.get(_WNS + "name") or "")] = var.get(_WNS + "val")
+
+
+def _adjacent(prev_el, el) -> bool:
+    """True when ``el`` follows ``prev_el`` with only run-level noise between them (the same
+    revision split across runs or elements)."""
+    a = prev_el if prev_el.tag != qn("w:rPrChange") else prev_el.getparent().getparent()
+    b = el if el.tag != qn("w:rPrChange") else el.getparent().getparent()
+    if a is None or b is None:
+        return False
+    nxt = a.getnext()
+    while nxt is not None and nxt.tag in (qn("w:proofErr"), qn("w:bookmarkStart"), qn("w:bookmarkEnd")):
+        nxt = nxt.getnext()
+    return nxt is b
 
 
 def _wrap(el):

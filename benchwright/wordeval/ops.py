@@ -1440,13 +1440,14 @@ def tracked_paragraph_format(wd: WordDoc, target: dict, params: dict) -> None:
 @operation("tracked_insert_paragraph")
 def tracked_insert_paragraph(wd: WordDoc, target: dict, params: dict) -> None:
     p = paragraphs_for(wd, target)[-1]
+    rid = wd.next_revision_id()
     new = w_el("w:p")
     ppr = w_el("w:pPr")
     rpr = w_el("w:rPr")
-    rpr.append(_rev_attrs(wd, w_el("w:ins")))
+    rpr.append(_rev_attrs(wd, w_el("w:ins"), rid))
     ppr.append(rpr)
     new.append(ppr)
-    ins = _rev_attrs(wd, w_el("w:ins"))
+    ins = _rev_attrs(wd, w_el("w:ins"), rid + 1)
     ins.append(make_run(params["text"]))
     new.append(ins)
     p.addnext(new)
@@ -1495,7 +1496,7 @@ def _resolve_revisions(wd: WordDoc, accept: bool, rtype: str | None = None, text
         for el in list(root.iter(qn("w:ins"), qn("w:del"), qn("w:rPrChange"), qn("w:pPrChange"))):
             if el.getparent() is None or not _revision_matches(el, rtype, text):
                 continue
-            if el.getparent().tag == qn("w:rPr"):
+            if el.tag in (qn("w:ins"), qn("w:del")) and el.getparent().tag == qn("w:rPr"):
                 continue  # paragraph-mark revisions handled above
             tag = el.tag
             if tag == qn("w:ins"):
@@ -1593,7 +1594,7 @@ def add_hyperlink(wd: WordDoc, target: dict, params: dict) -> None:
 
 
 def _hyperlink(wd: WordDoc, target: dict):
-    want = target["hyperlink"]
+    want = target.get("hyperlink") or target.get("phrase")
     container = _story_container(wd, target)
     for h in container.iter(qn("w:hyperlink")):
         txt = "".join(T.run_text(r) for r in h.iter(qn("w:r")))
