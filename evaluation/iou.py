@@ -329,7 +329,14 @@ def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     # Plane p = (axis m, side s): inside when s * x_m <= box_m, i.e. alpha + beta u + gamma v >= 0.
     side = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
     axis = np.array([0, 1, 2, 0, 1, 2])
-    alpha = (box[..., axis] + eps[:, None, None] - side * centre[..., axis]).reshape(-1, 6)
+    offset = box[..., axis] - side * centre[..., axis]  # (K, 12, 6): plane distance of each face centre
+    # A face lying on one of the other box's planes (same outward normal, within _PLANE_TOL) is not
+    # cut by that plane: rounding can tilt it by ~1e-9 and would otherwise cut it in half.
+    normals = np.concatenate([axes_a[:, n], axes_b[:, n]], axis=1) * np.concatenate([sgn, sgn])[None, :, None]
+    on_plane = ((side * normals[..., axis] > 1 - 1e-9)
+                & (np.abs(offset) <= _PLANE_TOL * scale[:, None, None]))
+    slack = eps[:, None, None] + np.where(on_plane, _PLANE_TOL * scale[:, None, None], 0.0)
+    alpha = (offset + slack).reshape(-1, 6)
     beta = (-side * U[..., axis]).reshape(-1, 6)
     gamma = (-side * V[..., axis]).reshape(-1, 6)
     quad = np.stack([np.stack([-half_u, half_u, half_u, -half_u], 1),
@@ -367,7 +374,7 @@ def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     # A face of B coplanar with a face of A (same outward normal) is the same face: count once.
     same_dir = np.swapaxes(normals_a[:, :, n], 1, 2) * sgn[None, :, None]  # (K, 6 B-faces, 6 A-faces)
     coplanar = (same_dir > 1 - 1e-9) & (
-        np.abs(d_a[:, None, :] - d_b[:, :, None]) <= eps[:, None, None])
+        np.abs(d_a[:, None, :] - d_b[:, :, None]) <= _PLANE_TOL * scale[:, None, None])
     # The shared region counts once, as the larger of the two clipped faces: boxes that agree to
     # ~1e-9 (rounded copies) can leave one of the twins clipped away as just outside the other box.
     area_a = np.maximum(area[:, :6], np.max(np.where(coplanar, area[:, 6:, None], 0.0), axis=1))

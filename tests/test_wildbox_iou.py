@@ -226,3 +226,14 @@ def test_rotations_a_few_ulps_off_so3_still_give_iou_one():
     c = rng.uniform(0, 1, (20, 3))
     d = rng.uniform(0.02, 0.07, (20, 3))  # WildBox boxes are small in normalised units
     np.testing.assert_allclose(iou.iou_3d_pairs(c, d, R, c, d, R), 1.0, atol=1e-9)
+
+
+def test_boxes_rounded_to_nine_digits_keep_iou_one():
+    # predictions written as text (9 significant digits) must match their ground truth exactly
+    rng = np.random.default_rng(4)
+    R = geometry.rotation_from_ypr(rng.uniform(-1, 1, (200, 3)))
+    c = rng.uniform(0, 1, (200, 3))
+    d = rng.uniform(0.02, 0.07, (200, 3))
+    rounded = np.vectorize(lambda v: float(f"{v:.9g}"))
+    v = iou.iou_3d_pairs(c, d, R, rounded(c), rounded(d), rounded(R))
+    np.testing.assert_allclose(v, 1.0, atol=1e-6)
