@@ -224,7 +224,15 @@ def normalize_docx(data: bytes, *, fixed_date: str = FIXED_DATE, locator: str = 
     Dates fixed: ``dcterms:created``/``dcterms:modified`` in core properties, ``w:date`` on
     comments and revisions. ``cp:lastModifiedBy`` and ``cp:revision`` are pinned too.
     """
-    pkg = Package.from_bytes(data, locator)
+    return normalize_package(Package.from_bytes(data, locator), fixed_date=fixed_date).to_bytes()
+
+
+def normalize_members(members: dict[str, bytes], *, fixed_date: str = FIXED_DATE, locator: str = "<docx>") -> bytes:
+    """As :func:`normalize_docx` for members already in memory (trusted, e.g. just serialised)."""
+    return normalize_package(Package(members, locator), fixed_date=fixed_date).to_bytes()
+
+
+def normalize_package(pkg: "Package", *, fixed_date: str = FIXED_DATE) -> "Package":
     for name in list(pkg.members):
         if name.startswith(_DATED_PARTS_PREFIX) and name.endswith(".xml"):
             if b"w:date=" not in pkg.members[name]:
@@ -249,7 +257,7 @@ def normalize_docx(data: bytes, *, fixed_date: str = FIXED_DATE, locator: str = 
             el = root.find(qn(tag))
             if el is not None:
                 el.text = value
-    return pkg.to_bytes()
+    return pkg
 
 
 def docx_sha256(data: bytes) -> str:
@@ -257,5 +265,6 @@ def docx_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-__all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "rels_name",
+__all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "normalize_members",
+           "normalize_package", "rels_name",
            "resolve_target", "serialize", "docx_sha256", "CT", "RT"]

@@ -24,7 +24,7 @@ from lxml import etree
 
 from benchwright.errors import RecordError
 from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, qn
-from benchwright.ooxml.package import normalize_docx
+from benchwright.ooxml.package import normalize_members
 from benchwright.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 
@@ -74,10 +74,23 @@ class WordDoc:
     def from_bytes(cls, data: bytes, locator: str = "<docx>") -> "WordDoc":
         return cls(data, locator)
 
+    def to_members(self) -> dict[str, bytes]:
+        """Serialise every part the way python-docx's PackageWriter does, without zipping."""
+        from docx.opc.pkgwriter import _ContentTypesItem
+        pkg = self.part.package
+        parts = pkg.parts
+        for part in parts:
+            part.before_marshal()
+        members = {"[Content_Types].xml": _ContentTypesItem.from_parts(parts).blob, "_rels/.rels": pkg.rels.xml}
+        for part in parts:
+            members[part.partname.membername] = part.blob
+            if len(part.rels):
+                members[part.partname.rels_uri.membername] = part.rels.xml
+        return members
+
     def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        self.doc.save(buf)
-        return normalize_docx(buf.getvalue(), locator=self.locator)
+        """Deterministic .docx bytes (fixed member order, timestamps and dates)."""
+        return normalize_members(self.to_members(), locator=self.locator)
 
     # ------------------------------------------------------------------ parts
     def _related(self, tail: str):
