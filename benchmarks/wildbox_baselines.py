@@ -155,6 +155,11 @@ def main(argv=None) -> int:
     build.mkdir(parents=True, exist_ok=True)
     (build / "baselines.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (build / "baselines.md").write_text(markdown(result), encoding="utf-8")
+    if (build / "manifest.json").exists():  # a published build: its card gets the results table
+        from benchwright.build import refresh_card
+        from benchwright.pipelines.wildbox import DATASET
+
+        refresh_card(DATASET, data)
     printed = {
         "heads": {k: {m: v[m] for m in ("ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "nhd")}
                   for k, v in result["heads"].items()},

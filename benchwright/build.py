@@ -154,6 +154,19 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path |
     return final
 
 
+def refresh_card(dataset: Dataset, root: Path) -> Path:
+    """Re-render a published dataset's card (e.g. after baseline results were added under ``_build/``)
+    and re-list its files in the manifest, so ``benchwright validate`` keeps passing."""
+    from benchwright.cards import render_card
+
+    root = Path(root)
+    manifest = json.loads((root / MANIFEST).read_text())
+    render_card(dataset, root, manifest["reconciliation"])
+    manifest["files"] = describe_files(root)
+    write_json(root / MANIFEST, manifest)
+    return root / "README.md"
+
+
 def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None,
                  options: BuildOptions) -> dict[str, int]:
     runner = options.make_runner()

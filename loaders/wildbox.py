@@ -225,11 +225,15 @@ def card_statistics(root: Path) -> dict:
     from benchwright.cards import markdown_table
 
     figures = write_figures(root)
-    return {
+    context = {
         "release_table": markdown_table(*release_table(root)),
         "species_table": markdown_table(*species_table(root)),
         "figures": figures,
     }
+    results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
+    if results.exists():
+        context["results_table"] = results.read_text().strip()
+    return context
 
 
 def write_figures(root: Path) -> dict[str, str]:

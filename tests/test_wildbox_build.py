@@ -228,3 +228,15 @@ def test_stored_rotations_are_exact(built):
     R = boxes_arrays(pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read())["R_cam"]
     np.testing.assert_allclose(R @ np.swapaxes(R, 1, 2), np.broadcast_to(np.eye(3), R.shape), atol=1e-12)
     np.testing.assert_allclose(np.linalg.det(R), 1.0, atol=1e-12)
+
+
+def test_refreshing_the_card_adds_results_and_keeps_validate_green(built, tmp_path):
+    from benchwright.build import refresh_card
+    from benchwright.pipelines.wildbox import DATASET
+
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    (copy / "_build" / "baselines.md").write_text("| head | AP-BEV@0.25 |\n|---|---:|\n| trivial | 7.32 |\n")
+    refresh_card(DATASET, copy)
+    assert "## Baselines" in (copy / "README.md").read_text() and "| trivial | 7.32 |" in (copy / "README.md").read_text()
+    assert cli_main(["validate", str(copy)]) == 0
