@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from benchwright import geometry
+from benchwright.loaders.wildbox import COARSE_OF_SPECIES, STAGE_CLASSES, curriculum_stages
 from benchwright.schemas import wildbox as schema
 
 __all__ = [
@@ -72,10 +73,6 @@ SPECIES = schema.SPECIES
 N_CLASSES = len(SPECIES)
 N_COARSE = len(schema.COARSE_CLASSES)
 FIRST_CATEGORY_ID = min(schema.CATEGORY_IDS.values())
-# Coarse class index of every species (the zebras merged), in SPECIES order.
-COARSE_OF_SPECIES = np.array([schema.COARSE_CLASSES.index(schema.COARSE_OF[s]) for s in SPECIES])
-# Number of label values per curriculum stage.
-STAGE_CLASSES = {"coarse": N_COARSE, "fine": N_CLASSES}
 
 # Learned head defaults, chosen on a video-level two-fold split inside train (never on validation).
 DEFAULT_EPOCHS = 60
@@ -287,23 +284,6 @@ def predict_lift(train: dict, target: dict, mode: str = "ground") -> dict[str, n
 
 
 # ================================================================================== curriculum
-def curriculum_stages(train_arrays: dict):
-    """The coarse-to-fine label curriculum: yields (stage name, label array (N,) int64).
-
-    First ``("coarse", coarse_class)`` -- the two zebras merged, indices into
-    ``schema.COARSE_CLASSES`` -- then ``("fine", species)``, indices into ``schema.SPECIES``.
-    ``STAGE_CLASSES[name]`` is the number of label values of a stage. The coarse labels are
-    taken from ``coarse_class`` when present, else derived from the species.
-    """
-    species = _classes(train_arrays)
-    if "coarse_class" in train_arrays:
-        coarse = np.asarray(train_arrays["coarse_class"], np.int64)
-    else:
-        coarse = COARSE_OF_SPECIES[species]
-    yield "coarse", coarse
-    yield "fine", species
-
-
 def _class_encoding(stage: str, labels: np.ndarray) -> np.ndarray:
     """(N, 5 + 6) class input: the coarse one-hot, then the fine one-hot (zero in the coarse stage).
 

@@ -64,6 +64,29 @@ def boxes_arrays(table: pa.Table) -> dict[str, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------
+# The coarse-to-fine curriculum
+
+# Coarse class index of every species (the zebras merged), in SPECIES order.
+COARSE_OF_SPECIES = np.array([schema.COARSE_CLASSES.index(schema.COARSE_OF[s]) for s in schema.SPECIES])
+# Number of label values per curriculum stage.
+STAGE_CLASSES = {"coarse": len(schema.COARSE_CLASSES), "fine": len(schema.SPECIES)}
+
+
+def curriculum_stages(arrays: dict):
+    """The coarse-to-fine label curriculum: yields (stage name, label array (N,) int64).
+
+    First ``("coarse", ...)`` -- the two zebras merged, indices into ``COARSE_CLASSES`` -- then
+    ``("fine", species)``, indices into ``SPECIES``. Works on ``boxes_arrays`` (or any dict with
+    ``species``; coarse labels are derived from it when ``coarse_class`` is absent).
+    """
+    species = np.asarray(arrays["species"], np.int64)
+    coarse = (np.asarray(arrays["coarse_class"], np.int64) if "coarse_class" in arrays
+              else COARSE_OF_SPECIES[species])
+    yield "coarse", coarse
+    yield "fine", species
+
+
+# ---------------------------------------------------------------------------------------------
 # Exports
 
 
