@@ -16,6 +16,7 @@ from benchwright.errors import BenchwrightError
 # Dataset id -> the module defining DATASET (imported only when used: Beam and friends are slow to import).
 DATASETS = {
     "wildbox": "benchwright.pipelines.wildbox",
+    "wordeval": "benchwright.pipelines.wordeval",
 }
 SYNTH = {
     "wildbox": "benchwright.synth.wildbox:write_wildbox_source",
@@ -88,8 +89,8 @@ def cmd_info(args, _) -> int:
 def describe(root: Path) -> str:
     from benchwright.cards import split_sizes
 
+    ds = dataset(_dataset_of(root))
     manifest = json.loads((root / "_build" / "manifest.json").read_text())
-    ds = dataset(manifest["dataset"])
     lines = [f"{manifest['dataset']} at {root}"]
     for config in ds.configs:
         sizes = split_sizes(root, config)

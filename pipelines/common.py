@@ -148,7 +148,8 @@ class _WriteShard(beam.DoFn):
 
     def process(self, keyed, num_shards: dict):
         (split, shard), tables = keyed
-        table = pa.concat_tables(list(tables)).cast(self._schema)
+        # the split may travel as a column the config does not declare (it is the file name's part)
+        table = pa.concat_tables(list(tables)).select(self._schema.names).cast(self._schema)
         table = table.take(pc.sort_indices(table, sort_keys=[(self._id_column, "ascending")]))
         # Image / binary features travel as paths and are read only here, where the shard is written:
         # the shuffle never carries the image bytes.

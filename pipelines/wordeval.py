@@ -1,0 +1,172 @@
+"""WordEval: planned editing units x seeds x base documents -> gated .docx cases.
+
+Read top to bottom: ListUnits -> BuildAtomic (each unit's cases through the operation library,
+every input and reference .docx through the gates) -> ListTemplates -> BuildCompositional (linked
+to the atomic cases that exist) -> LibreOfficeGate (batched: one soffice call per batch) -> the core
+writer. A case whose build fails or whose file fails a gate is quarantined, never published.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import apache_beam as beam
+import pyarrow as pa
+
+from benchwright.build import Dataset, Unit
+from benchwright.pipelines.common import Reject, read_counter, run_stage, rows_to_table
+from benchwright.schemas import wordeval as schema
+
+SEEDS = (0, 1)
+SPLIT = "test"
+LIBREOFFICE_BATCH = 40
+# Which generated files LibreOffice must open: "all" (the build's validation), "none".
+LIBREOFFICE_GATE = "all"
+
+
+def _catalogue(source: str):
+    from benchwright.wordeval.catalogue import load_catalogue
+
+    return load_catalogue(source)
+
+
+def _gate(case: dict, unit: str):
+    """The non-LibreOffice gates on both files: (case, []) or a quarantine Reject."""
+    from benchwright.ooxml.gate import gate_docx
+
+    problems = []
+    for name in ("input_docx", "reference_docx"):
+        problems += [f"{name}: {p}" for p in gate_docx(case[name], f"{case['case_id']}/{name}")]
+    if problems:
+        return Reject(unit, case["case_id"], "; ".join(problems[:5]))
+    return case
+
+
+def build_atomic(unit_id: str, source: str, seeds=SEEDS):
+    """Every atomic case of one unit (bases and seed dedupe as the catalogue says), gated."""
+    from benchwright.wordeval.build import iter_cases
+
+    errors: list[dict] = []
+    cases = list(iter_cases(_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
+    read_counter("atomic_case").inc(len(cases) + len(errors))
+    for e in errors:
+        yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
+    for case in cases:
+        yield _gate({**case, "split": SPLIT}, "atomic_case")
+
+
+def build_compositional(template_id: str, atomic_ids: list[str], source: str, seeds=SEEDS):
+    """The cases of one composition template, each linked to the atomic cases that were published."""
+    from benchwright.wordeval.build import iter_compositions
+
+    cat = _catalogue(source)
+    one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})
+    errors: list[dict] = []
+    cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors))
+    read_counter("compositional_case").inc(len(cases) + len(errors))
+    for e in errors:
+        yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}", e["reason"])
+    for case in cases:
+        yield _gate({**case, "split": SPLIT}, "compositional_case")
+
+
+def libreoffice_gate(batch: list[dict], unit: str):
+    """One soffice call for a batch of cases: a case whose input or reference LibreOffice cannot
+    open is quarantined."""
+    from benchwright.ooxml.libreoffice import libreoffice_gate as gate
+
+    docs = {f"{c['case_id']}/{name}": c[name] for c in batch for name in ("input_docx", "reference_docx")}
+    problems = gate(docs)
+    for case in batch:
+        found = [f"{name}: {p}" for name in ("input_docx", "reference_docx")
+                 for p in problems.get(f"{case['case_id']}/{name}", [])]
+        yield Reject(unit, case["case_id"], "; ".join(found)) if found else case
+
+
+class WordEval(Dataset):
+    name = "wordeval"
+    pretty_name = "WordEval: Word-native document editing cases with deterministic oracles"
+    configs = schema.FEATURES
+    id_columns = {"atomic": "case_id", "compositional": "case_id"}
+    units = (Unit("atomic_case", "atomic", primary=True), Unit("compositional_case", "compositional"))
+    license = "mit"
+    task_categories = ("text-generation",)
+    tags = ("docx", "office", "document-editing", "agents", "evaluation")
+    libreoffice_gate = LIBREOFFICE_GATE
+    seeds = SEEDS
+    unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue
+
+    def default_source(self, workdir: str) -> str:
+        from benchwright.wordeval.catalogue import CATALOGUE_DIR
+
+        return str(CATALOGUE_DIR)
+
+    def expand(self, pipeline, source, staging, previous):
+        cat = _catalogue(source)
+        unit_ids = sorted(self.unit_ids or cat.units)
+        atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
+                           "BuildAtomic", lambda u: build_atomic(u, source, self.seeds), unit="atomic_case")
+        atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
+        templates = sorted(t for t in cat.templates
+                           if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
+        compositional = run_stage(
+            pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
+            "BuildCompositional", lambda t, ids: build_compositional(t, ids, source, self.seeds),
+            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)])
+        tables, rejects = {}, [atomic, compositional]
+        for config, built in (("atomic", atomic), ("compositional", compositional)):
+            cases = built.main
+            if self.libreoffice_gate == "all":
+                gated = run_stage(
+                    cases | f"Batch{config.capitalize()}" >> beam.BatchElements(
+                        min_batch_size=LIBREOFFICE_BATCH, max_batch_size=LIBREOFFICE_BATCH),
+                    f"LibreOffice{config.capitalize()}",
+                    lambda batch, unit=f"{config}_case": libreoffice_gate(batch, unit), unit=f"{config}_case",
+                    locate=lambda batch: ",".join(c["case_id"] for c in batch))
+                rejects.append(gated)
+                cases = gated.main
+            tables[config] = (cases
+                              | f"Batch{config.capitalize()}Rows" >> beam.BatchElements(min_batch_size=50,
+                                                                                        max_batch_size=200)
+                              | f"{config.capitalize()}Table" >> beam.Map(_table, config))
+        return tables, rejects
+
+    def source_files(self, source: str) -> list[str]:
+        from benchwright.build import list_files
+
+        return list_files(source)
+
+    def export(self, staging: str) -> dict:
+        from benchwright.loaders.wordeval import export_cases
+
+        return export_cases(Path(staging))
+
+    def card_context(self, staging: str) -> dict:
+        from benchwright.loaders.wordeval import card_statistics
+
+        return card_statistics(Path(staging))
+
+    def expectation_suites(self) -> dict:
+        from benchwright.validation.wordeval import EXPECTATIONS
+
+        return EXPECTATIONS
+
+    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+        from benchwright.validation.wordeval import table_checks
+
+        return table_checks(Path(staging))
+
+
+def _table(rows: list[dict], config: str) -> pa.Table:
+    features = schema.FEATURES[config]
+    return rows_to_table([{k: r.get(k) for k in features} | {"split": r["split"]} for r in rows],
+                         _with_split(features))
+
+
+def _with_split(features):
+    from datasets import Features, Value
+
+    return Features({**features, "split": Value("string")})
+
+
+DATASET = WordEval()

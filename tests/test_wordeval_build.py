@@ -1,0 +1,111 @@
+"""The WordEval Beam build: a catalogue subset through the real pipeline, gates and all."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchwright.build import build
+from benchwright.cli import main as cli_main
+from benchwright.options import BuildOptions
+from benchwright.pipelines.wordeval import WordEval
+from tests.wildbox_helpers import published_hashes
+
+# Two composition templates and every unit they use, plus a few more: every path of the pipeline.
+TEMPLATES = 2
+EXTRA_UNITS = 6
+
+
+def subset_dataset(libreoffice: str = "none") -> WordEval:
+    from benchwright.wordeval.catalogue import load_catalogue
+
+    cat = load_catalogue()
+    templates = sorted(cat.templates)[:TEMPLATES]
+    units = {s["unit"] for t in templates for s in cat.templates[t]["steps"]} | set(sorted(cat.units)[:EXTRA_UNITS])
+    ds = WordEval()
+    ds.unit_ids = tuple(sorted(units))
+    ds.libreoffice_gate = libreoffice
+    return ds
+
+
+def build_subset(out: Path, **kw) -> Path:
+    options = BuildOptions(out=str(out), running_mode=kw.pop("mode", "in_memory"), num_workers=kw.pop("workers", 1),
+                           max_bad_fraction=kw.pop("max_bad_fraction", 0.01), progress=False)
+    return build(subset_dataset(**kw), None, options)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    # the module's build runs the LibreOffice gate on every file it publishes (a sample of the catalogue)
+    return build_subset(tmp_path_factory.mktemp("out"), libreoffice="all")
+
+
+LOAD = """
+import json, sys, datasets
+d = datasets.load_dataset(sys.argv[1], sys.argv[2], split="test")
+row = d[0]
+print(json.dumps({"rows": d.num_rows, "columns": d.column_names, "docx_is_zip": row["input_docx"][:2] == b"PK",
+                  "benchwright_imported": any(m.startswith("benchwright") for m in sys.modules)}))
+"""
+
+
+@pytest.mark.parametrize("config", ["atomic", "compositional"])
+def test_load_dataset_without_benchwright(built, config, tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cache"), "PYTHONPATH": ""}
+    proc = subprocess.run([sys.executable, "-c", LOAD, str(built), config], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["rows"] > 0 and got["docx_is_zip"] and not got["benchwright_imported"]
+    for column in ("case_id", "instruction", "input_docx", "reference_docx", "oracle", "command", "subsystem",
+                   "com_object", "properties"):
+        assert column in got["columns"]
+    if config == "compositional":
+        assert "template" in got["columns"] and "atomic_case_ids" in got["columns"]
+
+
+def test_counts_reconcile_and_links_resolve(built):
+    manifest = json.loads((built / "_build" / "manifest.json").read_text())
+    for unit, e in manifest["reconciliation"]["units"].items():
+        assert e["read"] == e["written"] + e["quarantined"] + e["filtered"] and e["written"] > 0, unit
+    report = json.loads((built / "_build" / "validation" / "report.json").read_text())
+    assert report["passed"]
+    assert any(r["check"] == "compositional: linked atomic cases exist" and r["ok"] for r in report["results"])
+
+
+def test_case_folders_evaluate_reference_pass_and_input_fail(built, capsys):
+    cases = sorted((built / "exports" / "cases").iterdir())
+    assert cases
+    for case in cases[:5]:
+        assert cli_main(["evaluate", "wordeval", "--case", str(case), "--output", str(case / "reference.docx")]) == 0
+        assert json.loads(capsys.readouterr().out)["passed"] is True
+        assert cli_main(["evaluate", "wordeval", "--case", str(case), "--output", str(case / "input.docx")]) == 0
+        assert json.loads(capsys.readouterr().out)["passed"] is False
+
+
+def test_two_builds_are_byte_identical(built, tmp_path):
+    again = build_subset(tmp_path / "again", libreoffice="all", mode="multi_processing", workers=2)
+    assert published_hashes(again) == published_hashes(built)
+
+
+def test_a_case_failing_a_gate_is_quarantined_not_published(monkeypatch, tmp_path):
+    import benchwright.ooxml.gate as gate
+
+    real = gate.gate_docx
+
+    def strict(data, locator="<docx>", **kw):  # a gate that rejects one unit's files
+        return ["planted: test gate failure"] if "font_bold" in locator else real(data, locator, **kw)
+
+    monkeypatch.setattr(gate, "gate_docx", strict)
+    out = build_subset(tmp_path / "out", mode="in_memory", max_bad_fraction=1.0)
+    rows = [json.loads(line) for f in (out / "_build" / "quarantine").glob("*.jsonl")
+            for line in f.read_text().splitlines()]
+    assert rows and all("planted" in r["reason"] for r in rows)
+    assert {r["locator"].split("--")[0] for r in rows} == {"font_bold"}
+    published = json.loads((out / "_build" / "manifest.json").read_text())["reconciliation"]["units"]
+    assert published["atomic_case"]["quarantined"] == len([r for r in rows if r["unit"] == "atomic_case"])
+    assert not any(p.name.startswith("font_bold--") for p in (out / "exports" / "cases").iterdir())
