@@ -174,7 +174,7 @@ def flatten_props(container, ignored: set[str] = frozenset()) -> dict:
         if name == "tabs":
             tabs = {}
             for t in el:
-                if t.tag == _WNS + "tab":
+                if t.tag == _WNS + "tab" and t.get(_WNS + "val") != "num":   # "num": list-number tab
                     tabs[_int(t.get(_WNS + "pos"))] = (t.get(_WNS + "val"), t.get(_WNS + "leader") or "none")
             out["tabs"] = tabs   # merged specially in cascade
             continue
@@ -274,7 +274,8 @@ class Styles:
             rec = {
                 "id": sid,
                 "type": st.get(_WNS + "type") or "paragraph",
-                "name": _val(name_el) if name_el is not None else sid,
+                # Word treats style names case-insensitively ("heading 1" is shown as "Heading 1")
+                "name": (_val(name_el) if name_el is not None else sid).lower(),
                 "basedOn": _child_val(st, "basedOn"),
                 "next": _child_val(st, "next"),
                 "custom": (st.get(_WNS + "customStyle") or "0").lower() in ("1", "true", "on"),
@@ -540,6 +541,9 @@ class _Extractor:
                     props[k] = v
         direct = flatten_props(rpr, IGNORED_RPR | {"rStyle"})
         props = merge(props, direct)
+        if "kern" in props:
+            # kerning is on/off for the object model users see (LibreOffice keeps no threshold)
+            props["kern"] = bool(props["kern"])
         if "font" in props:
             props["font"] = st.font(props["font"])
         else:
@@ -849,7 +853,13 @@ class _Extractor:
             props = flatten_props(sp, {"headerReference", "footerReference", "sectPrChange", "docGrid", "paperSrc",
                                        "printerSettings"}) if sp is not None else {}
             props = finish_props(props, {"pgSz.orient": "portrait", "type": "nextPage", "vAlign": "top",
-                                         "cols.num": 1, "cols.space": 720, "pgMar.gutter": 0, "cols.equalWidth": True})
+                                         "cols.num": 1, "cols.space": 720, "pgMar.gutter": 0, "cols.equalWidth": True,
+                                         "textDirection": "lrTb", "pgNumType.fmt": "decimal",
+                                         "footnotePr.numFmt": "decimal", "endnotePr.numFmt": "lowerRoman",
+                                         "footnotePr.pos": "pageBottom", "endnotePr.pos": "docEnd",
+                                         "pgBorders.display": "allPages"})
+            if si == 0:
+                props.pop("type", None)   # how the first section starts is immaterial
             rec = {"props": props}
             end_idx = para_index.get(id(last_p), len(body_paras) - 1) if last_p is not None else len(body_paras) - 1
             rec["first_text"] = plain(body_paras[first_para_idx].text)[:80] if first_para_idx < len(body_paras) else ""
@@ -875,13 +885,19 @@ class _Extractor:
             self.snap.sections.append(rec)
 
     def _header_stories(self) -> None:
+        """Effective header/footer stories per section and type. A header that contains nothing
+        but empty paragraphs is treated as absent (Word shows nothing either way)."""
         for si, sec in enumerate(self.snap.sections):
             for hf, info in sec["hf"].items():
                 part = info["part"]
                 if part is None:
                     continue
                 kind, typ = hf.split(".")
-                self.story(f"{kind}/S{si}/{typ}", self.pkg.xml(part), part)
+                name = f"{kind}/S{si}/{typ}"
+                paras = self.story(name, self.pkg.xml(part), part)
+                if all(not p.text for p in paras) and not self.snap.fields.get(name):
+                    del self.snap.stories[name]
+                    info["part"] = None
 
     def _notes(self, body) -> None:
         for kind in ("footnote", "endnote"):
@@ -1029,6 +1045,8 @@ class _Extractor:
                 if rec["priority"] is not None:
                     out["priority"] = rec["priority"]
                 rpr = merge(st.defaults_rpr, st.resolved(sid, "rPr"))
+                if "kern" in rpr:
+                    rpr["kern"] = bool(rpr["kern"])
                 if "font" in rpr:
                     rpr["font"] = st.font(rpr["font"])
                 out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
@@ -1092,13 +1110,14 @@ class _Extractor:
                     v = prop[0]
                     vtype = etree.QName(v).localname
                     text = (v.text or "").strip()
-                    if vtype in ("i4", "i8", "int", "i2", "i1", "ui1", "ui2", "ui4", "ui8", "uint"):
-                        value: Any = _int(text)
-                    elif vtype in ("r4", "r8", "decimal"):
+                    if vtype in ("i4", "i8", "int", "i2", "i1", "ui1", "ui2", "ui4", "ui8", "uint", "r4", "r8",
+                                 "decimal"):
                         try:
-                            value = float(text)
+                            value: Any = float(text)
+                            value = int(value) if value.is_integer() else value
                         except ValueError:
                             value = text
+                        vtype = "number"
                     elif vtype == "bool":
                         value = text.lower() in ("1", "true")
                     else:
@@ -1118,8 +1137,13 @@ class _Extractor:
                 if onoff(el):
                     self.snap.settings[name] = True
             else:
-                flat = flatten_props(_wrap(el))
+                flat = finish_props(flatten_props(_wrap(el)), {"footnotePr.numFmt": "decimal",
+                                                               "endnotePr.numFmt": "lowerRoman",
+                                                               "footnotePr.pos": "pageBottom",
+                                                               "endnotePr.pos": "docEnd"})
                 for k, v in flat.items():
+                    if k.startswith(("footnotePr.footnote", "endnotePr.endnote")):
+                        continue   # separator note references
                     self.snap.settings[k] = v
         dv = root.find(qn("w:docVars"))
         if dv is not None:
@@ -1162,6 +1186,9 @@ def _run_plain(r) -> str:
 def _norm_link(link: str) -> str:
     if "#_" in link and link.startswith("#"):
         return "#_hidden"   # links to hidden bookmarks (_Toc...) have generated names
+    m = re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*://[^/?#]+)([?#].*)?$", link)
+    if m:
+        return m.group(1) + "/" + (m.group(2) or "")   # http://host == http://host/
     return link
 
 

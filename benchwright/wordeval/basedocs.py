@@ -39,6 +39,11 @@ def _fix_template(doc) -> None:
     zoom = settings.find(qn("w:zoom"))
     if zoom is not None and zoom.get(qn("w:percent")) is None:
         zoom.set(qn("w:percent"), "100")
+    # Word's own Normal template turns widow/orphan control on for every paragraph
+    from benchwright.ooxml.schema_order import get_or_add
+    dd = doc.styles.element.find(qn("w:docDefaults"))
+    if dd is not None:
+        get_or_add(get_or_add(get_or_add(dd, "w:pPrDefault"), "w:pPr"), "w:widowControl")
     cp = doc.core_properties
     cp.author = "WordEval"
     cp.last_modified_by = "WordEval"
@@ -83,6 +88,14 @@ def build_recipe(spec: dict) -> bytes:
         elif "section_break" in block:
             doc.add_section({"nextPage": WD_SECTION.NEW_PAGE, "continuous": WD_SECTION.CONTINUOUS}
                             [block["section_break"]])
+            # python-docx ends the section with an extra empty paragraph; Word puts the break on
+            # the section's last paragraph: move the w:sectPr there and drop the empty paragraph
+            paras = doc.paragraphs
+            empty, last = paras[-1]._p, paras[-2]._p
+            sect = empty.pPr.sectPr
+            from benchwright.ooxml.schema_order import get_or_add, insert_child
+            insert_child(get_or_add(last, "w:pPr"), sect)
+            empty.getparent().remove(empty)
         else:
             doc.add_paragraph(block["text"], style=block.get("style"))
     if spec.get("header"):

@@ -152,13 +152,15 @@ class WordDoc:
         for st in styles.findall(qn("w:style")):
             if st.get(qn("w:styleId")) == style_id:
                 return style_id
-        based = ""
+        from benchwright.ooxml.schema_order import wtype
+        el = parse_xml(f'<w:style {W_NS_DECL} w:type="{kind}" w:styleId="{style_id}"/>'.encode())
+        children = [f'<w:name w:val="{name}"/>', '<w:uiPriority w:val="99"/>', "<w:unhideWhenUsed/>"]
         if based_on:
             based_id = self.style_id(based_on, kind) or based_on
-            based = f'<w:basedOn w:val="{based_id}"/>'
-        xml = (f'<w:style {W_NS_DECL} w:type="{kind}" w:styleId="{style_id}"><w:name w:val="{name}"/>{based}'
-               f'{extra}<w:uiPriority w:val="99"/><w:unhideWhenUsed/>{ppr}{rpr}</w:style>')
-        el = parse_xml(xml.encode())
+            children.append(f'<w:basedOn w:val="{based_id}"/>')
+        wrapper = parse_xml(f"<w:x {W_NS_DECL}>{''.join(children)}{extra}{ppr}{rpr}</w:x>".encode())
+        for child in list(wrapper):
+            insert_child(el, child, wtype("CT_Style"))   # schema order, whatever order given
         styles.append(el)
         return style_id
 

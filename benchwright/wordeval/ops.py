@@ -1059,9 +1059,13 @@ def delete_field(wd: WordDoc, target: dict, params: dict) -> None:
 def insert_caption(wd: WordDoc, target: dict, params: dict) -> None:
     """Range.InsertCaption: "Label N: text" with a SEQ field, in the Caption style."""
     label = params.get("label", "Table")
+    sid = wd.style_id("Caption", "paragraph") or wd.ensure_style(
+        "Caption", "caption", "paragraph", based_on="Normal", extra="<w:next w:val=\"Normal\"/><w:qFormat/>",
+        ppr='<w:pPr><w:spacing w:line="240" w:lineRule="auto"/></w:pPr>',
+        rpr='<w:rPr><w:b/><w:bCs/><w:color w:val="4F81BD"/><w:sz w:val="18"/><w:szCs w:val="18"/></w:rPr>')
     p = w_el("w:p")
     ppr = w_el("w:pPr")
-    ppr.append(w_el("w:pStyle", val=wd.style_id("Caption", "paragraph") or "Caption"))
+    ppr.append(w_el("w:pStyle", val=sid))
     p.append(ppr)
     p.append(make_run(label + " "))
     for r in _field_runs(f"SEQ {label} \\* ARABIC", str(params.get("number", 1))):

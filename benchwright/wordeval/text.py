@@ -71,12 +71,21 @@ def field_type(code: str) -> str:
     return m.group(1).upper() if m else ""
 
 
+_SWITCH = re.compile(r'(\\[A-Za-z*@#!])(?:\s+("[^"]*"|[^\\\s"]+))?')
+
+
 def normalize_field_code(code: str) -> str:
+    """Canonical field code: upper-case field type, single spaces, switches in sorted order
+    (Word and LibreOffice write the same switches in different orders)."""
     code = re.sub(r"\s+", " ", (code or "").strip())
     ftype = field_type(code)
     if code.upper().startswith(ftype):
-        code = ftype + code[len(ftype):]
-    return code.strip()
+        code = code[len(ftype):]
+    first = code.find("\\")
+    head = code if first < 0 else code[:first]
+    switches = [] if first < 0 else [m.group(0).strip() for m in _SWITCH.finditer(code[first:])]
+    parts = [ftype] + ([head.strip()] if head.strip() else []) + sorted(switches)
+    return " ".join(parts)
 
 
 def hyperlink_field_target(code: str) -> str:
