@@ -164,53 +164,89 @@ def _ordered(record: dict, fields: tuple, where: str) -> dict:
     return {f: _plain(record[f]) for f in fields}
 
 
-def omni3d_document(info: dict, categories, images, annotations) -> dict:
-    """A WildBox Omni3D document, checked before it can be written.
+def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterator[str]:
+    """A WildBox Omni3D document as JSON text chunks, each record checked as it is written.
 
-    Every record gets exactly the documented fields in order; images and annotations pass the
-    reader's checks; ids are unique; each annotation's image and category exist, its
-    category_name matches, and its dataset_id is its image's (the collection, never the species).
+    Every record gets exactly the documented fields in order and passes the reader's checks; ids
+    are unique; each annotation's image and category exist, its category_name matches, and its
+    dataset_id is its image's (the collection, never the species). ``images`` and ``annotations``
+    may be generators: a split with 200k annotations is never held in memory as one document.
+    The text is exactly ``dumps_omni3d`` of the same document.
     """
     where = "<omni3d document>"
-    doc = {
-        "info": _ordered(info, INFO_FIELDS, f"{where}#info"),
-        "images": [_ordered(im, IMAGE_FIELDS, f"{where}#image_id={im.get('id')}") for im in images],
-        "categories": [_ordered(c, CATEGORY_FIELDS, f"{where}#category_id={c.get('id')}")
-                       for c in categories],
-        "annotations": [_ordered(a, ANNOTATION_FIELDS, f"{where}#annotation_id={a.get('id')}")
-                        for a in annotations],
-    }
-    names = {c["id"]: c["name"] for c in doc["categories"]}
-    if len(names) != len(doc["categories"]):
-        raise RecordError(f"{where}#categories", "duplicate category id")
-    image_datasets = {}
-    for record in read_omni3d(doc, locator=where):  # shapes, finiteness, ids, references
-        image_datasets[record.image["id"]] = record.image["dataset_id"]
-        for ann in record.annotations:
-            at = f"{where}#annotation_id={ann['id']}"
-            if ann["category_name"] != names[ann["category_id"]]:
-                raise RecordError(at, f"category_name {ann['category_name']!r} is not "
-                                      f"{names[ann['category_id']]!r}")
-            if ann["dataset_id"] != image_datasets[ann["image_id"]]:
-                raise RecordError(at, f"dataset_id {ann['dataset_id']!r} is not its image's "
-                                      f"{image_datasets[ann['image_id']]!r}")
-    return doc
+    yield '{"info":' + _dump(_ordered(info, INFO_FIELDS, f"{where}#info"))
+    yield ',"images":['
+    image_datasets: dict = {}
+    for n, image in enumerate(images):
+        at = f"{where}#image_id={image.get('id')}"
+        rec = _ordered(image, IMAGE_FIELDS, at)
+        _check_image(rec, at)
+        if rec["id"] in image_datasets:
+            raise RecordError(at, "duplicate image id")
+        image_datasets[rec["id"]] = rec["dataset_id"]
+        yield ("," if n else "") + _dump(rec)
+    yield '],"categories":['
+    names: dict = {}
+    for n, category in enumerate(categories):
+        rec = _ordered(category, CATEGORY_FIELDS, f"{where}#category_id={category.get('id')}")
+        if rec["id"] in names:
+            raise RecordError(f"{where}#categories", "duplicate category id")
+        names[rec["id"]] = rec["name"]
+        yield ("," if n else "") + _dump(rec)
+    yield '],"annotations":['
+    seen: set = set()
+    for n, ann in enumerate(annotations):
+        at = f"{where}#annotation_id={ann.get('id')}"
+        rec = _ordered(ann, ANNOTATION_FIELDS, at)
+        _check_annotation(rec, at)
+        if rec["id"] in seen:
+            raise RecordError(at, "duplicate annotation id")
+        seen.add(rec["id"])
+        if rec["image_id"] not in image_datasets:
+            raise RecordError(at, f"image_id {rec['image_id']!r} is not a (valid) image")
+        if rec["category_id"] not in names:
+            raise RecordError(at, f"category_id {rec['category_id']!r} is not in categories")
+        if rec["category_name"] != names[rec["category_id"]]:
+            raise RecordError(at, f"category_name {rec['category_name']!r} is not {names[rec['category_id']]!r}")
+        if rec["dataset_id"] != image_datasets[rec["image_id"]]:
+            raise RecordError(at, f"dataset_id {rec['dataset_id']!r} is not its image's "
+                                  f"{image_datasets[rec['image_id']]!r}")
+        yield ("," if n else "") + _dump(rec)
+    yield "]}\n"
+
+
+def omni3d_document(info: dict, categories, images, annotations) -> dict:
+    """A WildBox Omni3D document (a dict), checked record by record (see ``iter_omni3d_document``)."""
+    return json.loads("".join(iter_omni3d_document(info, categories, images, annotations)))
+
+
+def _dump(record) -> str:
+    return json.dumps(_plain(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def dumps_omni3d(doc: dict) -> str:
     """Deterministic JSON text: key order as given, compact separators, UTF-8, no NaN."""
-    return json.dumps(_plain(doc), ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    return _dump(doc) + "\n"
 
 
 def write_omni3d(doc: dict, path) -> Path:
     """Write ``doc`` atomically (a reader never sees half a file) and return the path."""
+    return _write_chunks([dumps_omni3d(doc)], path)
+
+
+def write_omni3d_stream(path, info: dict, categories, images, annotations) -> Path:
+    """Write a document from record iterables, checked and streamed (see ``iter_omni3d_document``)."""
+    return _write_chunks(iter_omni3d_document(info, categories, images, annotations), path)
+
+
+def _write_chunks(chunks, path) -> Path:
     path = Path(path)
-    text = dumps_omni3d(doc)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            for chunk in chunks:
+                f.write(chunk)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; the published file is for everyone
         os.replace(tmp, path)
     except BaseException:

@@ -17,6 +17,11 @@ import pyarrow.parquet as pq
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
+# What the exports need of the boxes config (its footprints and yaw/pitch/roll stay on disk).
+EXPORT_BOX_COLUMNS = ["box_id", "frame_id", "image_id", "track_id", "species", "coarse_class", "category_id",
+                      "center_cam", "dimensions", "R_cam", "corners_cam", "bbox2d_tight", "bbox2d_proj", "K",
+                      "bbox_source", "truncation", "visibility", "segmentation_pts", "support_points",
+                      "kitti_representable", "kitti_reason"]
 FIGURES = "_build/figures"
 
 
@@ -107,11 +112,10 @@ def export_all(root: Path) -> dict:
                 image_rel[fid] = rel
     frames = read_config(root, "frames", columns=["frame_id", "image_id", "width", "height", "K", "split",
                                                   "segment_id", "scale_factor"])
-    boxes = read_config(root, "boxes")
     summary = {"images": len(image_rel)}
     for split in schema.SPLITS:
         f = frames.filter(pc.equal(frames["split"], split))
-        b = boxes.filter(pc.equal(boxes["split"], split))
+        b = read_config(root, "boxes", split=split, columns=EXPORT_BOX_COLUMNS)
         if f.num_rows == 0:
             continue
         summary[f"omni3d_{split}"] = export_omni3d(root, split, f, b, image_rel)
@@ -120,7 +124,8 @@ def export_all(root: Path) -> dict:
 
 
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
-    from benchwright.loaders.omni3d import omni3d_document, write_omni3d
+    """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
+    from benchwright.loaders.omni3d import write_omni3d_stream
 
     dataset_id = 1 if split == "train" else 2  # the collection id, never the species
     scales = {}
@@ -131,32 +136,32 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
                        "height": row["height"], "width": row["width"], "K": row["K"]})
         scales[row["segment_id"]] = row["scale_factor"]
     a = boxes_arrays(boxes)
-    tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
-    annotations = []
-    for i, (box_id, track, source, trunc, vis, segpts, support) in enumerate(zip(
-            boxes["box_id"].to_pylist(), boxes["track_id"].to_pylist(), boxes["bbox_source"].to_pylist(),
-            boxes["truncation"].to_pylist(), boxes["visibility"].to_pylist(),
-            boxes["segmentation_pts"].to_pylist(), boxes["support_points"].to_pylist())):
-        x1, y1, x2, y2 = tight[i]
-        species = schema.SPECIES[a["species"][i]]
-        annotations.append({
-            "id": int(_ann_id(box_id)), "image_id": int(a["image_id"][i]), "dataset_id": dataset_id,
-            "category_id": int(a["category_id"][i]), "category_name": species,
-            "valid3D": True, "behind_camera": False,
-            "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": proj[i],
-            "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
-            "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
-            "truncation": trunc, "visibility": -1.0 if vis is None else vis,
-            "segmentation_pts": segpts, "lidar_pts": support, "depth_error": -1.0,
-            "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
-            "bbox_source": schema.BBOX_SOURCES[source],
-        })
+    columns = [boxes[c].to_pylist() for c in ("box_id", "track_id", "bbox_source", "truncation", "visibility",
+                                              "segmentation_pts", "support_points")]
+
+    def annotations():
+        tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
+        for i, (box_id, track, source, trunc, vis, segpts, support) in enumerate(zip(*columns)):
+            x1, y1, x2, y2 = tight[i]
+            yield {
+                "id": int(_ann_id(box_id)), "image_id": int(a["image_id"][i]), "dataset_id": dataset_id,
+                "category_id": int(a["category_id"][i]), "category_name": schema.SPECIES[a["species"][i]],
+                "valid3D": True, "behind_camera": False,
+                "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": proj[i],
+                "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
+                "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
+                "truncation": trunc, "visibility": -1.0 if vis is None else vis,
+                "segmentation_pts": segpts, "lidar_pts": support, "depth_error": -1.0,
+                "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
+                "bbox_source": schema.BBOX_SOURCES[source],
+            }
+
     info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
             "known_category_ids": list(schema.CATEGORY_IDS.values()), "scene_scales": dict(sorted(scales.items()))}
     categories = [{"id": cid, "name": name, "supercategory": "animal"} for name, cid in schema.CATEGORY_IDS.items()]
-    doc = omni3d_document(info, categories, images, annotations)
-    path = write_omni3d(doc, root / EXPORTS / "omni3d" / f"WildBox_{split}.json")
-    return {"path": str(path.relative_to(root)), "images": len(images), "annotations": len(annotations)}
+    path = write_omni3d_stream(root / EXPORTS / "omni3d" / f"WildBox_{split}.json", info, categories, images,
+                               annotations())
+    return {"path": str(path.relative_to(root)), "images": len(images), "annotations": boxes.num_rows}
 
 
 def _ann_id(box_id: str) -> int:
