@@ -365,12 +365,24 @@ def _set_limits(memory_mb: int, cpu_s: int) -> None:
     mem = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     if cpu_s:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+        _cpu_budget(cpu_s)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024 * 1024, 64 * 1024 * 1024))
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ValueError, OSError):
         pass
+
+
+def _cpu_budget(cpu_s: int) -> None:
+    """Allow ``cpu_s`` more CPU seconds from now (RLIMIT_CPU is cumulative per process; the soft
+    limit is moved forward before each job, SIGXCPU ends a job stuck in C code)."""
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(ru.ru_utime + ru.ru_stime) + cpu_s
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _worker_main(memory_mb: int, timeout_s: float, cpu_s: int) -> int:
@@ -387,6 +399,7 @@ def _worker_main(memory_mb: int, timeout_s: float, cpu_s: int) -> int:
         if not line.strip():
             continue
         job = json.loads(line)
+        _cpu_budget(cpu_s)
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
         try:
             rep = evaluate_docx(Path(job["reference"]).read_bytes(), Path(job["output"]).read_bytes(),
@@ -460,7 +473,7 @@ class IsolatedEvaluator:
             reader = threading.Thread(target=read, daemon=True)
             if not reply:
                 reader.start()
-                reader.join(self.timeout_s + 10)
+                reader.join(self.timeout_s + 5)
             line = reply[0] if reply else None
             if not line:
                 # timed out (no reply) or the worker died (memory limit, crash): kill it, reject
@@ -625,7 +638,7 @@ def run_cli(args: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 2) if exc.code else 0
     if ns.worker:
-        return _worker_main(ns.memory_mb, ns.timeout, int(ns.timeout) + 5)
+        return _worker_main(ns.memory_mb, ns.timeout, int(ns.timeout) + 2)
     try:
         if ns.outputs:
             if not Path(ns.outputs).is_dir():

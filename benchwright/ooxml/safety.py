@@ -95,17 +95,17 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
         seen.add(key)
         if info.flag_bits & 0x1:
             raise UnsafeDocxError(locator, "encrypted", f"encrypted member {name!r}")
+        if info.file_size >= limits.ratio_min_bytes and info.compress_size > 0:
+            ratio = info.file_size / info.compress_size
+            if ratio > limits.max_ratio:
+                raise UnsafeDocxError(locator, "zip_bomb",
+                                      f"{name!r} compression ratio {ratio:.0f} > {limits.max_ratio:.0f}")
         if info.file_size > limits.max_member_bytes:
             raise UnsafeDocxError(locator, "member_too_large",
                                   f"{name!r} declares {info.file_size} bytes > {limits.max_member_bytes}")
         declared_total += info.file_size
         if declared_total > limits.max_total_bytes:
             raise UnsafeDocxError(locator, "too_large", f"declared uncompressed total > {limits.max_total_bytes}")
-        if info.file_size >= limits.ratio_min_bytes and info.compress_size > 0:
-            ratio = info.file_size / info.compress_size
-            if ratio > limits.max_ratio:
-                raise UnsafeDocxError(locator, "zip_bomb",
-                                      f"{name!r} compression ratio {ratio:.0f} > {limits.max_ratio:.0f}")
     members: dict[str, bytes] = {}
     total = 0
     for info in infos:

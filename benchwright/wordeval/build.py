@@ -533,6 +533,26 @@ def iter_compositions(catalogue: Catalogue | None = None, seeds: Iterable[int] =
                     errors.append({"template": tid, "base_document": base, "seed": seed, "reason": str(exc)})
 
 
+# --------------------------------------------------------------------------- everything
+
+
+_ALL_CACHE: dict = {}
+
+
+def build_all(seeds: tuple[int, ...] = (0, 1), base_docs: tuple[str, ...] | None = None) -> dict:
+    """All atomic and compositional cases (memoised per process): ``{"atomic": [...],
+    "compositional": [...], "errors": [...]}``."""
+    key = (tuple(seeds), tuple(base_docs) if base_docs else None)
+    if key not in _ALL_CACHE:
+        cat = load_catalogue()
+        errors: list = []
+        atomic = list(iter_cases(cat, seeds, base_docs, errors=errors))
+        ids = {c["case_id"] for c in atomic}
+        comps = list(iter_compositions(cat, seeds, base_docs, atomic_ids=ids, errors=errors))
+        _ALL_CACHE[key] = {"atomic": atomic, "compositional": comps, "errors": errors}
+    return _ALL_CACHE[key]
+
+
 # --------------------------------------------------------------------------- case directories
 
 CASE_JSON_FIELDS = ("case_id", "instruction", "command", "subsystem", "com_object", "properties", "unit_id", "seed",
@@ -564,5 +584,5 @@ def read_case_dir(directory: str | Path) -> dict:
     return case
 
 
-__all__ = ["build_case", "iter_cases", "build_composite", "iter_compositions", "write_case_dir", "read_case_dir",
+__all__ = ["build_all", "build_case", "iter_cases", "build_composite", "iter_compositions", "write_case_dir", "read_case_dir",
            "NotApplicable", "resolve_target", "describe_target", "make_oracle"]

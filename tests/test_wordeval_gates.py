@@ -1,0 +1,133 @@
+"""Gates on every generated file: python-docx reload, XSD, ids/relationships/content types/fields;
+LibreOffice on a sample (one batch); the LibreOffice re-save self-test on a sample."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from benchwright.evaluation.wordeval import evaluate_docx
+from benchwright.ooxml import gate_docx
+from benchwright.ooxml import libreoffice
+from benchwright.ooxml.checks import check_package
+from benchwright.ooxml.package import Package
+from benchwright.wordeval.build import build_all
+from benchwright.wordeval.catalogue import load_catalogue
+from benchwright.wordeval.selftest import LIBREOFFICE_LOSSY
+
+
+def _unique_files():
+    files = {}
+    built = build_all()
+    for c in built["atomic"] + built["compositional"]:
+        for kind in ("input_docx", "reference_docx"):
+            files.setdefault(hashlib.sha256(c[kind]).hexdigest(), (f"{c['case_id']}:{kind}", c[kind]))
+    return files
+
+
+def _gate(item):
+    name, data = item
+    return name, gate_docx(data, name)
+
+
+def test_every_generated_file_passes_the_gates():
+    files = list(_unique_files().values())
+    assert len(files) > 400
+    with ProcessPoolExecutor(2) as pool:
+        results = list(pool.map(_gate, files, chunksize=16))
+    bad = {name: problems for name, problems in results if problems}
+    assert bad == {}
+
+
+def _mutate(data: bytes, name: str, fn) -> bytes:
+    zin = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            content = zin.read(info)
+            if info.filename == name:
+                content = fn(content)
+            if content is not None:
+                zout.writestr(info.filename, content)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def good():
+    return build_all()["atomic"][0]["reference_docx"]
+
+
+def test_gates_catch_schema_order(good):
+    bad = _mutate(good, "word/document.xml",
+                  lambda b: b.replace(b"<w:body>", b"<w:body><w:p><w:r><w:t>x</w:t></w:r><w:pPr/></w:p>", 1))
+    problems = gate_docx(bad)
+    assert any(p.startswith("xsd word/document.xml") for p in problems)
+
+
+def test_gates_catch_broken_ids_relationships_and_fields(good):
+    bad = _mutate(good, "word/document.xml", lambda b: b.replace(
+        b"<w:body>", b'<w:body><w:p><w:bookmarkStart w:id="77" w:name="a"/><w:r><w:fldChar w:fldCharType="begin"/>'
+                     b'</w:r><w:r><w:t>x\nnewline</w:t></w:r><w:commentReference w:id="9"/></w:p>', 1))
+    problems = " | ".join(check_package(Package.from_bytes(bad)))
+    assert "bookmarkStart 77 without bookmarkEnd" in problems
+    assert "not ended" in problems
+    assert "literal newline" in problems
+    assert "comment 9 referenced" in problems
+    no_rel = _mutate(good, "word/_rels/document.xml.rels",
+                     lambda b: b.replace(b'Target="styles.xml"', b'Target="missing.xml"'))
+    assert any("targets missing part" in p for p in gate_docx(no_rel))
+    no_ct = _mutate(good, "[Content_Types].xml", lambda b: b.replace(b'Extension="xml"', b'Extension="xmlx"'))
+    assert any(p.startswith("content types: no content type") for p in gate_docx(no_ct))
+
+
+def test_gates_catch_duplicate_drawing_ids():
+    import copy
+    from benchwright.ooxml.ns import qn
+    from benchwright.wordeval.docmodel import WordDoc
+    case = next(c for c in build_all()["atomic"] if c["unit_id"] == "picture_add")
+    assert gate_docx(case["reference_docx"]) == []
+    wd = WordDoc(case["reference_docx"])
+    p = next(d for d in wd.body.iter(qn("wp:docPr"))).getparent()
+    while p.tag != qn("w:p"):
+        p = p.getparent()
+    p.addnext(copy.deepcopy(p))                      # same picture twice: same wp:docPr id
+    assert any("duplicate drawing id" in x for x in gate_docx(wd.to_bytes()))
+
+
+needs_lo = pytest.mark.skipif(not libreoffice.available(), reason="LibreOffice (soffice) not installed")
+
+
+@needs_lo
+def test_libreoffice_opens_a_sample_in_one_batch():
+    files = list(_unique_files().values())
+    sample = dict(files[:: max(1, len(files) // 20)][:20])
+    sample["not-a-docx"] = b"this is not a document"
+    res = libreoffice.libreoffice_gate(sample)
+    assert res.pop("not-a-docx")                      # LibreOffice refuses garbage (import filter forced)
+    assert len(res) == 20 and all(v == [] for v in res.values()), {k: v for k, v in res.items() if v}
+
+
+@needs_lo
+def test_libreoffice_resave_of_reference_passes_where_declared():
+    cat = load_catalogue()
+    cases = {}
+    for c in build_all()["atomic"]:
+        u = cat.units[c["unit_id"]]
+        if u["libreoffice_survives"] and c["unit_id"] not in cases:
+            cases[c["unit_id"]] = c
+    ids = sorted(cases)[::10]                       # a sample across subsystems, one soffice call
+    assert len({cases[i]["subsystem"] for i in ids}) >= 8
+    resaved = libreoffice.resave_docx({i: cases[i]["reference_docx"] for i in ids})
+    failures = {}
+    for i in ids:
+        assert resaved[i] is not None, i
+        assert resaved[i] != cases[i]["reference_docx"]
+        rep = evaluate_docx(cases[i]["reference_docx"], resaved[i], json.loads(cases[i]["oracle"]),
+                            extra_allowed=LIBREOFFICE_LOSSY)
+        if not rep["passed"]:
+            failures[i] = [(c["name"], c.get("differences", [])[:2]) for c in rep["checks"] if not c["passed"]]
+    assert failures == {}

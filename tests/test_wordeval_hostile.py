@@ -1,0 +1,182 @@
+"""Hostile input to the evaluator: clear rejection, bounded memory and time, nothing executed;
+plus the CLI, case directories and the isolated batch mode."""
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from benchwright.evaluation import wordeval as ev
+from benchwright.ooxml.safety import Limits, UnsafeDocxError, parse_xml, read_members
+from benchwright.wordeval.build import build_case, read_case_dir, write_case_dir
+
+
+@pytest.fixture(scope="module")
+def case():
+    return build_case("font_bold", 0, "report")
+
+
+def _zip(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def _with(case_bytes: bytes, **changes) -> bytes:
+    zin = zipfile.ZipFile(io.BytesIO(case_bytes))
+    members = {i.filename: zin.read(i) for i in zin.infolist()}
+    members.update(changes)
+    return _zip(members)
+
+
+CT = (b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+      b'<Default Extension="xml" ContentType="application/xml"/></Types>')
+
+
+def hostile_inputs(good: bytes) -> dict[str, tuple[bytes, str]]:
+    bomb = _zip({"[Content_Types].xml": CT, "word/document.xml": b"<a>" + b" " * (200 * 1024 * 1024) + b"</a>"})
+    billion = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+               b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">&lol2;'
+               b'</w:document>')
+    xxe = (b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+           b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">&x;</w:document>')
+    many = _zip({"[Content_Types].xml": CT, **{f"f{i}.xml": b"<a/>" for i in range(1200)}})
+    traversal = _zip({"[Content_Types].xml": CT, "../../evil.xml": b"<a/>"})
+    absolute = _zip({"[Content_Types].xml": CT, "/etc/evil.xml": b"<a/>"})
+    dup = io.BytesIO()
+    with zipfile.ZipFile(dup, "w") as zf:
+        zf.writestr("[Content_Types].xml", CT)
+        zf.writestr("word/document.xml", b"<a/>")
+        with pytest.warns(UserWarning):
+            zf.writestr("word/document.xml", b"<b/>")
+    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4000
+    zin = zipfile.ZipFile(io.BytesIO(good))
+    ct = zin.read("[Content_Types].xml").replace(
+        b"</Types>", b'<Override PartName="/word/vbaProject.bin" ContentType="application/vnd.ms-office.vbaProject"/>'
+                     b"</Types>")
+    macro = _with(good, **{"word/vbaProject.bin": b"Attribute VB_Name = \"evil\"", "[Content_Types].xml": ct})
+    rels = zin.read("word/_rels/document.xml.rels").replace(
+        b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                             b'relationships/aFChunk" Target="evil.html"/></Relationships>')
+    alt_chunk = _with(good, **{"word/_rels/document.xml.rels": rels, "word/evil.html": b"<html/>"})
+    return {
+        "zip bomb": (bomb, "zip_bomb"),
+        "billion laughs": (_with(good, **{"word/document.xml": billion}), "doctype"),
+        "external entity": (_with(good, **{"word/document.xml": xxe}), "doctype"),
+        "too many members": (many, "too_many_members"),
+        "path traversal": (traversal, "path_traversal"),
+        "absolute member": (absolute, "absolute_path"),
+        "duplicate member": (dup.getvalue(), "duplicate_member"),
+        "not a zip": (b"%PDF-1.4 definitely not a docx", "not_a_zip"),
+        "encrypted (OLE)": (ole, "encrypted"),
+        "macros": (macro, "active content"),
+        "altChunk": (alt_chunk, "active content"),
+        "truncated": (good[: len(good) // 2], "not_a_zip"),
+    }
+
+
+def test_hostile_inputs_are_rejected_in_process(case):
+    for name, (data, reason) in hostile_inputs(case["reference_docx"]).items():
+        rep = ev.evaluate_docx(case["reference_docx"], data, case["oracle"], case_id=name)
+        assert rep["passed"] is False, name
+        assert rep["rejected"] and reason in rep["rejected"], (name, rep["rejected"])
+        assert rep["checks"][0]["name"] == "readable" and not rep["checks"][0]["passed"]
+
+
+def test_limits_are_enforced_while_inflating():
+    # the header may lie about sizes: the reader stops at the limit while decompressing
+    data = _zip({"[Content_Types].xml": CT, "word/document.xml": b"<a>" + b"x" * 3_000_000 + b"</a>"})
+    with pytest.raises(UnsafeDocxError) as exc:
+        read_members(data, "t", Limits(max_member_bytes=1_000_000, ratio_min_bytes=10**9))
+    assert exc.value.kind == "member_too_large"
+    with pytest.raises(UnsafeDocxError) as exc:
+        parse_xml(b'<?xml version="1.0" encoding="UTF-16"?>'.decode().encode("utf-16") +
+                  '<!DOCTYPE a [<!ENTITY x "y">]><a>&x;</a>'.encode("utf-16-le"), "u16")
+    assert exc.value.kind in ("doctype", "bad_xml")
+
+
+def test_isolated_evaluation_rejects_hostile_inputs_with_limits(case, tmp_path):
+    hostile = hostile_inputs(case["reference_docx"])
+    with ev.IsolatedEvaluator(memory_mb=512, timeout_s=20) as iso:
+        good = iso.evaluate(case, case["reference_docx"])
+        assert good["passed"] is True
+        for name in ("zip bomb", "billion laughs", "macros", "path traversal"):
+            rep = iso.evaluate(case, hostile[name][0])
+            assert rep["passed"] is False and rep["rejected"], name
+        assert iso.evaluate(case, case["input_docx"])["passed"] is False
+
+
+def _huge_document(good: bytes) -> bytes:
+    """A valid .docx whose document part is ~19 MB of distinct paragraphs (not a zip bomb: it
+    compresses only ~8x), so it passes the archive checks and must be stopped by the limits."""
+    zin = zipfile.ZipFile(io.BytesIO(good))
+    members = {i.filename: zin.read(i) for i in zin.infolist()}
+    body = "".join(f"<w:p><w:r><w:t>{i:08x}{(i * 7919) % 100003:06d}</w:t></w:r></w:p>" for i in range(400000))
+    head, tail = members["word/document.xml"].decode().split("<w:body>")
+    members["word/document.xml"] = (head + "<w:body>" + body + tail).encode()
+    return _zip(members)
+
+
+def test_memory_and_time_limits_stop_a_huge_document(case):
+    big = _huge_document(case["reference_docx"])
+    with ev.IsolatedEvaluator(memory_mb=300, timeout_s=3) as iso:
+        rep = iso.evaluate(case, big)
+        assert rep["passed"] is False and rep["rejected"]
+        # the evaluator recovers: the next job runs in a fresh worker
+        assert iso.evaluate(case, case["reference_docx"])["passed"] is True
+    with ev.IsolatedEvaluator(memory_mb=2048, timeout_s=0.5) as iso:
+        rep = iso.evaluate(case, big)
+        assert rep["passed"] is False and "time" in rep["rejected"]
+
+
+def test_case_dir_round_trip_and_cli(case, tmp_path, capsys):
+    root = tmp_path / "exports" / "cases"
+    d = write_case_dir(case, root / case["case_id"])
+    assert sorted(p.name for p in d.iterdir()) == ["case.json", "input.docx", "reference.docx"]
+    meta = json.loads((d / "case.json").read_text())
+    assert meta["oracle"]["unit_id"] == "font_bold" and len(meta["sha256"]["reference.docx"]) == 64
+    again = read_case_dir(d)
+    assert again["reference_docx"] == case["reference_docx"]
+    out = tmp_path / "out.docx"
+    out.write_bytes(case["reference_docx"])
+    assert ev.run_cli(["evaluate", "wordeval", "--case", str(d), "--output", str(out)]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["passed"] is True and rep["case_id"] == case["case_id"]
+    out.write_bytes(case["input_docx"])                   # failing output: still exit 0
+    assert ev.run_cli(["--case", case["case_id"], "--cases-root", str(root), "--output", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"] is False
+    out.write_bytes(b"garbage")                           # rejected output: still exit 0
+    assert ev.run_cli(["--case", str(d), "--output", str(out), "--no-isolate"]) == 0
+    assert json.loads(capsys.readouterr().out)["rejected"]
+    # the evaluation cannot run: missing case / missing output -> non-zero
+    assert ev.run_cli(["--case", "no-such-case", "--cases-root", str(root), "--output", str(out)]) != 0
+    assert ev.run_cli(["--case", str(d), "--output", str(tmp_path / "missing.docx")]) != 0
+
+
+def test_batch_mode_reports_per_check_case_subsystem_and_pair(tmp_path, capsys):
+    root = tmp_path / "cases"
+    outs = tmp_path / "outputs"
+    outs.mkdir()
+    c1 = build_case("font_bold", 0, "report")
+    c2 = build_case("table_alignment", 0, "report")
+    c3 = build_case("footnote_add", 0, "memo")
+    for c in (c1, c2, c3):
+        write_case_dir(c, root / c["case_id"])
+    (outs / f"{c1['case_id']}.docx").write_bytes(c1["reference_docx"])     # pass
+    (outs / f"{c2['case_id']}.docx").write_bytes(c2["input_docx"])         # fail (unedited)
+    (outs / f"{c3['case_id']}.docx").write_bytes(b"PK\x03\x04broken")       # rejected
+    res = ev.evaluate_outputs(outs, root, isolate=True, workers=2)
+    s = res["summary"]
+    assert s["n_cases"] == 3 and s["passed"] == 1
+    assert s["per_case"][c1["case_id"]]["passed"] and not s["per_case"][c2["case_id"]]["passed"]
+    assert s["per_case"][c3["case_id"]]["rejected"]
+    assert s["per_subsystem"]["tables"] == {"passed": 0, "total": 1, "rate": 0.0}
+    assert s["per_object_property"]["Font.Bold"]["passed"] == 1
+    assert "preservation" in s["per_check"] and "target" in s["per_check"]
+    assert ev.run_cli(["--outputs", str(outs), "--cases-root", str(root), "--report", str(tmp_path / "r.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["n_cases"] == 3
+    assert len(json.loads((tmp_path / "r.json").read_text())["reports"]) == 3
