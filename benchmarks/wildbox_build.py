@@ -2,7 +2,7 @@
 
 Prints one JSON object: cuboids, beam_wall_s (the pipeline: parse -> annotate -> write), the whole
 build's wall time (plus finalize, exports, card, validation), cuboids per second, peak RSS of the
-whole process tree (driver and SDK workers), and the same for benchmarks/wildbox_reference.py,
+whole process tree (driver and SDK workers; RSS, and PSS which counts shared library pages once), and the same for benchmarks/wildbox_reference.py,
 with ratio = beam_wall_s / reference_wall_s.
 
     python -m benchwright.benchmarks.wildbox_build [--scale full] [--workers 2] [--raw DIR]
@@ -20,10 +20,13 @@ import time
 from pathlib import Path
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (from /proc), in MB."""
+def tree_memory_mb(pid: int) -> tuple[float, float]:
+    """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
+
+    RSS counts a shared page (the Python, numpy, arrow, OpenCV libraries every worker maps) once per
+    process; PSS splits it between them, so the tree's PSS is the memory the build really holds.
+    """
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -33,23 +36,32 @@ def tree_rss_mb(pid: int) -> float:
         except OSError:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry))
-        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total, stack = 0, [pid]
+    rss = pss = 0
+    stack = [pid]
     while stack:
         p = stack.pop()
-        total += rss.get(p, 0)
         stack += children.get(p, [])
-    return total / 1e6
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss / 1e3, pss / 1e3
 
 
-def measured(cmd: list[str], env: dict) -> tuple[float, float, str]:
-    """(wall seconds, peak tree RSS MB, stdout) of a command, sampling memory every 0.2 s."""
+def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], str]:
+    """(wall seconds, (peak tree RSS MB, peak tree PSS MB), stdout) of a command, sampled every 0.2 s."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        peak = 0.0
+        peak = (0.0, 0.0)
         while proc.poll() is None:
-            peak = max(peak, tree_rss_mb(proc.pid))
+            rss, pss = tree_memory_mb(proc.pid)
+            peak = (max(peak[0], rss), max(peak[1], pss))
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         out.seek(0)
@@ -100,11 +112,13 @@ def main(argv=None) -> None:
         "beam_build_total_s": round(beam_total, 2),
         "beam_timings": manifest["timings"],
         "beam_cuboids_per_s": round(cuboids / beam_wall, 1),
-        "beam_peak_rss_mb": round(beam_peak, 1),
+        "beam_peak_rss_mb": round(beam_peak[0], 1),
+        "beam_peak_pss_mb": round(beam_peak[1], 1),
         "reference_wall_s": ref["wall_s"],
         "reference_process_wall_s": round(ref_wall, 2),
         "reference_cuboids_per_s": round(ref["rows"]["boxes"] / ref["wall_s"], 1),
-        "reference_peak_rss_mb": round(ref_peak, 1),
+        "reference_peak_rss_mb": round(ref_peak[0], 1),
+        "reference_peak_pss_mb": round(ref_peak[1], 1),
         "ratio": round(beam_wall / ref["wall_s"], 3),
         "same_rows": ref["rows"]["boxes"] == cuboids,
     }, indent=2))
