@@ -75,13 +75,12 @@ def check_relationships(pkg: Package) -> list[str]:
         if _R.encode() not in data:
             continue
         rids = set(pkg.rel_map(name))
-        for el in pkg.xml(name).iter():
-            if not isinstance(el.tag, str):
-                continue
-            for attr, val in el.attrib.items():
-                if attr.startswith("{%s}" % _R) and val and val not in rids:
-                    problems.append(f"relationships: {name} <{el.tag.rsplit('}', 1)[-1]} "
-                                    f"r:{attr.rsplit('}', 1)[-1]}={val!r}> has no relationship")
+        for attr in pkg.xml(name).xpath("//@*[namespace-uri()=$ns]", ns=_R):
+            val = str(attr)
+            if val and val not in rids:
+                el = attr.getparent()
+                problems.append(f"relationships: {name} <{el.tag.rsplit('}', 1)[-1]} "
+                                f"r:{attr.attrname.rsplit('}', 1)[-1]}={val!r}> has no relationship")
     return problems
 
 

@@ -21,7 +21,7 @@ def python_docx_reload(data: bytes) -> list[str]:
     try:
         d = docx.Document(io.BytesIO(data))
         for p in d.paragraphs:
-            _ = p.text, p.style
+            _ = p.text
         for t in d.tables:
             for row in t.rows:
                 for cell in row.cells:

@@ -69,17 +69,13 @@ def apply_markup_compatibility(root: etree._Element) -> etree._Element:
     """Copy of ``root`` with MCE processed as a consumer that understands no extension."""
     root = copy.deepcopy(root)
     ignorable: set[str] = set()
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        val = el.get(qn("mc:Ignorable"))
-        if val:
-            for prefix in val.split():
-                ns = el.nsmap.get(prefix)
-                if ns:
-                    ignorable.add(ns)
+    for el in root.xpath("//*[@mc:Ignorable]", namespaces={"mc": _MC}):
+        for prefix in el.get(qn("mc:Ignorable")).split():
+            ns = el.nsmap.get(prefix)
+            if ns:
+                ignorable.add(ns)
     # AlternateContent -> Fallback children (or nothing)
-    for ac in list(root.iter(qn("mc:AlternateContent"))):
+    for ac in root.xpath("//mc:AlternateContent", namespaces={"mc": _MC}):
         parent = ac.getparent()
         if parent is None:
             continue
@@ -89,26 +85,37 @@ def apply_markup_compatibility(root: etree._Element) -> etree._Element:
             for i, child in enumerate(list(fallback)):
                 parent.insert(idx + i, child)
         parent.remove(ac)
-    drop_ns = ignorable | {_MC}
-    for el in list(root.iter()):
-        if not isinstance(el.tag, str):
-            continue
-        ns = etree.QName(el).namespace
-        if ns in drop_ns and el is not root:
+    for ns in ignorable | {_MC}:
+        for el in root.xpath("//*[namespace-uri()=$ns]", ns=ns):
             parent = el.getparent()
             if parent is not None:
                 parent.remove(el)
-            continue
-        for attr in list(el.attrib):
-            if attr.startswith("{"):
-                ans = attr[1:].split("}", 1)[0]
-                if ans in drop_ns:
-                    del el.attrib[attr]
+        for attr in root.xpath("//@*[namespace-uri()=$ns]", ns=ns):
+            owner = attr.getparent()
+            if owner is not None:
+                owner.attrib.pop(attr.attrname, None)
     return root
 
 
+_RESULT_CACHE: dict[tuple[str, str], tuple[str, ...]] = {}
+
+
 def validate_xml(root: etree._Element, schema_name: str = "wml.xsd", max_errors: int = 5) -> list[str]:
-    """Schema errors for one parsed part (after markup compatibility), at most ``max_errors``."""
+    """Schema errors for one parsed part (after markup compatibility), at most ``max_errors``.
+
+    Results are memoised by the part's canonical bytes (generated documents share most parts)."""
+    import hashlib
+    key = (hashlib.sha1(etree.tostring(root)).hexdigest(), schema_name)
+    if key in _RESULT_CACHE:
+        return list(_RESULT_CACHE[key])
+    errors = _validate(root, schema_name, max_errors)
+    if len(_RESULT_CACHE) > 4096:
+        _RESULT_CACHE.clear()
+    _RESULT_CACHE[key] = tuple(errors)
+    return errors
+
+
+def _validate(root: etree._Element, schema_name: str, max_errors: int) -> list[str]:
     prepared = apply_markup_compatibility(root)
     sch = schema(schema_name)
     if sch.validate(prepared):

@@ -116,7 +116,8 @@ def describe_target(t: dict) -> str:
         return f'the hyperlink "{t["hyperlink"]}"'
     if "revision" in t:
         r = t["revision"]
-        return f'the tracked {r.get("type", "change")} of "{r.get("text")}"'
+        kind = {"insert": "insertion", "delete": "deletion", "format": "formatting change"}.get(r.get("type"), "change")
+        return f'the tracked {kind} of "{r["text"]}"' if r.get("text") else f"the tracked {kind}"
     if "image" in t:
         return f'the picture described as "{t["image"].get("descr")}"'
     if "content_control" in t:
@@ -491,7 +492,17 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
     _check_observable(reference_docx, input_docx, oracle, locator)
     atomic = [f"{s['unit']['id']}--{base_doc}--s{seed}" for s in steps]
     if atomic_ids is not None:
-        atomic = [a for a in atomic if a in atomic_ids]
+        # the exact (unit, base, seed) case, else the unit's case on this base document (an
+        # identical seed variant is kept only once), else any case of the unit
+        linked = []
+        for s_, exact in zip(steps, atomic):
+            uid = s_["unit"]["id"]
+            cands = [exact] if exact in atomic_ids else \
+                sorted(a for a in atomic_ids if a.startswith(f"{uid}--{base_doc}--")) or \
+                sorted(a for a in atomic_ids if a.startswith(f"{uid}--"))
+            if cands:
+                linked.append(cands[0])
+        atomic = linked
     return {
         "case_id": f"{template['id']}--{base_doc}--s{seed}",
         "instruction": instruction,
