@@ -117,9 +117,6 @@ def _norm_value(name: str, v: str):
     return v
 
 
-_ONOFF_TAGS_CACHE: dict[str, bool] = {}
-
-
 def _is_onoff(local: str) -> bool:
     return local in _ONOFF_TAGS
 
@@ -560,8 +557,6 @@ class _Extractor:
         walker = ParagraphWalker("final")
         paras: list[Para] = []
         pos = 0
-        fields_before = 0
-        story_markers: list = []
         for p in iter_block_paragraphs(container):
             tbl_style, loc = self._table_context(p) if tbl_ctx else (None, None)
             raw = walker.pieces(p)
@@ -574,7 +569,7 @@ class _Extractor:
             paras.append(para)
         self.snap.stories[name] = paras
         flist = []
-        for f in walker.fields[fields_before:]:
+        for f in walker.fields:
             code = normalize_field_code(f.code)
             rec = {"code": code, "type": field_type(code), "result": f.result_text.strip("\n"),
                    "para": f.story_para, "locked": f.locked}
@@ -584,7 +579,6 @@ class _Extractor:
             flist.append(rec)
         if flist:
             self.snap.fields[name] = flist
-        _ = story_markers
         return paras
 
     def _table_context(self, p):

@@ -1,10 +1,6 @@
 """Real documents: the snapshot extractor and a self-comparison run on every python-docx fixture."""
 from __future__ import annotations
 
-import json
-
-import pytest
-
 from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.evaluation.wordeval_snapshot import extract_snapshot, snapshot_dict
 

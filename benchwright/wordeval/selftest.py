@@ -14,7 +14,6 @@ For a built case:
 """
 from __future__ import annotations
 
-import copy
 import json
 
 from benchwright.ooxml.ns import qn
@@ -117,15 +116,12 @@ def char_style_alternative(case: dict, cat: Catalogue | None = None) -> bytes | 
     unit = cat.units.get(oracle.get("unit_id"))
     if unit is None or "char_style" not in unit.get("alternatives", []):
         return None
-    from benchwright.wordeval.build import _rng, resolve_params
-    params, _ = resolve_params(unit["params"], _rng(unit["id"], case["base_document"], case["seed"]))
-    # skip the target/instruction draws exactly as build_case does
     from benchwright.wordeval.build import _resolve_unit
+    # the same target and value draws as build_case
     _, _, _, target, native, _, _ = _resolve_unit(unit, case["seed"], case["base_document"], cat)
     wd = WordDoc(case["input_docx"], "alternative")
     ops.apply(wd, "char_style_equivalent", target, native)
-    _ = params
     return wd.to_bytes()
 
 
-__all__ = ["LIBREOFFICE_LOSSY", "mutate_untouched", "xml_variant", "char_style_alternative", "copy"]
+__all__ = ["LIBREOFFICE_LOSSY", "mutate_untouched", "xml_variant", "char_style_alternative"]
