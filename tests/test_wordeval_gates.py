@@ -80,6 +80,11 @@ def test_gates_catch_broken_ids_relationships_and_fields(good):
     no_rel = _mutate(good, "word/_rels/document.xml.rels",
                      lambda b: b.replace(b'Target="styles.xml"', b'Target="missing.xml"'))
     assert any("targets missing part" in p for p in gate_docx(no_rel))
+    import re
+    link = next(c for c in build_all()["atomic"] if c["unit_id"] == "hyperlink_add")["reference_docx"]
+    dangling = _mutate(link, "word/_rels/document.xml.rels",
+                       lambda b: re.sub(rb'<Relationship [^>]*TargetMode="External"/>', b"", b))
+    assert any("has no relationship" in p for p in gate_docx(dangling))
     no_ct = _mutate(good, "[Content_Types].xml", lambda b: b.replace(b'Extension="xml"', b'Extension="xmlx"'))
     assert any(p.startswith("content types: no content type") for p in gate_docx(no_ct))
 

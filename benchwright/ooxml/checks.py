@@ -71,11 +71,15 @@ def check_relationships(pkg: Package) -> list[str]:
     for name in pkg.members:
         if not name.endswith(".xml") or name == "[Content_Types].xml":
             continue
-        data = pkg.get(name)
+        data = pkg.members[name] if name in pkg.members else pkg.get(name)
         if _R.encode() not in data:
             continue
+        root = pkg.xml(name)
+        prefixes = [p for p, uri in root.nsmap.items() if uri == _R and p]
+        if prefixes and not any(f" {p}:".encode() in data for p in prefixes):
+            continue   # the namespace is declared but no attribute uses it (styles, settings, ...)
         rids = set(pkg.rel_map(name))
-        for attr in pkg.xml(name).xpath("//@*[namespace-uri()=$ns]", ns=_R):
+        for attr in root.xpath("//@*[namespace-uri()=$ns]", ns=_R):
             val = str(attr)
             if val and val not in rids:
                 el = attr.getparent()

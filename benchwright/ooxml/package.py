@@ -87,6 +87,7 @@ class Package:
         self.locator = locator
         self.limits = limits
         self._xml: dict[str, etree._Element] = {}
+        self._ct: tuple[dict[str, str], dict[str, str]] | None = None
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -106,6 +107,8 @@ class Package:
         return self.members[name]
 
     def set(self, name: str, data: bytes) -> None:
+        if name == "[Content_Types].xml":
+            self._ct = None
         self._xml.pop(name, None)
         self.members[name] = data
 
@@ -131,6 +134,8 @@ class Package:
 
     # ----------------------------------------------------------------- content types
     def _content_types(self) -> tuple[dict[str, str], dict[str, str]]:
+        if self._ct is not None:
+            return self._ct
         root = self.xml("[Content_Types].xml")
         defaults, overrides = {}, {}
         for el in root:
@@ -138,7 +143,8 @@ class Package:
                 defaults[(el.get("Extension") or "").lower()] = el.get("ContentType", "")
             elif el.tag == qn("ct:Override"):
                 overrides[(el.get("PartName") or "").lstrip("/").lower()] = el.get("ContentType", "")
-        return defaults, overrides
+        self._ct = (defaults, overrides)
+        return self._ct
 
     def content_type(self, part: str) -> str | None:
         defaults, overrides = self._content_types()
@@ -148,6 +154,7 @@ class Package:
         return defaults.get(ext)
 
     def set_override(self, part: str, content_type: str) -> None:
+        self._ct = None
         root = self.xml("[Content_Types].xml")
         for el in root.findall(qn("ct:Override")):
             if (el.get("PartName") or "").lstrip("/").lower() == part.lower():
