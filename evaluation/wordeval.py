@@ -54,7 +54,7 @@ VOLATILE = (
     "comment/*/P*/chars.*", "comment/*/P*/para.*", "comment/*/P*/style",
 )
 DEFAULT_TOLERANCE = (
-    ("*/para.ind.*", 2), ("*/para.spacing.*", 2), ("*/para.tabs", 2), ("sections/*/pg*", 2),
+    ("*/para.ind.*", 2), ("*/para.spacing.*", 2), ("*/para.tabs", 2), ("sections/*/pg*", 20),
     ("sections/*/cols.space", 2), ("tables/*/grid", 2), ("tables/*/tbl.tblW.w", 2), ("tables/*/tbl.tblInd.w", 2),
     ("tables/*/cell*.tcW.w", 2), ("tables/*/row*.trHeight*", 2), ("tables/*/tbl.tblCellMar.*", 2),
     ("*/draw*.cx", 12700), ("*/draw*.cy", 12700), ("*/draw*.offset", 12700), ("styles/*/pPr.*", 2),

@@ -326,7 +326,7 @@ class Styles:
         if sid is None:
             return None
         rec = self.by_id.get(sid)
-        return rec["name"] if rec else sid
+        return rec["name"] if rec else sid.lower()   # a dangling reference: Word falls back to defaults
 
     def font(self, value):
         if isinstance(value, str) and value.startswith("theme:"):

@@ -390,9 +390,14 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
 
 
 def unit_bases(unit: dict, cat: Catalogue, base_docs: Iterable[str] | None = None) -> list[str]:
+    """Base documents to try for a unit, in order: the unit's own list, or every base document
+    starting at a position derived from the unit id (a stable hash), so that synthetic and real
+    documents are spread over the catalogue instead of always trying the same ones first."""
     names = list(base_docs) if base_docs is not None else list(cat.basedocs)
-    preferred = unit.get("bases") or names
-    return [b for b in preferred if b in names]
+    if unit.get("bases"):
+        return [b for b in unit["bases"] if b in names]
+    k = stable_hash64(unit["id"]) % len(names) if names else 0
+    return names[k:] + names[:k]
 
 
 def iter_cases(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1),

@@ -817,6 +817,19 @@ def insert_section_break(wd: WordDoc, target: dict, params: dict) -> None:
     insert_child(ppr, earlier)
     typ = get_or_add(later, "w:type")
     typ.set(qn("w:val"), params.get("type", "nextPage"))
+    # the new section must hold a paragraph: when the break follows the section's last paragraph,
+    # Word starts the new section with an empty paragraph
+    nxt = p.getnext()
+    while nxt is not None and nxt.tag not in (qn("w:p"), qn("w:tbl"), qn("w:sectPr")):
+        nxt = nxt.getnext()
+    if nxt is None or nxt.tag == qn("w:sectPr"):
+        empty = w_el("w:p")
+        style = ppr.find(qn("w:pStyle"))
+        if style is not None:
+            new_ppr = w_el("w:pPr")
+            new_ppr.append(copy.deepcopy(style))
+            empty.append(new_ppr)
+        p.addnext(empty)
 
 
 @operation("insert_break")
@@ -1197,6 +1210,7 @@ def remove_content_control(wd: WordDoc, target: dict, params: dict) -> None:
 def add_note(wd: WordDoc, target: dict, params: dict) -> None:
     kind = params.get("kind", "footnote")
     root = wd.notes_el(kind + "s")
+    wd._ensure_note_styles(kind)
     nid = max([int(n.get(qn("w:id"))) for n in root.findall(qn("w:" + kind))] + [0]) + 1
     ref_style = "FootnoteReference" if kind == "footnote" else "EndnoteReference"
     text_style = "FootnoteText" if kind == "footnote" else "EndnoteText"
