@@ -85,7 +85,8 @@ def test_gates_catch_broken_ids_relationships_and_fields(good):
     dangling = _mutate(link, "word/_rels/document.xml.rels",
                        lambda b: re.sub(rb'<Relationship [^>]*TargetMode="External"/>', b"", b))
     assert any("has no relationship" in p for p in gate_docx(dangling))
-    no_ct = _mutate(good, "[Content_Types].xml", lambda b: b.replace(b'Extension="xml"', b'Extension="xmlx"'))
+    no_ct = _mutate(good, "[Content_Types].xml", lambda b: re.sub(
+        rb'<Override PartName="/word/document.xml"[^>]*/>', b"", b.replace(b'Extension="xml"', b'Extension="xmlx"')))
     assert any(p.startswith("content types: no content type") for p in gate_docx(no_ct))
 
 
