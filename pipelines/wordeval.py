@@ -30,19 +30,30 @@ def _catalogue(source: str):
     return load_catalogue(source)
 
 
-def _gate(case: dict, unit: str):
-    """The non-LibreOffice gates on both files: (case, []) or a quarantine Reject."""
-    from benchwright.ooxml.gate import gate_docx
+class Gates:
+    """The non-LibreOffice gates on a case's two files, memoised by content for one build (many cases
+    share an input document). Returns the case, or a quarantine Reject naming it."""
 
-    problems = []
-    for name in ("input_docx", "reference_docx"):
-        problems += [f"{name}: {p}" for p in gate_docx(case[name], f"{case['case_id']}/{name}")]
-    if problems:
-        return Reject(unit, case["case_id"], "; ".join(problems[:5]))
-    return case
+    def __init__(self):
+        self._memo: dict[str, list[str]] = {}
+
+    def __call__(self, case: dict, unit: str):
+        import hashlib
+
+        from benchwright.ooxml.gate import gate_docx
+
+        problems = []
+        for name in ("input_docx", "reference_docx"):
+            key = hashlib.sha256(case[name]).hexdigest()
+            if key not in self._memo:
+                self._memo[key] = gate_docx(case[name], f"{case['case_id']}/{name}")
+            problems += [f"{name}: {p}" for p in self._memo[key]]
+        if problems:
+            return Reject(unit, case["case_id"], "; ".join(problems[:5]))
+        return case
 
 
-def build_atomic(unit_id: str, source: str, seeds=SEEDS):
+def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
     """Every atomic case of one unit (bases and seed dedupe as the catalogue says), gated."""
     from benchwright.wordeval.build import iter_cases
 
@@ -52,10 +63,10 @@ def build_atomic(unit_id: str, source: str, seeds=SEEDS):
     for e in errors:
         yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
-        yield _gate({**case, "split": SPLIT}, "atomic_case")
+        yield gates({**case, "split": SPLIT}, "atomic_case")
 
 
-def build_compositional(template_id: str, atomic_ids: list[str], source: str, seeds=SEEDS):
+def build_compositional(template_id: str, atomic_ids: list[str], source: str, gates: Gates, seeds=SEEDS):
     """The cases of one composition template, each linked to the atomic cases that were published."""
     from benchwright.wordeval.build import iter_compositions
 
@@ -67,7 +78,7 @@ def build_compositional(template_id: str, atomic_ids: list[str], source: str, se
     for e in errors:
         yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
-        yield _gate({**case, "split": SPLIT}, "compositional_case")
+        yield gates({**case, "split": SPLIT}, "compositional_case")
 
 
 def libreoffice_gate(batch: list[dict], unit: str):
@@ -104,14 +115,15 @@ class WordEval(Dataset):
     def expand(self, pipeline, source, staging, previous):
         cat = _catalogue(source)
         unit_ids = sorted(self.unit_ids or cat.units)
+        gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
-                           "BuildAtomic", lambda u: build_atomic(u, source, self.seeds), unit="atomic_case")
+                           "BuildAtomic", lambda u: build_atomic(u, source, gates, self.seeds), unit="atomic_case")
         atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
         templates = sorted(t for t in cat.templates
                            if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
         compositional = run_stage(
             pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
-            "BuildCompositional", lambda t, ids: build_compositional(t, ids, source, self.seeds),
+            "BuildCompositional", lambda t, ids: build_compositional(t, ids, source, gates, self.seeds),
             unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)])
         tables, rejects = {}, [atomic, compositional]
         for config, built in (("atomic", atomic), ("compositional", compositional)):

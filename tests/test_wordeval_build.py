@@ -97,8 +97,9 @@ def test_a_case_failing_a_gate_is_quarantined_not_published(monkeypatch, tmp_pat
 
     real = gate.gate_docx
 
-    def strict(data, locator="<docx>", **kw):  # a gate that rejects one unit's files
-        return ["planted: test gate failure"] if "font_bold" in locator else real(data, locator, **kw)
+    def strict(data, locator="<docx>", **kw):  # a gate that rejects one unit's reference files
+        planted = locator.startswith("font_bold--") and locator.endswith("/reference_docx")
+        return ["planted: test gate failure"] if planted else real(data, locator, **kw)
 
     monkeypatch.setattr(gate, "gate_docx", strict)
     out = build_subset(tmp_path / "out", mode="in_memory", max_bad_fraction=1.0)
