@@ -69,6 +69,18 @@ def _check_image(image: dict, where: str) -> None:
         _array(image[key], shape, key, where)
 
 
+def _check_annotation_links(ann: dict, seen: set, images, category_ids, where: str) -> None:
+    """An annotation's own checks, then its links: a new id, an existing image and category
+    (``category_ids`` empty = the document lists no categories, so any id is accepted)."""
+    _check_annotation(ann, where)
+    if ann["id"] in seen:
+        raise RecordError(where, "duplicate annotation id")
+    if ann["image_id"] not in images:
+        raise RecordError(where, f"image_id {ann['image_id']!r} is not a (valid) image")
+    if category_ids and ann["category_id"] not in category_ids:
+        raise RecordError(where, f"category_id {ann['category_id']!r} is not in categories")
+
+
 def _check_annotation(ann: dict, where: str) -> None:
     for key in _REQUIRED_ANNOTATION_KEYS:
         if key not in ann:
@@ -127,13 +139,7 @@ def read_omni3d(source, *, on_error: Callable[[RecordError], None] | None = None
         try:
             if not isinstance(ann, dict):
                 raise RecordError(where, "annotation is not an object")
-            _check_annotation(ann, where)
-            if ann["id"] in seen:
-                raise RecordError(where, "duplicate annotation id")
-            if ann["image_id"] not in images:
-                raise RecordError(where, f"image_id {ann['image_id']!r} is not a (valid) image")
-            if category_ids and ann["category_id"] not in category_ids:
-                raise RecordError(where, f"category_id {ann['category_id']!r} is not in categories")
+            _check_annotation_links(ann, seen, images, category_ids, where)
         except RecordError as err:
             report(err)
             continue
@@ -198,15 +204,9 @@ def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterato
     for n, ann in enumerate(annotations):
         at = f"{where}#annotation_id={ann.get('id')}"
         rec = _ordered(ann, ANNOTATION_FIELDS, at)
-        _check_annotation(rec, at)
-        if rec["id"] in seen:
-            raise RecordError(at, "duplicate annotation id")
+        _check_annotation_links(rec, seen, image_datasets, names, at)
         seen.add(rec["id"])
-        if rec["image_id"] not in image_datasets:
-            raise RecordError(at, f"image_id {rec['image_id']!r} is not a (valid) image")
-        if rec["category_id"] not in names:
-            raise RecordError(at, f"category_id {rec['category_id']!r} is not in categories")
-        if rec["category_name"] != names[rec["category_id"]]:
+        if rec["category_name"] != names.get(rec["category_id"], rec["category_name"]):
             raise RecordError(at, f"category_name {rec['category_name']!r} is not {names[rec['category_id']]!r}")
         if rec["dataset_id"] != image_datasets[rec["image_id"]]:
             raise RecordError(at, f"dataset_id {rec['dataset_id']!r} is not its image's "
