@@ -53,28 +53,34 @@ def tree_memory_mb(pid: int) -> tuple[float, float]:
     return rss / 1e3, pss / 1e3
 
 
-def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], str]:
-    """(wall seconds, (peak tree RSS MB, peak tree PSS MB), stdout) of a command, sampled every 0.2 s."""
+def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dict, str]:
+    """(wall seconds, (peak tree RSS MB, peak tree PSS MB), peak PSS per build phase, stdout) of a
+    command, sampled every 0.2 s; a phase is the build's latest "[dataset] ..." progress line."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out:
+    with tempfile.NamedTemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        peak = (0.0, 0.0)
+        peak, phases = (0.0, 0.0), {}
         while proc.poll() is None:
             rss, pss = tree_memory_mb(proc.pid)
             peak = (max(peak[0], rss), max(peak[1], pss))
+            with open(out.name) as f:
+                marks = [line.split("] ", 1)[1].split(" (")[0].strip() for line in f if line.startswith("[")]
+            phase = marks[-1] if marks else "start"
+            phases[phase] = round(max(phases.get(phase, 0.0), pss), 1)
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         out.seek(0)
         text = out.read()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{text[-2000:]}")
-    return wall, peak, text
+    return wall, peak, phases, text
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--scale", default="full", choices=["tiny", "default", "full"])
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--running-mode", default="multi_processing", choices=["in_memory", "multi_processing"])
     p.add_argument("--raw", help="where the synthetic source is (written once, reused)")
     p.add_argument("--work", help="scratch folder for the outputs (default: a temporary folder)")
     args = p.parse_args(argv)
@@ -92,18 +98,19 @@ def main(argv=None) -> None:
     shutil.rmtree(work / "beam", ignore_errors=True)
     shutil.rmtree(work / "reference", ignore_errors=True)
 
-    beam_total, beam_peak, _ = measured(
+    beam_total, beam_peak, beam_phases, _ = measured(
         [sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", str(raw), "--out", str(work / "beam"),
-         "--running-mode", "multi_processing", "--workers", str(args.workers)], env)
+         "--running-mode", args.running_mode, "--workers", str(args.workers)], env)
     manifest = json.loads((work / "beam" / "wildbox" / "_build" / "manifest.json").read_text())
     cuboids = manifest["reconciliation"]["units"]["box"]["written"]
     beam_wall = manifest["timings"]["pipeline_s"]
 
-    ref_wall, ref_peak, ref_out = measured(
+    ref_wall, ref_peak, _, ref_out = measured(
         [sys.executable, "-m", "benchwright.benchmarks.wildbox_reference", str(raw), str(work / "reference")], env)
     ref = json.loads(ref_out.strip().splitlines()[-1])
     print(json.dumps({
         "scale": args.scale,
+        "running_mode": args.running_mode,
         "workers": args.workers,
         "cuboids": cuboids,
         "frames": manifest["reconciliation"]["units"]["frame"]["written"],
@@ -114,6 +121,7 @@ def main(argv=None) -> None:
         "beam_cuboids_per_s": round(cuboids / beam_wall, 1),
         "beam_peak_rss_mb": round(beam_peak[0], 1),
         "beam_peak_pss_mb": round(beam_peak[1], 1),
+        "beam_peak_pss_mb_by_phase": beam_phases,
         "reference_wall_s": ref["wall_s"],
         "reference_process_wall_s": round(ref_wall, 2),
         "reference_cuboids_per_s": round(ref["rows"]["boxes"] / ref["wall_s"], 1),
