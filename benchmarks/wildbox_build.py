@@ -5,7 +5,8 @@ build's wall time (plus finalize, exports, card, validation), cuboids per second
 whole process tree (driver and SDK workers; RSS, and PSS which counts shared library pages once), and the same for benchmarks/wildbox_reference.py,
 with ratio = beam_wall_s / reference_wall_s.
 
-    python -m benchwright.benchmarks.wildbox_build [--scale full] [--workers 2] [--raw DIR]
+    python -m benchwright.benchmarks.wildbox_build [--scale full] [--running-mode in_memory|multi_processing]
+        [--workers N] [--raw DIR]
 """
 from __future__ import annotations
 
@@ -79,8 +80,8 @@ def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dic
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--scale", default="full", choices=["tiny", "default", "full"])
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--running-mode", default="multi_processing", choices=["in_memory", "multi_processing"])
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--running-mode", default="in_memory", choices=["in_memory", "multi_processing"])
     p.add_argument("--raw", help="where the synthetic source is (written once, reused)")
     p.add_argument("--work", help="scratch folder for the outputs (default: a temporary folder)")
     args = p.parse_args(argv)

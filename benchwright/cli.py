@@ -150,9 +150,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out")
     b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")
-    b.add_argument("--running-mode", default="multi_processing", choices=["in_memory", "multi_threading",
-                                                                          "multi_processing"])
-    b.add_argument("--workers", type=int, default=0, help="FnApiRunner workers (0 = one per core)")
+    b.add_argument("--running-mode", default="in_memory", choices=["in_memory", "multi_threading",
+                                                                   "multi_processing"],
+                   help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
+    b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
     b.add_argument("--max-bad-fraction", type=float, default=0.01)
     b.set_defaults(func=cmd_build, passthrough=True)
 

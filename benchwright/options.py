@@ -19,8 +19,11 @@ RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
 class BuildOptions:
     out: str = "./out"
     runner: str = DEFAULT_RUNNER
-    running_mode: str = "multi_processing"
-    num_workers: int = 0  # 0 = one per core
+    # in_memory by default: on the 2-core reference machine a full WildBox build is as fast as with
+    # multi_processing and 2 workers, and needs ~3.1 GB instead of 4.0-4.5 GB (benchmarks/wildbox_build.py).
+    # Bigger machines: --running-mode multi_processing --workers N.
+    running_mode: str = "in_memory"
+    num_workers: int = 1
     max_bad_fraction: float = 0.01
     beam_args: Sequence[str] = ()
     progress: bool = True
