@@ -89,10 +89,10 @@ def _embeddable(url: str) -> str:
 
 
 def _decode(url: str, flags: int):
+    """The decoded image at ``url``, or None when its bytes are not an image."""
     with fsspec.open(url, "rb") as f:
         data = f.read()
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
-    return data, image
+    return cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
 
 
 def _count_support_points(seg: RawSegment, keep: np.ndarray) -> np.ndarray:
@@ -141,7 +141,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     frame_ok, frame_rows = [], []
     for f in seg.frames:
         try:
-            _, image = _decode(f.image_url, cv2.IMREAD_UNCHANGED)
+            image = _decode(f.image_url, cv2.IMREAD_UNCHANGED)
         except (FileNotFoundError, OSError) as err:
             image = None
             problem = f"cannot read: {err}"
@@ -196,7 +196,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         w, h = size_frame[fidx[i]]
         if seg.mask_url[i] is not None:
             try:
-                _, mask = _decode(seg.mask_url[i], cv2.IMREAD_GRAYSCALE)
+                mask = _decode(seg.mask_url[i], cv2.IMREAD_GRAYSCALE)
             except OSError as err:
                 mask = None
                 problem = str(err)
