@@ -15,7 +15,7 @@ class RacyBuffers:
 
     def get_buffer(self, key):
         if key not in self.buffers:
-            time.sleep(0.01)  # widen the window the way a slow coder lookup does
+            time.sleep(0.05)  # widen the window the way a slow coder lookup does
             self.buffers[key] = []
         return self.buffers[key]
 
