@@ -15,15 +15,6 @@ def stable_hash64(key: str) -> int:
     return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big")
 
 
-def stable_unit(key: str) -> float:
-    """``key`` mapped to [0, 1) uniformly and stably."""
-    return stable_hash64(key) / 2.0**64
-
-
-def shard_of(record_id: str, num_shards: int) -> int:
-    return stable_hash64(record_id) % num_shards
-
-
 def stable_int_id(key: str, bits: int = 53) -> int:
     """A positive integer id (fits a JSON number exactly) derived from a string key."""
     return stable_hash64(key) >> (64 - bits)
@@ -35,7 +26,3 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

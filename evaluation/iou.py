@@ -187,19 +187,6 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def _polygon_area_3d(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """Unsigned area of padded planar 3D polygons (N, V, 3)."""
-    v = poly.shape[1]
-    idx = np.arange(v)
-    valid = idx[None, :] < count[:, None]
-    nxt_idx = np.where(idx[None, :] + 1 < count[:, None], idx[None, :] + 1, 0)
-    nxt = np.take_along_axis(poly, nxt_idx[..., None], axis=1)
-    cross = _cross(poly, nxt)
-    vec = np.where(valid[..., None], cross, 0.0).sum(axis=1)
-    return 0.5 * np.linalg.norm(vec, axis=1)
-
-
-# ---------------------------------------------------------------------------------------- BEV
 def bev_area(dims, R) -> np.ndarray:
     """(N,) area of the BEV footprint (zonotope area = sum over generator pairs of 4|det|)."""
     dims = np.asarray(dims, float).reshape(-1, 3)

@@ -143,11 +143,6 @@ class WordEval(Dataset):
                               | f"{config.capitalize()}Table" >> beam.Map(_table, config))
         return tables, rejects
 
-    def source_files(self, source: str) -> list[str]:
-        from benchwright.build import list_files
-
-        return list_files(source)
-
     def export(self, staging: str) -> dict:
         from benchwright.loaders.wordeval import export_cases
 
