@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
 
@@ -115,6 +116,21 @@ def test_libreoffice_opens_a_sample_in_one_batch():
     res = libreoffice.libreoffice_gate(sample)
     assert res.pop("not-a-docx")                      # LibreOffice refuses garbage (import filter forced)
     assert len(res) == 20 and all(v == [] for v in res.values()), {k: v for k, v in res.items() if v}
+
+
+@needs_lo
+def test_libreoffice_profile_is_removed_when_the_process_exits(tmp_path):
+    # the per-process LibreOffice profile is reused across calls, then deleted at exit
+    import subprocess
+    import sys
+    code = ("import sys; from benchwright.ooxml import libreoffice as lo; "
+            "print(lo._profile_url()); lo.convert_many({'a': open(sys.argv[1], 'rb').read()})")
+    sample = tmp_path / "a.docx"
+    sample.write_bytes(next(iter(_unique_files().values()))[1])
+    out = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True, check=True)
+    profile = out.stdout.strip().removeprefix("file://")
+    assert "benchwright-lo-" in profile
+    assert not os.path.exists(profile)
 
 
 @needs_lo

@@ -8,6 +8,7 @@ LibreOffice is more lenient than Word: passing is necessary, not sufficient.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -34,6 +35,8 @@ def _profile_url() -> str:
     pid = os.getpid()
     if pid not in _PROFILE_DIRS:
         _PROFILE_DIRS[pid] = tempfile.mkdtemp(prefix=f"benchwright-lo-{pid}-")
+        # reused by every call of this process (a fresh profile costs seconds), removed at exit
+        atexit.register(shutil.rmtree, _PROFILE_DIRS[pid], ignore_errors=True)
     return Path(_PROFILE_DIRS[pid]).as_uri()
 
 
