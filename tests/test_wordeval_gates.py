@@ -126,7 +126,10 @@ def test_libreoffice_profile_is_removed_when_the_process_exits(tmp_path):
     code = ("import sys; from benchwright.ooxml import libreoffice as lo; "
             "print(lo._profile_url()); lo.convert_many({'a': open(sys.argv[1], 'rb').read()})")
     sample = tmp_path / "a.docx"
-    sample.write_bytes(next(iter(_unique_files().values()))[1])
+    import docx
+    document = docx.Document()
+    document.add_paragraph("profile test")
+    document.save(sample)
     out = subprocess.run([sys.executable, "-c", code, str(sample)], capture_output=True, text=True, check=True)
     profile = out.stdout.strip().removeprefix("file://")
     assert "benchwright-lo-" in profile
