@@ -64,13 +64,14 @@ def rank_within_groups(group: np.ndarray, score: np.ndarray) -> np.ndarray:
 
 
 def greedy_match(pred_group, pred_score, p_idx, g_idx, iou, n_gt: int, thresholds,
-                 strict: bool = False):
+                 strict: bool = False, gt_ignore=None):
     """Greedy score-ordered matching at several IoU thresholds at once.
 
     pred_group (P,) and pred_score (P,): the group (e.g. image, or image x class) and score of
     every prediction; (p_idx, g_idx, iou): candidate pairs (only pairs inside a group; pairs
     absent from the list have IoU 0). A prediction matches the unmatched GT of highest IoU with
-    IoU >= t (> t when ``strict``); ties go to the GT listed first.
+    IoU >= t (> t when ``strict``); ties go to the GT listed first. ``gt_ignore`` (n_gt,) bool:
+    as COCO, a prediction takes an ignored GT only when no regular GT is available to it.
     Returns ``matched_gt`` (T, P) int64: the GT index each prediction matched, -1 if none.
     """
     thr = np.atleast_1d(np.asarray(thresholds, float))
@@ -88,6 +89,8 @@ def greedy_match(pred_group, pred_score, p_idx, g_idx, iou, n_gt: int, threshold
     p_idx, g_idx, iou, pair_rank = p_idx[order], g_idx[order], iou[order], pair_rank[order]
     bounds = np.searchsorted(pair_rank, np.arange(int(pair_rank.max()) + 2))
     taken = np.zeros((t_n, n_gt), bool)
+    # regular GT outrank ignored ones whatever the IoU (IoU <= 1 < the bonus)
+    bonus = np.zeros(n_gt) if gt_ignore is None else np.where(np.asarray(gt_ignore, bool), 0.0, 2.0)
     for r in range(len(bounds) - 1):
         lo, hi = bounds[r], bounds[r + 1]
         if lo == hi:
@@ -95,7 +98,7 @@ def greedy_match(pred_group, pred_score, p_idx, g_idx, iou, n_gt: int, threshold
         p, g, v = p_idx[lo:hi], g_idx[lo:hi], iou[lo:hi]
         ok = (v[None, :] > thr[:, None]) if strict else (v[None, :] >= thr[:, None])
         avail = ok & ~taken[:, g]
-        val = np.where(avail, v[None, :], -1.0)
+        val = np.where(avail, (v + bonus[g])[None, :], -1.0)
         seg = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
         best = np.maximum.reduceat(val, seg, axis=1)
         seg_len = np.diff(np.r_[seg, len(p)])

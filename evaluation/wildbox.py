@@ -42,6 +42,12 @@ Protocol (every choice is also written to ``metrics["meta"]["protocol"]``):
   (``geometry.project_to_so3``) before any 3D metric; corners are recomputed from centre,
   dimensions and R (``geometry.corners``), never read from ``corners_cam``.
 * Boxes with a dimension <= 0 have IoU 0 with everything.
+* Ignored ground truth (``ignore``; default none: every GT counts, as in the WildBox paper's
+  numbers, whose annotations carry the constants truncation 0, visibility 1): ``ignore="omni3d"``
+  applies Omni3D's test-time filter (``omni3d_ignore``) to the real truncation, visibility,
+  support points and mask pixels; a bool array gives any other set. As COCO: ignored GT do not
+  count as positives, a prediction takes an ignored GT only when no regular GT is available,
+  and then counts neither as TP nor as FP. Rel-AP-3D's search and the NHDs use regular GT only.
 
 KITTI-format data: ``evaluate_kitti`` runs the KITTI devkit protocol (see its docstring) and its
 result is stored under the ``kitti`` key.
@@ -66,7 +72,8 @@ from benchwright.schemas import wildbox as schema
 
 __all__ = [
     "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
-    "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths",
+    "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths", "omni3d_ignore",
+    "OMNI3D_IGNORE", "IGNORE_MODES",
     "evaluate_kitti", "run_cli",
 ]
 
@@ -81,8 +88,14 @@ NHD_COMPONENTS = ("overall", "xy", "z", "dims", "pose")
 NHD_IOU = 0.75
 GT_COLUMNS = ("image_id", "frame_id", "segment_id", "species", "coarse_class", "category_id", "center_cam",
               "dimensions", "R_cam", "corners_cam", "bbox2d_tight", "bbox2d_proj", "depth",
-              "truncation", "visibility", "kitti_representable", "K", "image_width",
-              "image_height")
+              "truncation", "visibility", "segmentation_pts", "support_points", "kitti_representable",
+              "K", "image_width", "image_height")
+# Omni3D's test-time filter (cubercnn ``is_ignore`` with ``do_test``'s settings): truncation >=
+# 0.33, visibility <= 0.33, projected 2D box height <= 0.0625 or >= 1.5 image heights, a
+# dimension <= 0, no points (lidar_pts; here the support points) or no mask pixels.
+OMNI3D_IGNORE = {"truncation_thres": 0.33, "visibility_thres": 0.33, "min_height_thres": 0.0625,
+                 "max_height_thres": 1.5}
+IGNORE_MODES = ("none", "omni3d")
 _REQUIRED_GT = ("image_id", "category_id", "bbox2d_tight", "bbox2d_proj", "center_cam",
                 "dimensions", "R_cam")
 _REQUIRED_PRED = ("image_id", "category_id", "score", "bbox", "center_cam", "dimensions", "pose")
@@ -96,8 +109,8 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
 
     Keys: image_id (G,), category_id (G,), species (G,), center_cam (G, 3), dimensions (G, 3)
     [W, H, L], R_cam (G, 3, 3), corners_cam (G, 8, 3), bbox2d_tight / bbox2d_proj (G, 4) xyxy,
-    K (G, 3, 3), depth, truncation, visibility, kitti_representable, image_width, image_height
-    (G,), frame_id and segment_id (G,) object arrays; plus ``image_ids``: every image of the split
+    K (G, 3, 3), depth, truncation, visibility, segmentation_pts, support_points,
+    kitti_representable, image_width, image_height (G,), frame_id and segment_id (G,) object arrays; plus ``image_ids``: every image of the split
     (from the frames config when present, so frames without boxes count too).
     """
     from benchwright.loaders import wildbox as wbl
@@ -108,7 +121,8 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
         raise SourceError(f"{root / 'boxes'}: no {split}-*.parquet files (is this a built WildBox folder?)")
     table = wbl.read_config(root, "boxes", split, columns=list(GT_COLUMNS))
     gt = wbl.boxes_arrays(table)
-    for name in ("depth", "truncation", "visibility", "kitti_representable", "image_width", "image_height"):
+    for name in ("depth", "truncation", "visibility", "segmentation_pts", "support_points", "kitti_representable",
+                 "image_width", "image_height"):
         gt[name] = table.column(name).to_numpy(zero_copy_only=False)
     for name in ("frame_id", "segment_id"):
         gt[name] = np.asarray(table.column(name).to_pylist(), dtype=object)
@@ -357,6 +371,47 @@ def _rotations(R: np.ndarray) -> np.ndarray:
     return R
 
 
+def omni3d_ignore(gt: dict, *, truncation_thres: float = OMNI3D_IGNORE["truncation_thres"],
+                  visibility_thres: float = OMNI3D_IGNORE["visibility_thres"],
+                  min_height_thres: float = OMNI3D_IGNORE["min_height_thres"],
+                  max_height_thres: float = OMNI3D_IGNORE["max_height_thres"]) -> np.ndarray:
+    """(G,) bool: the ground truth Omni3D's evaluation ignores (see ``OMNI3D_IGNORE``).
+
+    Reads dimensions, bbox2d_proj, image_height, truncation and visibility (negative = unknown,
+    never ignored, as Omni3D), and support_points / segmentation_pts when present (0 = ignored).
+    """
+    dims = np.asarray(gt["dimensions"], float)
+    proj = np.asarray(gt["bbox2d_proj"], float)
+    height = proj[:, 3] - proj[:, 1]
+    image_h = np.asarray(gt["image_height"], float)
+    trunc = np.asarray(gt["truncation"], float)
+    vis = np.asarray(gt["visibility"], float)
+    ignore = np.any(~(dims > 0), axis=1)
+    ignore |= ~(height > min_height_thres * image_h) | (height >= max_height_thres * image_h)
+    ignore |= (trunc >= 0) & (trunc >= truncation_thres)
+    ignore |= (vis >= 0) & (vis <= visibility_thres)
+    for name in ("support_points", "segmentation_pts"):
+        if name in gt:
+            ignore |= np.asarray(gt[name]) == 0
+    return ignore
+
+
+def _gt_ignore(gt: dict, ignore, n_gt: int) -> np.ndarray:
+    if ignore is None or (isinstance(ignore, str) and ignore == "none"):
+        return np.zeros(n_gt, bool)
+    if isinstance(ignore, str):
+        if ignore != "omni3d":
+            raise ValueError(f"unknown ignore mode {ignore!r}; expected one of {IGNORE_MODES} or a bool array")
+        missing = [k for k in ("dimensions", "bbox2d_proj", "image_height", "truncation", "visibility") if k not in gt]
+        if missing:
+            raise ValueError(f"ignore='omni3d' needs gt arrays {', '.join(missing)}")
+        return omni3d_ignore(gt)
+    mask = np.asarray(ignore, bool)
+    if mask.shape != (n_gt,):
+        raise ValueError(f"ignore must have shape ({n_gt},), got {mask.shape}")
+    return mask
+
+
 # ==================================================================================== metrics
 _PAIR_CHUNK = 1 << 19  # pairs per vectorised block: bounds memory when images hold many predictions
 
@@ -382,36 +437,47 @@ def _summary(per_class: np.ndarray, micro: float) -> dict:
             "per_class": {SPECIES[c]: _pct(per_class[c]) for c in range(N_CLASSES)}}
 
 
-def _class_aps(sel, matched, score, pred_cls, gt_cls, method) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class (C, T) and micro (T,) AP fractions of the predictions ``sel``."""
-    tp = matched[:, sel] >= 0
+def _split_matches(matched, gt_ign) -> tuple[np.ndarray, np.ndarray]:
+    """(TP, ignored) bool arrays of a match matrix: matched to a regular / to an ignored GT."""
+    hit = matched >= 0
+    on_ignored = hit & gt_ign[np.maximum(matched, 0)] if len(gt_ign) else np.zeros_like(hit)
+    return hit & ~on_ignored, on_ignored
+
+
+def _class_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class (C, T) and micro (T,) AP fractions of the predictions ``sel`` (regular GT only)."""
+    tp, ign = _split_matches(matched[:, sel], gt_ign)
     s, c = score[sel], pred_cls[sel]
     t_n = matched.shape[0]
+    regular = gt_cls[~gt_ign]
     per = np.full((N_CLASSES, t_n), np.nan)
     for k in range(N_CLASSES):
-        n_gt = int((gt_cls == k).sum())
+        n_gt = int((regular == k).sum())
         if n_gt:
             m = c == k
-            per[k] = apm.average_precision(s[m], tp[:, m], n_gt, method)
-    micro = apm.average_precision(s, tp, len(gt_cls), method) if len(gt_cls) else np.full(t_n, np.nan)
+            per[k] = apm.average_precision(s[m], tp[:, m], n_gt, method, ignore=ign[:, m])
+    micro = apm.average_precision(s, tp, len(regular), method, ignore=ign) if len(regular) \
+        else np.full(t_n, np.nan)
     return per, np.atleast_1d(micro)
 
 
-def _agnostic_aps(sel, matched, score, pred_cls, gt_cls, method) -> tuple[np.ndarray, np.ndarray]:
+def _agnostic_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[np.ndarray, np.ndarray]:
     """Class-agnostic AP (micro) and its per-species view.
 
-    For species c: TP = a prediction matched (class-agnostically) to a GT of species c, whatever
-    its label; FP = an unmatched prediction labelled c; every other prediction is ignored.
+    For species c: TP = a prediction matched (class-agnostically) to a regular GT of species c,
+    whatever its label; FP = an unmatched prediction labelled c; every other prediction is ignored.
     """
     m = matched[:, sel]
     s, pc = score[sel], pred_cls[sel]
     t_n = m.shape[0]
-    micro = np.atleast_1d(apm.average_precision(s, m >= 0, len(gt_cls), method)) if len(gt_cls) \
+    tp_any, ign = _split_matches(m, gt_ign)
+    regular = gt_cls[~gt_ign]
+    micro = np.atleast_1d(apm.average_precision(s, tp_any, len(regular), method, ignore=ign)) if len(regular) \
         else np.full(t_n, np.nan)
     per = np.full((N_CLASSES, t_n), np.nan)
-    matched_cls = np.where(m >= 0, gt_cls[np.maximum(m, 0)] if len(gt_cls) else -1, -1)
+    matched_cls = np.where(tp_any, gt_cls[np.maximum(m, 0)] if len(gt_cls) else -1, -1)
     for k in range(N_CLASSES):
-        n_gt = int((gt_cls == k).sum())
+        n_gt = int((regular == k).sum())
         if n_gt:
             tp = matched_cls == k
             ignore = ~tp & ((m >= 0) | (pc != k)[None, :])
@@ -482,14 +548,15 @@ def _nhd_entry(vals: dict[str, np.ndarray], pair_cls: np.ndarray) -> dict:
 
 def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method: str | None = None,
              max_dets: int = 100, nhd_match_box: str = "bbox2d_proj", scale_grid=None,
-             image_ids=None, timings: dict | None = None) -> dict:
+             image_ids=None, ignore=None, timings: dict | None = None) -> dict:
     """All WildBox metrics (see the module docstring) as a JSON-ready dict.
 
     ``gt``: arrays keyed image_id, category_id, bbox2d_tight, bbox2d_proj, center_cam,
     dimensions, R_cam (as ``load_ground_truth`` returns). ``preds``: image_id, category_id,
     score, bbox (xyxy), center_cam, dimensions, pose (as ``load_predictions`` returns).
     ``image_ids``: the images of the evaluated split; predictions on other images are dropped
-    (counted in ``meta``). ``timings``: if a dict is given, wall seconds per metric go into it.
+    (counted in ``meta``). ``ignore``: None / "none", "omni3d" (``omni3d_ignore``) or a (G,) bool
+    array of ignored GT. ``timings``: if a dict is given, wall seconds per metric go into it.
     """
     clock = time.perf_counter
     t_start = t0 = clock()
@@ -522,6 +589,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     g_c, g_d = g["center_cam"].astype(float), g["dimensions"].astype(float)
     p_c, p_d = p["center_cam"].astype(float), p["dimensions"].astype(float)
     n_gt = len(g_c)
+    g_ign = _gt_ignore(gt, ignore, n_gt)
     # Dense image index shared by GT and predictions; groups = image, or image x class.
     all_ids, inv = np.unique(np.r_[g["image_id"], p["image_id"]], return_inverse=True)
     g_img, p_img = inv[:n_gt], inv[n_gt:]
@@ -538,13 +606,13 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     out: dict = {}
     # ---- 2D
     iou2d = _chunked(len(pp), lambda sl: ioum.iou_2d_pairs(p["bbox"][pp[sl]], g["bbox2d_proj"][gg[sl]]))
-    m = apm.greedy_match(p_grp, score, pp, gg, iou2d, n_gt, [0.5])
-    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    m = apm.greedy_match(p_grp, score, pp, gg, iou2d, n_gt, [0.5], gt_ignore=g_ign)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, ap_method)
     out["ap2d@0.50"] = _summary(per[:, 0], micro[0])
     lap("ap2d")
     iou_a = _chunked(len(pa), lambda sl: ioum.iou_2d_pairs(p["bbox"][pa[sl]], g["bbox2d_tight"][ga[sl]]))
-    m = apm.greedy_match(p_img, score, pa, ga, iou_a, n_gt, AGNOSTIC_THRESHOLDS)
-    per, micro = _agnostic_aps(sel_a, m, score, p["cls"], g["cls"], ap_method)
+    m = apm.greedy_match(p_img, score, pa, ga, iou_a, n_gt, AGNOSTIC_THRESHOLDS, gt_ignore=g_ign)
+    per, micro = _agnostic_aps(sel_a, m, score, p["cls"], g["cls"], g_ign, ap_method)
     for k, t in enumerate(AGNOSTIC_THRESHOLDS):
         out[f"ap2d_agnostic@{t:.2f}"] = _summary(per[:, k], micro[k])
     lap("ap2d_agnostic")
@@ -557,8 +625,8 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     p_area = np.where(p_valid, ioum.bev_area(p_d, p_R), 0.0)
     iou_bev = _chunked(len(pp), lambda sl: ioum.bev_iou_from_footprints(
         p_fp[pp[sl]], p_area[pp[sl]], g_fp[gg[sl]], g_area[gg[sl]]))
-    m = apm.greedy_match(p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS)
-    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], bev_method)
+    m = apm.greedy_match(p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS, gt_ignore=g_ign)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, bev_method)
     for k, t in enumerate(BEV_THRESHOLDS):
         out[f"ap_bev@{t:.2f}"] = _summary(per[:, k], micro[k])
     lap("ap_bev")
@@ -578,8 +646,8 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
         return vals
 
     iou3 = iou3d_at(1.0)
-    m = apm.greedy_match(p_grp, score, pp, gg, iou3, n_gt, AP3D_THRESHOLDS)
-    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    m = apm.greedy_match(p_grp, score, pp, gg, iou3, n_gt, AP3D_THRESHOLDS, gt_ignore=g_ign)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, ap_method)
     i25 = int(np.flatnonzero(np.isclose(AP3D_THRESHOLDS, 0.25))[0])
     out["ap3d@0.25"] = _summary(per[:, i25], micro[i25])
     out["ap3d"] = _summary(per.mean(axis=1), float(micro.mean()))
@@ -592,14 +660,14 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
         best = np.zeros(n_gt)
         if len(gg):
             np.maximum.at(best, gg, vals)
-        mean_best = float(best.mean()) if n_gt else 0.0
+        mean_best = float(best[~g_ign].mean()) if (~g_ign).any() else 0.0
         curve.append(mean_best)
         if mean_best > best_val:
             best_val, best_s, best_iou = mean_best, float(s), vals
     if best_iou is None or best_val <= 0:  # nothing overlaps at any scale: report s = 1
         best_s, best_iou = 1.0, iou3
-    m = apm.greedy_match(p_grp, score, pp, gg, best_iou, n_gt, AP3D_THRESHOLDS)
-    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], ap_method)
+    m = apm.greedy_match(p_grp, score, pp, gg, best_iou, n_gt, AP3D_THRESHOLDS, gt_ignore=g_ign)
+    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, ap_method)
     out["rel_ap3d"] = {**_summary(per.mean(axis=1), float(micro.mean())), "scale": round(best_s, 12),
                        "search": {"grid": [float(x) for x in grid], "mean_best_iou": curve}}
     lap("rel_ap3d")
@@ -607,8 +675,9 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     # ---- NHD on pairs matched in 2D at IoU >= 0.75.
     iou_n = iou2d if nhd_match_box == "bbox2d_proj" else _chunked(
         len(pp), lambda sl: ioum.iou_2d_pairs(p["bbox"][pp[sl]], g["bbox2d_tight"][gg[sl]]))
-    m = apm.greedy_match(p_grp, score, pp, gg, iou_n, n_gt, [NHD_IOU])[0]
+    m = apm.greedy_match(p_grp, score, pp, gg, iou_n, n_gt, [NHD_IOU], gt_ignore=g_ign)[0]
     mp = sel_c[m[sel_c] >= 0]
+    mp = mp[~g_ign[m[mp]]]
     mg = m[mp]
     vals = _nhd_values(p_c[mp], p_d[mp], p_R[mp], g_c[mg], g_d[mg], g_R[mg])
     for name, v in vals.items():
@@ -616,12 +685,14 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     lap("nhd")
 
     out["meta"] = {
-        "n_gt": int(n_gt), "n_pred": int(n_pred_in), "n_pred_outside_split": dropped,
+        "n_gt": int(n_gt), "n_gt_ignored": int(g_ign.sum()), "n_pred": int(n_pred_in), "n_pred_outside_split": dropped,
         "n_pred_evaluated": int(len(sel_c)), "n_images_with_gt": int(len(np.unique(g["image_id"]))),
         "n_images": int(len(all_ids)) if image_ids is None else int(len(np.unique(image_ids))),
         "species": list(SPECIES),
         "protocol": {
             "ap_method": ap_method, "bev_ap_method": bev_method, "max_dets": max_dets,
+            "ignore": (ignore if isinstance(ignore, str) else "none" if ignore is None else "given mask"),
+            **({"omni3d_ignore": dict(OMNI3D_IGNORE)} if isinstance(ignore, str) and ignore == "omni3d" else {}),
             "matching": "greedy by score to the unmatched GT of highest IoU, IoU >= threshold",
             "ap2d": "class-aware vs bbox2d_proj; agnostic vs bbox2d_tight",
             "bev_footprint": "convex hull of the 8 corners on the camera x-z plane",
@@ -952,13 +1023,16 @@ def run_cli(args=None) -> int:
     parser.add_argument("--ap-method", default="coco101", choices=apm.AP_METHODS)
     parser.add_argument("--bev-ap-method", default=None, choices=apm.AP_METHODS,
                         help="AP interpolation for AP-BEV (default: --ap-method; the authors used voc11)")
+    parser.add_argument("--ignore", default="none", choices=IGNORE_MODES,
+                        help="ground truth to ignore: none (the authors' setting) or omni3d (Omni3D's test filter)")
     ns = parser.parse_args(args)
     root = Path(ns.gt)
     try:
         if (root / "label_2").is_dir() or root.name == "label_2":
             metrics = evaluate_paths(root, ns.pred, ns.split)
         else:
-            metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method, bev_ap_method=ns.bev_ap_method)
+            metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method, bev_ap_method=ns.bev_ap_method,
+                                     ignore=ns.ignore)
     except BenchwrightError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -102,6 +102,95 @@ def test_greedy_match_equals_reference_loop():
         assert np.array_equal(m[t], _reference_match(p_group, score, g_group, ious, thr))
 
 
+def _reference_match_with_ignore(p_group, score, g_group, ious, thr, ignored):
+    """COCOeval.evaluateImg's loop: regular GT sorted first; once a prediction holds a regular
+    GT it stops at the ignored ones; an ignored GT is taken only if nothing regular matched."""
+    out = np.full(len(score), -1)
+    for grp in np.unique(p_group):
+        preds = [i for i in np.argsort(-score, kind="stable") if p_group[i] == grp]
+        gts = sorted(np.flatnonzero(g_group == grp), key=lambda g: (bool(ignored[g]), g))
+        taken = set()
+        for p in preds:
+            best, best_g = thr, -1
+            for g in gts:
+                if g in taken:
+                    continue
+                if best_g > -1 and not ignored[best_g] and ignored[g]:
+                    break
+                if ious[p, g] < best or (ious[p, g] == best and best_g != -1):
+                    continue
+                best, best_g = ious[p, g], g
+            if best_g >= 0:
+                taken.add(best_g)
+                out[p] = best_g
+    return out
+
+
+def test_greedy_match_with_ignored_gt_equals_cocoeval_loop():
+    rng = np.random.default_rng(1)
+    n_p, n_g = 300, 250
+    p_group, g_group = rng.integers(0, 40, n_p), rng.integers(0, 40, n_g)
+    score = rng.random(n_p)
+    ious = rng.random((n_p, n_g)) * (rng.random((n_p, n_g)) < 0.5)
+    ignored = rng.random(n_g) < 0.3
+    p_idx, g_idx = apm.group_pairs(p_group, g_group)
+    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], n_g, [0.1, 0.5], gt_ignore=ignored)
+    for t, thr in enumerate([0.1, 0.5]):
+        assert np.array_equal(m[t], _reference_match_with_ignore(p_group, score, g_group, ious, thr, ignored))
+    # a prediction prefers a regular GT (IoU 0.6) to an ignored one (IoU 0.9); the next one takes the ignored
+    m = apm.greedy_match(np.array([0, 0]), np.array([0.9, 0.8]), np.array([0, 0, 1]), np.array([0, 1, 0]),
+                         np.array([0.9, 0.6, 0.8]), 2, [0.5], gt_ignore=np.array([True, False]))
+    assert m.tolist() == [[1, 0]]
+
+
+def test_ignored_ground_truth_counts_neither_way(gt):
+    ignored = np.random.default_rng(5).random(len(gt["image_id"])) < 0.3
+    perfect = _perfect(gt)
+    regular_only = {k: v[~ignored] for k, v in perfect.items()}
+    plain = ev.evaluate(gt, regular_only)
+    masked = ev.evaluate(gt, regular_only, ignore=ignored)
+    everything = ev.evaluate(gt, perfect, ignore=ignored)
+    for key in AP_KEYS:
+        assert plain[key]["micro"] < 80.0, key                        # the ignored GT are misses without the mask
+        assert masked[key]["micro"] == pytest.approx(100.0), key      # ... and not counted with it
+        # hits on ignored GT are not FPs (counted as FPs they would cost ~30 points). Not exactly 100:
+        # as in COCO, a prediction of an ignored GT overlapping a regular one at IoU >= t takes the regular
+        assert everything[key]["micro"] >= 99.5, key
+    assert masked["meta"]["n_gt_ignored"] == int(ignored.sum())
+    assert everything["nhd_hungarian"]["n_pairs"]["micro"] == int((~ignored).sum())
+    with pytest.raises(ValueError, match="shape"):
+        ev.evaluate(gt, perfect, ignore=ignored[:-1])
+    with pytest.raises(ValueError, match="needs gt arrays"):
+        ev.evaluate(gt, perfect, ignore="omni3d")
+
+
+def test_omni3d_ignore_rules():
+    H = 1000.0
+    rows = [  # (truncation, visibility, box height px, dims, support points, segmentation pts) -> ignored
+        ((0.0, 1.0, 100, 1.0, 5, 50), False),
+        ((0.33, 1.0, 100, 1.0, 5, 50), True),      # truncation >= 0.33
+        ((0.32, 1.0, 100, 1.0, 5, 50), False),
+        ((0.0, 0.33, 100, 1.0, 5, 50), True),      # visibility <= 0.33
+        ((0.0, 0.34, 100, 1.0, 5, 50), False),
+        ((-1.0, -1.0, 100, 1.0, 5, 50), False),    # unknown truncation / visibility: kept (Omni3D)
+        ((0.0, 1.0, 62.5, 1.0, 5, 50), True),      # height <= 0.0625 image heights
+        ((0.0, 1.0, 63, 1.0, 5, 50), False),
+        ((0.0, 1.0, 1500, 1.0, 5, 50), True),      # height >= 1.5 image heights
+        ((0.0, 1.0, 100, 0.0, 5, 50), True),       # a zero dimension
+        ((0.0, 1.0, 100, float("nan"), 5, 50), True),
+        ((0.0, 1.0, 100, 1.0, 0, 50), True),       # no support points (Omni3D's lidar_pts)
+        ((0.0, 1.0, 100, 1.0, 5, 0), True),        # no mask pixels
+    ]
+    vals = np.array([r for r, _ in rows], float)
+    g = {"truncation": vals[:, 0], "visibility": vals[:, 1],
+         "bbox2d_proj": np.column_stack([np.zeros(len(rows)), np.full(len(rows), 10.0), np.full(len(rows), 50.0),
+                                         10.0 + vals[:, 2]]),
+         "image_height": np.full(len(rows), H), "dimensions": np.column_stack([vals[:, 3], np.ones((len(rows), 2))]),
+         "support_points": vals[:, 4].astype(int), "segmentation_pts": vals[:, 5].astype(int)}
+    assert ev.omni3d_ignore(g).tolist() == [want for _, want in rows]
+    assert ev.omni3d_ignore(g, truncation_thres=0.99)[1] == np.False_
+
+
 # ---------------------------------------------------------------------------- metric behaviour
 def test_metrics_json_has_every_key(gt):
     m = ev.evaluate(gt, _clean(gt, 1.0))
@@ -399,7 +488,9 @@ def _boxes_table(g, split):
         "R_cam": g["R_cam"].tolist(), "corners_cam": geometry.corners(g["center_cam"], g["dimensions"], g["R_cam"]).tolist(),
         "yaw_pitch_roll": ypr.tolist(), "depth": g["center_cam"][:, 2].tolist(),
         "bbox2d_tight": g["bbox2d_tight"].tolist(), "bbox2d_proj": g["bbox2d_proj"].tolist(),
-        "bbox_source": [0] * n, "truncation": [0.0] * n, "visibility": [1.0] * n,
+        "bbox_source": [0] * n,
+        "truncation": g["truncation"].tolist() if "truncation" in g else [0.0] * n,
+        "visibility": g["visibility"].tolist() if "visibility" in g else [1.0] * n,
         "segmentation_pts": [100] * n, "support_points": [10] * n,
         "kitti_representable": [False] * n, "kitti_reason": ["pitch"] * n,
         "K": [[[1500.0, 0, 960], [0, 1500, 540], [0, 0, 1]]] * n,
@@ -444,6 +535,27 @@ def test_load_ground_truth_from_parquet_and_evaluate_paths(tmp_path, gt):
     assert written["ap2d@0.50"]["macro"] == pytest.approx(100.0)
     with pytest.raises(Exception, match="no validation"):
         ev.load_ground_truth(tmp_path / "nothing", "validation")
+
+
+def test_cli_omni3d_ignore_reads_truncation_and_visibility(tmp_path, gt):
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    n = len(gt["image_id"])
+    cut = np.random.default_rng(2).random(n) < 0.25
+    g = dict(gt, truncation=np.where(cut, 0.5, 0.0), visibility=np.ones(n))
+    pq.write_table(_boxes_table(g, "validation"), root / "boxes" / "validation-00000-of-00001.parquet")
+    path = tmp_path / "preds.json"
+    _write_json_preds(path, {k: v[~cut] for k, v in _perfect(gt).items()})  # no predictions for the cut-off ones
+    for mode, want_micro in (("none", None), ("omni3d", 100.0)):
+        out = tmp_path / f"{mode}.json"
+        assert ev.run_cli(["--gt", str(root), "--pred", str(path), "--out", str(out), "--ignore", mode]) == 0
+        m = json.loads(out.read_text())
+        assert m["meta"]["protocol"]["ignore"] == mode
+        if want_micro is None:
+            assert m["ap3d"]["micro"] < 90.0 and m["meta"]["n_gt_ignored"] == 0
+        else:
+            assert m["ap3d"]["micro"] == pytest.approx(want_micro)
+            assert m["meta"]["n_gt_ignored"] >= cut.sum()
 
 
 def test_cli_reports_bad_input(tmp_path, capsys, gt):
