@@ -110,6 +110,59 @@ def truncation(unclipped, clipped) -> np.ndarray:
     return np.clip(np.nan_to_num(frac, nan=1.0), 0.0, 1.0)
 
 
+_RASTER_SHIFT = 4  # fractional bits for cv2.fillConvexPoly: silhouettes are rasterised at 1/16 px
+
+
+def occlusion_visibility(corner_pts, P, width: int, height: int) -> np.ndarray:
+    """(N,) fraction of each cuboid's silhouette inside the image that no nearer cuboid covers.
+
+    The cuboids are the objects of ONE image. A silhouette is the convex hull of the 8 projected
+    corners, rasterised (OpenCV, 1/16 px vertices) on the image part of its bounding box; a cuboid
+    is nearer when its centre has the smaller projective depth. This is visibility in Omni3D's
+    sense (1 = unoccluded; truncation by the image border is ``truncation``'s business), from the
+    geometry alone: a mask covers only the visible part of an animal, so mask / silhouette box
+    would measure the animal's shape, not its occlusion. NaN for a cuboid with a corner behind the
+    camera or no silhouette pixel in the image (such a cuboid occludes nothing here either).
+    """
+    c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    n = len(c)
+    vis = np.full(n, np.nan)
+    if n == 0:
+        return vis
+    uv = project_points(c, P)
+    depth = c.mean(axis=1) @ _as_P(P)[2, :3] + _as_P(P)[2, 3]
+    ok = np.isfinite(uv).all(axis=(1, 2)) & np.isfinite(depth)
+    hulls = [cv2.convexHull(uv[i].astype(np.float32)).reshape(-1, 2).astype(float) if ok[i] else None
+             for i in range(n)]
+    lo = np.floor(np.where(ok[:, None], np.nanmin(np.where(ok[:, None, None], uv, 0), axis=1), 0))
+    hi = np.ceil(np.where(ok[:, None], np.nanmax(np.where(ok[:, None, None], uv, 0), axis=1), 0))
+    x0, y0 = np.clip(lo, 0, [width - 1, height - 1]).astype(int).T
+    x1, y1 = np.clip(hi, 0, [width - 1, height - 1]).astype(int).T
+    scale = 1 << _RASTER_SHIFT
+
+    def fill(mask, hull, ox, oy):
+        pts = np.round((hull - [ox, oy]) * scale).astype(np.int32)
+        cv2.fillConvexPoly(mask, pts, 1, lineType=cv2.LINE_8, shift=_RASTER_SHIFT)
+
+    ok &= (hi[:, 0] >= 0) & (lo[:, 0] <= width - 1) & (hi[:, 1] >= 0) & (lo[:, 1] <= height - 1)
+    for i in np.flatnonzero(ok):
+        nearer = np.flatnonzero(ok & (depth < depth[i]) & (x0 <= x1[i]) & (x1 >= x0[i]) & (y0 <= y1[i]) & (y1 >= y0[i]))
+        if len(nearer) == 0:  # most animals: nothing in front, no raster needed
+            vis[i] = 1.0
+            continue
+        w, h = x1[i] - x0[i] + 1, y1[i] - y0[i] + 1
+        own = np.zeros((h, w), np.uint8)
+        fill(own, hulls[i], x0[i], y0[i])
+        area = int(own.sum())
+        if area == 0:
+            continue
+        cover = np.zeros_like(own)
+        for j in nearer:
+            fill(cover, hulls[j], x0[i], y0[i])
+        vis[i] = 1.0 - int((own & cover).sum()) / area
+    return vis
+
+
 def _zonotope_hexagons(center_xz: np.ndarray, gens: np.ndarray) -> np.ndarray:
     """(N, 6, 2) CCW hexagons: the zonotope ``c + sum t_i g_i``, t in [-1, 1]^3, of three 2D generators.
 

@@ -23,6 +23,9 @@ EXPORT_BOX_COLUMNS = ["box_id", "frame_id", "image_id", "track_id", "species", "
                       "bbox_source", "truncation", "visibility", "segmentation_pts", "support_points",
                       "kitti_representable", "kitti_reason"]
 FIGURES = "_build/figures"
+# KITTI's occluded column from ``visibility``: >= 0.9 fully visible (0), >= 0.5 partly occluded
+# (1), else largely occluded (2); unknown (no visibility) is 3, as in KITTI.
+KITTI_OCCLUSION_LEVELS = (0.9, 0.5)
 
 
 def read_config(root: Path | str, config: str, split: str | None = None, columns=None) -> pa.Table:
@@ -170,6 +173,13 @@ def _ann_id(box_id: str) -> int:
     return stable_int_id(box_id)
 
 
+def kitti_occlusion(visibility) -> np.ndarray:
+    """KITTI occlusion levels 0..3 for visibilities (NaN / None = unknown = 3)."""
+    v = np.asarray([np.nan if x is None else x for x in visibility], float)
+    full, partly = KITTI_OCCLUSION_LEVELS
+    return np.where(np.isnan(v), 3, np.where(v >= full, 0, np.where(v >= partly, 1, 2))).astype(int)
+
+
 def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
     from benchwright.errors import RecordError
@@ -184,6 +194,7 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     reasons = boxes["kitti_reason"].to_pylist()
     box_ids = boxes["box_id"].to_pylist()
     truncation = boxes["truncation"].to_pylist()
+    occluded = kitti_occlusion(boxes["visibility"].to_pylist())
     by_frame: dict[str, list[int]] = {}
     for i, fid in enumerate(frame_of_box):
         by_frame.setdefault(fid, []).append(i)
@@ -199,7 +210,7 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
             try:
                 obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], a["R_cam"][i],
                                            a["bbox2d_tight"][i], schema.SPECIES[a["species"][i]],
-                                           truncation[i], 0, locator=box_ids[i])
+                                           truncation[i], int(occluded[i]), locator=box_ids[i])
             except RecordError as err:
                 skipped.append({"box_id": box_ids[i], "reason": err.reason})
                 continue

@@ -182,16 +182,18 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
     unclipped = np.full((n, 4), np.nan)
     proj = np.full((n, 4), np.nan)
+    visibility = np.full(n, np.nan)
     for fpos in np.unique(fidx):
         sel = np.flatnonzero(fidx == fpos)
         w, h = size_frame[fpos]
         u, c, _ = geometry.projected_boxes(corners_raw[sel], P_frame[fpos], int(w), int(h))
         unclipped[sel], proj[sel] = u, c
+        # every annotated animal of the frame occludes, whether or not its own record is kept
+        visibility[sel] = geometry.occlusion_visibility(corners_raw[sel], P_frame[fpos], int(w), int(h))
     trunc = geometry.truncation(unclipped, proj)
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
     seg_pts = np.zeros(n, dtype=np.int32)
-    mask_pixels = np.full(n, np.nan)
     for i in np.flatnonzero(keep):
         w, h = size_frame[fidx[i]]
         if seg.mask_url[i] is not None:
@@ -209,7 +211,6 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
             if len(xs):
                 tight[i] = (xs.min(), ys.min(), xs.max(), ys.max())
                 source[i] = schema.BBOX_SOURCES.index("sam3")
-                mask_pixels[i] = len(xs)
                 seg_pts[i] = min(len(xs), MAX_SEGMENTATION_PTS)
                 continue
         if np.isfinite(seg.bbox2d[i]).all():
@@ -222,9 +223,6 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     small = keep & ~((tight[:, 2] - tight[:, 0] > 1) & (tight[:, 3] - tight[:, 1] > 1))
     for i in np.flatnonzero(small):
         yield reject(i, "2D box 1 px or less after clipping to the image", FILTERED)
-    proj_area = np.clip(proj[:, 2] - proj[:, 0] + 1, 0, None) * np.clip(proj[:, 3] - proj[:, 1] + 1, 0, None)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        visibility = np.clip(mask_pixels / proj_area, 0, 1)
 
     # Record checks on the derived values.
     for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_frame[fidx],

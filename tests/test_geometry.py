@@ -156,3 +156,49 @@ def test_alpha_from_ry_subtracts_the_viewing_angle_and_wraps():
     assert g.alpha_from_ry(3.0, -1.0, -1.0) == pytest.approx(3.0 + 3 * np.pi / 4 - 2 * np.pi)
     out = g.alpha_from_ry(np.full(5, 3.1), np.linspace(-5, -1, 5), np.ones(5))
     assert ((out >= -np.pi) & (out <= np.pi)).all()
+
+
+def _shapely_visibility(corner_pts, K, width, height):
+    """Exact polygons: 1 - |silhouette ∩ image ∩ nearer silhouettes| / |silhouette ∩ image|."""
+    from shapely.geometry import box as shapely_box
+    from shapely.ops import unary_union
+
+    uv = g.project_points(corner_pts, K)
+    hulls = [MultiPoint(p.tolist()).convex_hull.intersection(shapely_box(0, 0, width - 1, height - 1)) for p in uv]
+    depth = corner_pts.mean(axis=1)[:, 2]
+    out = []
+    for i, h in enumerate(hulls):
+        cover = unary_union([hulls[j] for j in range(len(hulls)) if depth[j] < depth[i]])
+        out.append(1.0 - h.intersection(cover).area / h.area)
+    return np.array(out)
+
+
+def test_occlusion_visibility_matches_exact_polygons():
+    rng = np.random.default_rng(4)
+    K = np.array([[1200.0, 0, 640], [0, 1200, 360], [0, 0, 1]])
+    for _ in range(5):
+        n = 10
+        center = np.column_stack([rng.uniform(-1.5, 1.5, n), rng.uniform(-0.8, 0.8, n), rng.uniform(6, 12, n)])
+        dims = rng.uniform(0.5, 1.5, (n, 3))
+        R = g.rotation_from_ypr(rng.uniform(-1, 1, (n, 3)))
+        corners = g.corners(center, dims, R)
+        got = g.occlusion_visibility(corners, K, 1280, 720)
+        want = _shapely_visibility(corners, K, 1280, 720)
+        assert np.all((got >= 0) & (got <= 1))
+        assert np.abs(got - want).max() < 0.03, np.c_[got, want]  # raster vs exact, boxes of 60-300 px
+        assert (want < 0.9).any() and (want > 0.99).any()  # the scenes do have occlusion, and free boxes
+
+
+def test_occlusion_visibility_edge_cases():
+    K = np.array([[1000.0, 0, 500], [0, 1000, 400], [0, 0, 1]])
+    I = np.eye(3)[None].repeat(2, 0)
+    # a thin plate in front covering the right half of a cube's silhouette
+    corners = g.corners([[0, 0, 10.0], [0.15, 0, 5.0]], [[1, 1, 1], [0.001, 0.6, 0.3]], I)
+    assert g.occlusion_visibility(corners, K, 1000, 800) == pytest.approx([0.5, 1.0], abs=0.01)
+    # the border truncates, it does not occlude
+    assert g.occlusion_visibility(corners[:1], K, 520, 800) == pytest.approx([1.0])
+    # outside the image, or a corner behind the camera: unknown (NaN); it occludes nothing
+    away = g.corners([[100.0, 0, 10], [0, 0, 0.2], [0, 0, 10]], [[1, 1, 1], [1, 1, 1], [1, 1, 1]], np.eye(3)[None].repeat(3, 0))
+    vis = g.occlusion_visibility(away, K, 1000, 800)
+    assert np.isnan(vis[:2]).all() and vis[2] == 1.0
+    assert g.occlusion_visibility(np.zeros((0, 8, 3)), K, 10, 10).shape == (0,)

@@ -240,3 +240,28 @@ def test_refreshing_the_card_adds_results_and_keeps_validate_green(built, tmp_pa
     refresh_card(DATASET, copy)
     assert "## Baselines" in (copy / "README.md").read_text() and "| trivial | 7.32 |" in (copy / "README.md").read_text()
     assert cli_main(["validate", str(copy)]) == 0
+
+
+def test_visibility_is_the_unoccluded_share_of_the_silhouette(built):
+    import numpy as np
+
+    from benchwright import geometry
+    from benchwright.loaders.wildbox import kitti_occlusion
+
+    boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["frame_id", "corners_cam", "K", "image_width", "image_height", "visibility"]).to_pylist()
+    frames: dict[str, list[dict]] = {}
+    for b in boxes:
+        frames.setdefault(b["frame_id"], []).append(b)
+    got, want = [], []
+    for rows in frames.values():
+        corners = np.array([r["corners_cam"] for r in rows])
+        want += geometry.occlusion_visibility(corners, np.array(rows[0]["K"]), rows[0]["image_width"],
+                                              rows[0]["image_height"]).tolist()
+        got += [r["visibility"] for r in rows]
+    got, want = np.array(got, float), np.array(want, float)
+    # recomputed from the stored (normalised, rounded) corners; a quarantined animal would occlude too
+    assert np.mean(np.abs(got - want) < 0.02) > 0.99
+    assert np.all((got >= 0) & (got <= 1))
+    assert (got < 0.9).any() and np.median(got) == 1.0  # herds overlap a little; most animals are free
+    assert kitti_occlusion([1.0, 0.9, 0.89, 0.5, 0.49, None, float("nan")]).tolist() == [0, 0, 1, 1, 2, 3, 3]
