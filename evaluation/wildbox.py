@@ -769,6 +769,7 @@ def _read_kitti_frame(path: Path, need_score: bool) -> dict:
         "hwl": np.array([(o.h, o.w, o.l) for o in objs], float).reshape(n, 3),
         "xyz": np.array([(o.x, o.y, o.z) for o in objs], float).reshape(n, 3),
         "ry": np.array([o.rotation_y for o in objs], float),
+        "alpha": np.array([o.alpha for o in objs], float),
         **_canonical_arrays(objs, loc),
         "score": np.array([o.score if o.score is not None else 0.0 for o in objs], float),
     }
@@ -857,14 +858,20 @@ def _kitti_clean(gt: dict, dt: dict, cls: str, diff: int):
     return ig_gt, ig_dt, dontcare
 
 
-def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_fp):
-    """The devkit's computeStatistics for one frame: (tp, fp, fn, tp_scores)."""
+def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_fp, delta_alpha=None):
+    """The devkit's computeStatistics for one frame: (tp, fp, fn, tp_scores, similarity).
+
+    ``delta_alpha`` (n_det, n_gt) = GT alpha - detection alpha turns on AOS: similarity is the
+    sum of (1 + cos(delta)) / 2 over the true positives (false positives add 0), or -1 when the
+    frame has neither (the devkit then leaves it out).
+    """
     n_det = len(scores)
     assigned = np.zeros(n_det, bool)
     below = (scores < thresh) if compute_fp else np.zeros(n_det, bool)
     usable = (ig_dt != -1) & ~below
     tp = fp = fn = 0
     tp_scores = []
+    similarity = 0.0
     for i in range(len(ig_gt)):
         if ig_gt[i] == -1:
             continue
@@ -886,6 +893,8 @@ def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_f
             tp += 1
             tp_scores.append(scores[j])
             assigned[j] = True
+            if delta_alpha is not None:
+                similarity += (1.0 + math.cos(delta_alpha[j, i])) / 2.0
     if compute_fp:
         fp = int((~assigned & (ig_dt == 0) & ~below).sum())
         # Detections in DontCare regions (intersection / detection area > min_overlap) are not FP.
@@ -893,10 +902,16 @@ def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_f
             hit = ~assigned & (ig_dt == 0) & ~below & (dc_ov[:, c] > min_overlap)
             assigned |= hit
             fp -= int(hit.sum())
-    return tp, fp, fn, tp_scores
+    if delta_alpha is not None and tp == 0 and fp == 0:
+        similarity = -1.0
+    return tp, fp, fn, tp_scores, similarity
 
 
-def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric: str, min_overlap: float):
+def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric: str, min_overlap: float,
+                    aos: bool = False):
+    """AP11 / AP40 (percent) of one class, difficulty and metric; with ``aos`` also the average
+    orientation similarity (AOS11 / AOS40: summed similarity / (TP + FP) per threshold, made
+    monotone and sampled like precision, as the devkit does for 2D detections)."""
     prepared = []
     n_valid = 0
     for f, (gt, dt) in enumerate(zip(frames_gt, frames_dt)):
@@ -904,28 +919,35 @@ def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric:
         n_valid += int((ig_gt == 0).sum())
         ov = overlaps[f][metric]
         dc_ov = overlaps[f]["dontcare"][:, dontcare]
-        prepared.append((ov, dc_ov, ig_gt, ig_dt, dt["score"]))
+        delta = (gt["alpha"][None, :] - dt["alpha"][:, None]) if aos else None
+        prepared.append((ov, dc_ov, ig_gt, ig_dt, dt["score"], delta))
     if n_valid == 0:
         return None
     tp_scores = []
-    for ov, dc_ov, ig_gt, ig_dt, scores in prepared:
+    for ov, dc_ov, ig_gt, ig_dt, scores, _ in prepared:
         tp_scores += _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, 0.0, False)[3]
     thresholds = apm.kitti_thresholds(np.asarray(tp_scores), n_valid)
-    pr = np.zeros((len(thresholds), 3))
-    for ov, dc_ov, ig_gt, ig_dt, scores in prepared:
+    pr = np.zeros((len(thresholds), 4))  # tp, fp, fn, similarity
+    for ov, dc_ov, ig_gt, ig_dt, scores, delta in prepared:
         if not (ig_gt != -1).any() and not (ig_dt == 0).any():
             continue
         cache = {}
         for t, th in enumerate(thresholds):
             key = int((scores >= th).sum())  # the frame's statistics change only with this count
             if key not in cache:
-                cache[key] = _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, th, True)[:3]
+                tp, fp, fn, _, sim = _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, th, True, delta)
+                cache[key] = (tp, fp, fn, max(sim, 0.0))  # -1: the frame is left out of the AOS sum
             pr[t] += cache[key]
     with np.errstate(divide="ignore", invalid="ignore"):
-        precision = np.where(pr[:, 0] + pr[:, 1] > 0, pr[:, 0] / (pr[:, 0] + pr[:, 1]), 0.0)
-    precision = np.maximum.accumulate(precision[::-1])[::-1] if len(precision) else precision
-    ap11, ap40 = apm.kitti_ap_from_precision(precision)
-    return {"ap11": 100.0 * ap11, "ap40": 100.0 * ap40, "n_gt": n_valid}
+        counted = pr[:, 0] + pr[:, 1]
+        precision = np.where(counted > 0, pr[:, 0] / counted, 0.0)
+        orientation = np.where(counted > 0, pr[:, 3] / counted, 0.0)
+    out = {"n_gt": n_valid}
+    for name, curve in (("ap", precision), ("aos", orientation)) if aos else (("ap", precision),):
+        curve = np.maximum.accumulate(curve[::-1])[::-1] if len(curve) else curve
+        v11, v40 = apm.kitti_ap_from_precision(curve)
+        out[f"{name}11"], out[f"{name}40"] = 100.0 * v11, 100.0 * v40
+    return out
 
 
 def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | None = None,
@@ -949,8 +971,11 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     in the ground truth, else every non-DontCare type found (WildBox exports: the species) at
     0.5. ``calib_dir`` is only used to give detections without a 2D box (x2 <= x1 or y2 <= y1)
     the box of their projected corners (P2), so 2D overlap and the height filter still apply.
+    AOS (average orientation similarity, (1 + cos(alpha_gt - alpha_det)) / 2 per true positive,
+    0 per false positive) is reported with the 2D metric as aos11 / aos40 when every detection
+    has an orientation (alpha != -10).
     Returns {"classes": {cls: {"min_overlap": {...}, "2d" | "bev" | "3d": {difficulty: {ap11,
-    ap40, n_gt} or None}}}, "n_frames", "n_gt", "n_pred", "protocol"}; APs in percent.
+    ap40, n_gt[, aos11, aos40]} or None}}}, "n_frames", "n_gt", "n_pred", "protocol"}; in percent.
     """
     from benchwright.loaders import kitti
 
@@ -985,11 +1010,15 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
         else:
             classes = {t: (0.5, 0.5, 0.5) for t in sorted(found)}
     overlaps = _kitti_overlaps(frames_gt, frames_dt)
+    # AOS needs an orientation on every detection (the devkit's alpha = -10 means none)
+    alphas = np.concatenate([f["alpha"] for f in frames_dt]) if frames_dt else np.zeros(0)
+    with_aos = bool(len(alphas)) and bool(np.all(np.isfinite(alphas) & (alphas != -10)))
     result = {}
     for cls, thr in classes.items():
         entry = {"min_overlap": dict(zip(KITTI_METRICS, (float(t) for t in thr)))}
         for metric, t in zip(KITTI_METRICS, thr):
-            entry[metric] = {KITTI_DIFFICULTIES[d]: _kitti_class_ap(frames_gt, frames_dt, overlaps, cls, d, metric, t)
+            entry[metric] = {KITTI_DIFFICULTIES[d]: _kitti_class_ap(frames_gt, frames_dt, overlaps, cls, d, metric, t,
+                                                                    aos=with_aos and metric == "2d")
                              for d in range(3)}
         result[cls] = entry
     return {
@@ -997,14 +1026,15 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
         "n_gt": int(sum(int((f["name"] != "DontCare").sum()) for f in frames_gt)),
         "n_pred": int(sum(len(f["ry"]) for f in frames_dt)),
         "protocol": "KITTI devkit: 41 score thresholds, monotone precision, AP11 and AP40, "
-                    "overlap strictly above threshold, DontCare regions for every metric",
+                    "overlap strictly above threshold, DontCare regions for every metric"
+                    + (", AOS with 2D" if with_aos else ""),
     }
 
 
 def _read_kitti_frame_empty() -> dict:
     return {"name": np.zeros(0, dtype=object), "truncated": np.zeros(0), "occluded": np.zeros(0),
             "bbox": np.zeros((0, 4)), "hwl": np.zeros((0, 3)), "xyz": np.zeros((0, 3)),
-            "ry": np.zeros(0), "score": np.zeros(0), "center": np.zeros((0, 3)), "dims": np.zeros((0, 3)),
+            "ry": np.zeros(0), "alpha": np.zeros(0), "score": np.zeros(0), "center": np.zeros((0, 3)), "dims": np.zeros((0, 3)),
             "R": np.zeros((0, 3, 3))}
 
 

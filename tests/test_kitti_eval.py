@@ -105,6 +105,29 @@ def test_kitti_protocol_reproduces_hand_computed_ap(kitti_dir, predictions):
     assert result["classes"]["Car"]["2d"]["moderate"]["n_gt"] == 3
 
 
+def test_aos_hand_computed(kitti_dir, predictions):
+    # The hand-built detections carry their GT's alpha: every TP has similarity 1, so AOS = AP.
+    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    entry = result["classes"]["Car"]["2d"]["moderate"]
+    assert (entry["aos11"], entry["aos40"]) == pytest.approx((entry["ap11"], entry["ap40"]))
+    assert "aos11" not in result["classes"]["Car"]["3d"]["moderate"]  # AOS goes with 2D detection only
+    # Turn car B's detection by pi/2 (alpha 1.55 -> 3.12): its similarity is (1 + cos(-1.57)) / 2 ~ 0.5.
+    # Moderate 2D: t = 0.90: B (TP, 0.5) + the frame-0 FP (0) -> 0.5 / 2 = 0.25; t = 0.60: + A (TP, 1)
+    # -> 1.5 / 3 = 0.5. Monotone: [0.5, 0.5]: AOS11 = 0.5 / 11, AOS40 = 0.5 / 40; AP does not change.
+    turned = CAR_B.replace(" 1.55 ", " 3.12 ")
+    (predictions / "000003.txt").write_text(f"{turned} 0.90\n")
+    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    entry = result["classes"]["Car"]["2d"]["moderate"]
+    sim_b = (1 + np.cos(1.55 - 3.12)) / 2
+    want = max(sim_b / 2, (sim_b + 1) / 3)
+    assert (entry["aos11"], entry["aos40"]) == pytest.approx((100 * want / 11, 100 * want / 40))
+    assert (entry["ap11"], entry["ap40"]) == pytest.approx((100 * (2 / 3) / 11, 100 * (2 / 3) / 40))
+    # A detection without orientation (alpha -10, the devkit's convention) switches AOS off.
+    (predictions / "000003.txt").write_text(f"{CAR_B.replace(' 1.55 ', ' -10 ')} 0.90\n")
+    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    assert "aos11" not in result["classes"]["Car"]["2d"]["moderate"]
+
+
 def test_loose_table_accepts_the_shifted_car(kitti_dir, predictions):
     # With Car at 0.5 for BEV / 3D the shifted detection of A is a TP: same as 2D moderate.
     result = ev.evaluate_kitti(kitti_dir / "label_2", predictions, overlap="loose")
