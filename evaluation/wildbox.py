@@ -25,6 +25,10 @@ Protocol (every choice is also written to ``metrics["meta"]["protocol"]``):
   the 8 projected corners of the full rotated cuboid (a hexagon under pitch or roll).
 * ``ap3d@0.25`` and ``ap3d`` (Omni3D: mean of the APs at IoU 0.05, 0.10, ..., 0.50): exact
   oriented 3D IoU for full rotations (``iou.iou_3d_pairs``).
+* ``ap3d_by_depth`` and ``ap_bev@0.25_by_depth``: the metric per relative depth bucket
+  (``DEPTH_BUCKETS``: near < 0.95 <= medium < 1.05 <= far, the segment median being 1), as
+  Omni3D's near / medium / far: GT outside the bucket are ignored, and so are predictions whose
+  depth is outside it unless they match a GT of the bucket.
 * ``rel_ap3d``: ``ap3d`` after one global scale s applied to every predicted box about the
   camera origin (centre and dimensions times s). s* maximises the mean over all ground truth
   of its best same-class 3D IoU in its image; searched on ``np.linspace(0.3, 3.0, 28)``.
@@ -73,7 +77,7 @@ from benchwright.schemas import wildbox as schema
 __all__ = [
     "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
     "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths", "omni3d_ignore",
-    "OMNI3D_IGNORE", "IGNORE_MODES",
+    "OMNI3D_IGNORE", "IGNORE_MODES", "DEPTH_BUCKETS",
     "evaluate_kitti", "run_cli",
 ]
 
@@ -84,6 +88,10 @@ SCALE_GRID = np.linspace(0.3, 3.0, 28)
 AP3D_THRESHOLDS = np.round(np.arange(1, 11) * 0.05, 2)  # 0.05 ... 0.50
 AGNOSTIC_THRESHOLDS = (0.25, 0.50, 0.75)
 BEV_THRESHOLDS = (0.25, 0.50)
+# Omni3D's near / medium / far buckets (10 m, 35 m) mean nothing after the per-segment
+# normalisation; these are relative to the segment's median depth (1) and split WildBox's
+# depths into about equal thirds.
+DEPTH_BUCKETS = {"near": (0.0, 0.95), "medium": (0.95, 1.05), "far": (1.05, math.inf)}
 NHD_COMPONENTS = ("overall", "xy", "z", "dims", "pose")
 NHD_IOU = 0.75
 GT_COLUMNS = ("image_id", "frame_id", "segment_id", "species", "coarse_class", "category_id", "center_cam",
@@ -444,9 +452,14 @@ def _split_matches(matched, gt_ign) -> tuple[np.ndarray, np.ndarray]:
     return hit & ~on_ignored, on_ignored
 
 
-def _class_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[np.ndarray, np.ndarray]:
-    """Per-class (C, T) and micro (T,) AP fractions of the predictions ``sel`` (regular GT only)."""
+def _class_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method, pred_out=None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class (C, T) and micro (T,) AP fractions of the predictions ``sel`` (regular GT only).
+
+    ``pred_out`` (P,) bool: predictions outside the evaluated range (a depth bucket): ignored
+    unless they matched a regular GT, as COCO does with area ranges."""
     tp, ign = _split_matches(matched[:, sel], gt_ign)
+    if pred_out is not None:
+        ign |= ~tp & pred_out[sel][None, :]
     s, c = score[sel], pred_cls[sel]
     t_n = matched.shape[0]
     regular = gt_cls[~gt_ign]
@@ -459,6 +472,18 @@ def _class_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[n
     micro = apm.average_precision(s, tp, len(regular), method, ignore=ign) if len(regular) \
         else np.full(t_n, np.nan)
     return per, np.atleast_1d(micro)
+
+
+def _by_depth(buckets, g_depth, p_depth, g_ign, match, sel, score, pred_cls, gt_cls, method, summarise) -> dict:
+    """One metric per depth bucket, Omni3D style: GT outside [lo, hi) are ignored, and so are
+    predictions outside it that match no regular GT. ``match(gt_ignore)`` -> match matrix."""
+    out = {"bounds": {name: [lo, None if math.isinf(hi) else hi] for name, (lo, hi) in buckets.items()}}
+    for name, (lo, hi) in buckets.items():
+        ign = g_ign | ~((g_depth >= lo) & (g_depth < hi))
+        p_out = ~((p_depth >= lo) & (p_depth < hi))
+        per, micro = _class_aps(sel, match(ign), score, pred_cls, gt_cls, ign, method, pred_out=p_out)
+        out[name] = {**summarise(per, micro), "n_gt": int((~ign).sum())}
+    return out
 
 
 def _agnostic_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[np.ndarray, np.ndarray]:
@@ -548,7 +573,7 @@ def _nhd_entry(vals: dict[str, np.ndarray], pair_cls: np.ndarray) -> dict:
 
 def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method: str | None = None,
              max_dets: int = 100, nhd_match_box: str = "bbox2d_proj", scale_grid=None,
-             image_ids=None, ignore=None, timings: dict | None = None) -> dict:
+             image_ids=None, ignore=None, depth_buckets=None, timings: dict | None = None) -> dict:
     """All WildBox metrics (see the module docstring) as a JSON-ready dict.
 
     ``gt``: arrays keyed image_id, category_id, bbox2d_tight, bbox2d_proj, center_cam,
@@ -556,7 +581,8 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     score, bbox (xyxy), center_cam, dimensions, pose (as ``load_predictions`` returns).
     ``image_ids``: the images of the evaluated split; predictions on other images are dropped
     (counted in ``meta``). ``ignore``: None / "none", "omni3d" (``omni3d_ignore``) or a (G,) bool
-    array of ignored GT. ``timings``: if a dict is given, wall seconds per metric go into it.
+    array of ignored GT. ``depth_buckets``: {name: (lo, hi)} relative depths (default
+    ``DEPTH_BUCKETS``). ``timings``: if a dict is given, wall seconds per metric go into it.
     """
     clock = time.perf_counter
     t_start = t0 = clock()
@@ -590,6 +616,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     p_c, p_d = p["center_cam"].astype(float), p["dimensions"].astype(float)
     n_gt = len(g_c)
     g_ign = _gt_ignore(gt, ignore, n_gt)
+    buckets = dict(DEPTH_BUCKETS if depth_buckets is None else depth_buckets)
     # Dense image index shared by GT and predictions; groups = image, or image x class.
     all_ids, inv = np.unique(np.r_[g["image_id"], p["image_id"]], return_inverse=True)
     g_img, p_img = inv[:n_gt], inv[n_gt:]
@@ -629,6 +656,9 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, bev_method)
     for k, t in enumerate(BEV_THRESHOLDS):
         out[f"ap_bev@{t:.2f}"] = _summary(per[:, k], micro[k])
+    out["ap_bev@0.25_by_depth"] = _by_depth(buckets, g_c[:, 2], p_c[:, 2], g_ign, lambda ign: apm.greedy_match(
+        p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS[:1], gt_ignore=ign), sel_c, score, p["cls"], g["cls"],
+        bev_method, lambda per, micro: _summary(per[:, 0], micro[0]))
     lap("ap_bev")
 
     # ---- 3D
@@ -651,6 +681,9 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     i25 = int(np.flatnonzero(np.isclose(AP3D_THRESHOLDS, 0.25))[0])
     out["ap3d@0.25"] = _summary(per[:, i25], micro[i25])
     out["ap3d"] = _summary(per.mean(axis=1), float(micro.mean()))
+    out["ap3d_by_depth"] = _by_depth(buckets, g_c[:, 2], p_c[:, 2], g_ign, lambda ign: apm.greedy_match(
+        p_grp, score, pp, gg, iou3, n_gt, AP3D_THRESHOLDS, gt_ignore=ign), sel_c, score, p["cls"], g["cls"],
+        ap_method, lambda per, micro: _summary(per.mean(axis=1), float(micro.mean())))
     lap("ap3d")
 
     # ---- Rel-AP-3D: one global scale about the camera origin.
@@ -697,6 +730,8 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
             "ap2d": "class-aware vs bbox2d_proj; agnostic vs bbox2d_tight",
             "bev_footprint": "convex hull of the 8 corners on the camera x-z plane",
             "ap3d_thresholds": [float(t) for t in AP3D_THRESHOLDS],
+            "depth_buckets": "relative depth (segment median 1) in [lo, hi); GT outside ignored, unmatched "
+                             "predictions outside ignored",
             "rel_ap3d": "scale about the camera origin maximising mean best same-class IoU per GT",
             "nhd_match": f"greedy 2D IoU >= {NHD_IOU} vs {nhd_match_box}, same class",
             "nhd_hungarian": "sum of 8 Hungarian corner distances / GT axis-aligned diagonal",

@@ -1,5 +1,6 @@
 """WildBox evaluator: AP arithmetic, matching, metric behaviour, NHD, Rel-AP-3D, file parsing."""
 import json
+import math
 
 import numpy as np
 import pyarrow as pa
@@ -162,6 +163,36 @@ def test_ignored_ground_truth_counts_neither_way(gt):
         ev.evaluate(gt, perfect, ignore=ignored[:-1])
     with pytest.raises(ValueError, match="needs gt arrays"):
         ev.evaluate(gt, perfect, ignore="omni3d")
+
+
+def test_depth_buckets_ignore_what_lies_outside(gt):
+    z = gt["center_cam"][:, 2]
+    perfect = _perfect(gt)
+    m = ev.evaluate(gt, perfect)
+    for key in ("ap3d_by_depth", "ap_bev@0.25_by_depth"):
+        assert set(m[key]) == {"bounds", "near", "medium", "far"}
+        assert sum(m[key][b]["n_gt"] for b in ("near", "medium", "far")) == len(z)
+        assert all(m[key][b]["micro"] == pytest.approx(100.0) for b in ("near", "medium", "far"))
+    assert m["ap3d_by_depth"]["bounds"] == {"near": [0.0, 0.95], "medium": [0.95, 1.05], "far": [1.05, None]}
+    # Predict only the near animals: near stays 100, far drops to 0 (its GT are all missed) and
+    # the near predictions are not false positives of the far bucket (outside it, ignored).
+    near = z < 0.95
+    assert 0 < near.sum() < len(z)
+    m = ev.evaluate(gt, {k: v[near] for k, v in perfect.items()})
+    assert m["ap3d_by_depth"]["near"]["micro"] == pytest.approx(100.0)
+    assert m["ap3d_by_depth"]["far"]["micro"] == pytest.approx(0.0)
+    assert m["ap3d"]["micro"] < 60.0
+    # A confident false positive at far depth costs the far bucket only.
+    fp = {k: v[:1].copy() for k, v in perfect.items()}
+    fp["center_cam"] = fp["center_cam"] * (3.0 / fp["center_cam"][:, 2:])  # on its ray, at depth 3
+    fp["score"] = np.array([10.0])
+    both = {k: np.concatenate([perfect[k], fp[k]]) for k in perfect}
+    m = ev.evaluate(gt, both)
+    assert m["ap3d_by_depth"]["near"]["micro"] == pytest.approx(100.0)
+    assert m["ap3d_by_depth"]["medium"]["micro"] == pytest.approx(100.0)
+    assert m["ap3d_by_depth"]["far"]["micro"] < 100.0
+    custom = ev.evaluate(gt, perfect, depth_buckets={"all": (0.0, math.inf)})
+    assert custom["ap3d_by_depth"]["all"]["n_gt"] == len(z)
 
 
 def test_omni3d_ignore_rules():
