@@ -113,53 +113,79 @@ def truncation(unclipped, clipped) -> np.ndarray:
 _RASTER_SHIFT = 4  # fractional bits for cv2.fillConvexPoly: silhouettes are rasterised at 1/16 px
 
 
-def occlusion_visibility(corner_pts, P, width: int, height: int) -> np.ndarray:
+def _same_group_pairs(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """All ordered pairs (i, j), i != j, of items with the same group id."""
+    order = np.argsort(group, kind="stable")
+    g = group[order]
+    lo, hi = np.searchsorted(g, g, "left"), np.searchsorted(g, g, "right")
+    cnt = hi - lo
+    i = np.repeat(np.arange(len(g)), cnt)
+    j = np.repeat(lo, cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    keep = i != j
+    return order[i[keep]], order[j[keep]]
+
+
+def occlusion_visibility(corner_pts, P, width, height, frame=None) -> np.ndarray:
     """(N,) fraction of each cuboid's silhouette inside the image that no nearer cuboid covers.
 
-    The cuboids are the objects of ONE image. A silhouette is the convex hull of the 8 projected
-    corners, rasterised (OpenCV, 1/16 px vertices) on the image part of its bounding box; a cuboid
-    is nearer when its centre has the smaller projective depth. This is visibility in Omni3D's
-    sense (1 = unoccluded; truncation by the image border is ``truncation``'s business), from the
-    geometry alone: a mask covers only the visible part of an animal, so mask / silhouette box
-    would measure the animal's shape, not its occlusion. NaN for a cuboid with a corner behind the
-    camera or no silhouette pixel in the image (such a cuboid occludes nothing here either).
+    ``frame`` (N,) groups the cuboids by image (default: one image); ``P`` is one camera matrix
+    (3x3 K or 3x4 P) or one per cuboid (N, 3, 4), ``width`` / ``height`` scalars or per cuboid.
+    A silhouette is the convex hull of the 8 projected corners, rasterised (OpenCV, 1/16 px
+    vertices) on the image part of its bounding box; a cuboid is nearer when its centre has the
+    smaller projective depth. This is visibility in Omni3D's sense (1 = unoccluded; truncation by
+    the image border is ``truncation``'s business), from the geometry alone: a mask covers only
+    the visible part of an animal, so mask / silhouette box would measure the animal's shape, not
+    its occlusion. NaN for a cuboid with a corner behind the camera or no silhouette pixel in the
+    image (such a cuboid occludes nothing either).
     """
     c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
     n = len(c)
     vis = np.full(n, np.nan)
     if n == 0:
         return vis
-    uv = project_points(c, P)
-    depth = c.mean(axis=1) @ _as_P(P)[2, :3] + _as_P(P)[2, 3]
+    P = np.asarray(P, float)
+    if P.ndim == 2:
+        uv = project_points(c, P)
+        P = np.broadcast_to(_as_P(P), (n, 3, 4))
+    else:  # one camera per cuboid: plain perspective division (cv2.projectPoints takes one camera)
+        hom = np.einsum("nij,nkj->nki", P[:, :, :3], c) + P[:, None, :, 3]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uv = np.where((hom[..., 2:] > 0), hom[..., :2] / hom[..., 2:], np.nan)
+    depth = np.einsum("ni,ni->n", P[:, 2, :3], c.mean(axis=1)) + P[:, 2, 3]
+    W = np.broadcast_to(np.asarray(width, float), (n,))
+    H = np.broadcast_to(np.asarray(height, float), (n,))
     ok = np.isfinite(uv).all(axis=(1, 2)) & np.isfinite(depth)
-    hulls = [cv2.convexHull(uv[i].astype(np.float32)).reshape(-1, 2).astype(float) if ok[i] else None
-             for i in range(n)]
-    lo = np.floor(np.where(ok[:, None], np.nanmin(np.where(ok[:, None, None], uv, 0), axis=1), 0))
-    hi = np.ceil(np.where(ok[:, None], np.nanmax(np.where(ok[:, None, None], uv, 0), axis=1), 0))
-    x0, y0 = np.clip(lo, 0, [width - 1, height - 1]).astype(int).T
-    x1, y1 = np.clip(hi, 0, [width - 1, height - 1]).astype(int).T
+    uv_ok = np.where(ok[:, None, None], uv, 0.0)
+    lo, hi = np.floor(uv_ok.min(axis=1)), np.ceil(uv_ok.max(axis=1))
+    ok &= (hi[:, 0] >= 0) & (lo[:, 0] <= W - 1) & (hi[:, 1] >= 0) & (lo[:, 1] <= H - 1)
+    x0, x1 = (np.clip(v, 0, W - 1).astype(int) for v in (lo[:, 0], hi[:, 0]))
+    y0, y1 = (np.clip(v, 0, H - 1).astype(int) for v in (lo[:, 1], hi[:, 1]))
+    vis[ok] = 1.0
+    # (i, j): j is in i's image, nearer, and their image boxes meet. Most animals have no such j.
+    i, j = _same_group_pairs(np.zeros(n, np.int64) if frame is None else np.asarray(frame, np.int64))
+    hit = (ok[i] & ok[j] & (depth[j] < depth[i]) & (x0[j] <= x1[i]) & (x1[j] >= x0[i])
+           & (y0[j] <= y1[i]) & (y1[j] >= y0[i]))
+    i, j = i[hit], j[hit]
     scale = 1 << _RASTER_SHIFT
+    hulls: dict[int, np.ndarray] = {}
 
-    def fill(mask, hull, ox, oy):
-        pts = np.round((hull - [ox, oy]) * scale).astype(np.int32)
+    def fill(mask, k, ox, oy):
+        if k not in hulls:
+            hulls[k] = cv2.convexHull(uv[k].astype(np.float32)).reshape(-1, 2).astype(float)
+        pts = np.round((hulls[k] - [ox, oy]) * scale).astype(np.int32)
         cv2.fillConvexPoly(mask, pts, 1, lineType=cv2.LINE_8, shift=_RASTER_SHIFT)
 
-    ok &= (hi[:, 0] >= 0) & (lo[:, 0] <= width - 1) & (hi[:, 1] >= 0) & (lo[:, 1] <= height - 1)
-    for i in np.flatnonzero(ok):
-        nearer = np.flatnonzero(ok & (depth < depth[i]) & (x0 <= x1[i]) & (x1 >= x0[i]) & (y0 <= y1[i]) & (y1 >= y0[i]))
-        if len(nearer) == 0:  # most animals: nothing in front, no raster needed
-            vis[i] = 1.0
-            continue
-        w, h = x1[i] - x0[i] + 1, y1[i] - y0[i] + 1
-        own = np.zeros((h, w), np.uint8)
-        fill(own, hulls[i], x0[i], y0[i])
+    for k in np.unique(i):
+        own = np.zeros((y1[k] - y0[k] + 1, x1[k] - x0[k] + 1), np.uint8)
+        fill(own, k, x0[k], y0[k])
         area = int(own.sum())
         if area == 0:
+            vis[k] = np.nan
             continue
         cover = np.zeros_like(own)
-        for j in nearer:
-            fill(cover, hulls[j], x0[i], y0[i])
-        vis[i] = 1.0 - int((own & cover).sum()) / area
+        for m in np.sort(j[i == k]):
+            fill(cover, m, x0[k], y0[k])
+        vis[k] = 1.0 - int((own & cover).sum()) / area
     return vis
 
 

@@ -182,14 +182,14 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
     unclipped = np.full((n, 4), np.nan)
     proj = np.full((n, 4), np.nan)
-    visibility = np.full(n, np.nan)
     for fpos in np.unique(fidx):
         sel = np.flatnonzero(fidx == fpos)
         w, h = size_frame[fpos]
         u, c, _ = geometry.projected_boxes(corners_raw[sel], P_frame[fpos], int(w), int(h))
         unclipped[sel], proj[sel] = u, c
-        # every annotated animal of the frame occludes, whether or not its own record is kept
-        visibility[sel] = geometry.occlusion_visibility(corners_raw[sel], P_frame[fpos], int(w), int(h))
+    # every annotated animal of a frame occludes, whether or not its own record is kept
+    visibility = geometry.occlusion_visibility(corners_raw, P_frame[fidx], size_frame[fidx, 0], size_frame[fidx, 1],
+                                               frame=fidx)
     trunc = geometry.truncation(unclipped, proj)
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)

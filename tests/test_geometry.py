@@ -183,6 +183,8 @@ def test_occlusion_visibility_matches_exact_polygons():
         R = g.rotation_from_ypr(rng.uniform(-1, 1, (n, 3)))
         corners = g.corners(center, dims, R)
         got = g.occlusion_visibility(corners, K, 1280, 720)
+        assert np.array_equal(got, g.occlusion_visibility(corners, np.hstack([K, np.zeros((3, 1))])[None].repeat(n, 0),
+                                                          1280, 720, frame=np.zeros(n)), equal_nan=True)
         want = _shapely_visibility(corners, K, 1280, 720)
         assert np.all((got >= 0) & (got <= 1))
         assert np.abs(got - want).max() < 0.03, np.c_[got, want]  # raster vs exact, boxes of 60-300 px
@@ -202,3 +204,10 @@ def test_occlusion_visibility_edge_cases():
     vis = g.occlusion_visibility(away, K, 1000, 800)
     assert np.isnan(vis[:2]).all() and vis[2] == 1.0
     assert g.occlusion_visibility(np.zeros((0, 8, 3)), K, 10, 10).shape == (0,)
+    # frames: a cuboid only occludes in its own image; per-cuboid cameras and sizes are accepted
+    scene = np.concatenate([corners, corners])
+    P = np.repeat(np.hstack([K, np.zeros((3, 1))])[None], 4, axis=0)
+    vis = g.occlusion_visibility(scene, P, np.full(4, 1000), np.full(4, 800), frame=[0, 0, 1, 1])
+    assert vis == pytest.approx([0.5, 1.0, 0.5, 1.0], abs=0.01)
+    vis = g.occlusion_visibility(scene[[0, 3]], P[:2], 1000, 800, frame=[0, 1])  # the plate is in frame 1
+    assert vis.tolist() == [1.0, 1.0]
