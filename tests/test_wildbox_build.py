@@ -265,3 +265,27 @@ def test_visibility_is_the_unoccluded_share_of_the_silhouette(built):
     assert np.all((got >= 0) & (got <= 1))
     assert (got < 0.9).any() and np.median(got) == 1.0  # herds overlap a little; most animals are free
     assert kitti_occlusion([1.0, 0.9, 0.89, 0.5, 0.49, None, float("nan")]).tolist() == [0, 0, 1, 1, 2, 3, 3]
+
+
+def test_rotation_flips_are_reported_not_blocking(built):
+    import numpy as np
+    import pyarrow as pa
+
+    from benchwright import geometry
+    from benchwright.validation.wildbox import rotation_flip_check
+
+    report = json.loads((built / "_build" / "validation" / "report.json").read_text())
+    text = json.dumps(report)
+    assert "tracks turning > 90 deg" in text  # the tiny build's labels turn smoothly: reported, 0 flips
+    # A track whose third label is turned half way round (a sign flip of two axes): two turning
+    # pairs (into and out of the flip); another track in another segment with the same id is apart.
+    R = geometry.rotation_from_ypr(np.column_stack([np.linspace(0, 0.2, 5), np.zeros(5), np.zeros(5)]))
+    R[2] = R[2] @ np.diag([-1.0, 1.0, -1.0])
+    table = pa.table({
+        "box_id": [f"s/f{k}#1" for k in range(5)] + ["t/f0#1", "t/f1#1"],
+        "segment_id": ["s"] * 5 + ["t"] * 2, "track_id": [1] * 7, "frame_index": [4, 0, 2, 3, 1, 0, 1],
+        "R_cam": [r.tolist() for r in R[[4, 0, 2, 3, 1]]] + [R[0].tolist(), R[1].tolist()],
+    })
+    result = rotation_flip_check(table)
+    assert result["ok"] and result["pairs"] == 5 and result["flipped_pairs"] == 2
+    assert "s/f2#1" in result["detail"] or "s/f3#1" in result["detail"]

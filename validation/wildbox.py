@@ -19,6 +19,11 @@ MIN_TIGHT_PROJ_IOU = 0.05
 # Between consecutive observations a track's centre may move at most this many box diagonals
 # per frame step (a walking animal moves a fraction of its length per frame; a jump is an id swap).
 MAX_STEP_DIAGONALS = 3.0
+# Label quality (reported, never blocking): between consecutive observations of a track an
+# animal does not turn by more than this; a larger turn is a rotation-sign flip of the label
+# (the real release has them in about 11% of frames). A half turn about a box axis leaves the
+# corners in place, so IoU ignores such flips; heading-aware metrics (KITTI AOS) do not.
+FLIP_TURN_DEG = 90.0
 
 
 def raw_observation_problems(seg, species, frame_pos, atol):
@@ -122,6 +127,7 @@ def table_checks(root: Path) -> list[dict]:
         leaked = sorted({v for v in videos if videos.count(v) > 1})
         results.append({"check": "segments: no video in two splits", "ok": not leaked,
                         "detail": f"videos in both splits: {leaked}" if leaked else f"{len(set(videos))} videos"})
+    results.append(rotation_flip_check(read("boxes", ["box_id", "segment_id", "track_id", "frame_index", "R_cam"])))
     boxes = read("boxes", ["frame_id"])
     frames = read("frames", ["frame_id"])
     if boxes is not None and frames is not None:
@@ -130,6 +136,30 @@ def table_checks(root: Path) -> list[dict]:
         results.append({"check": "boxes: every box's frame is in frames", "ok": orphans == 0,
                         "detail": f"{orphans} boxes without a frame row"})
     return results
+
+
+def rotation_flip_check(boxes) -> dict:
+    """Label quality: consecutive observations of a track whose rotations differ by more than
+    ``FLIP_TURN_DEG`` (informational: ok is always True; the detail counts them and names some)."""
+    name = f"boxes: label quality, tracks turning > {FLIP_TURN_DEG:g} deg between consecutive observations"
+    if boxes is None or boxes.num_rows < 2:
+        return {"check": name, "ok": True, "detail": "no consecutive observations"}
+    seg = np.asarray(boxes["segment_id"].to_pylist(), dtype=object)
+    _, seg_code = np.unique(seg, return_inverse=True)
+    track = boxes["track_id"].to_numpy()
+    frame = boxes["frame_index"].to_numpy()
+    R = np.asarray(boxes["R_cam"].to_pylist(), float).reshape(-1, 3, 3)
+    order = np.lexsort((frame, track, seg_code))
+    same = (seg_code[order[1:]] == seg_code[order[:-1]]) & (track[order[1:]] == track[order[:-1]])
+    a, b = order[:-1][same], order[1:][same]
+    cos = (np.einsum("nji,nji->n", R[a], R[b]) - 1.0) / 2.0  # trace(Ra^T Rb) = sum of elementwise products
+    turn = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+    flipped = np.flatnonzero(turn > FLIP_TURN_DEG)
+    box_ids = boxes["box_id"].to_pylist()
+    named = ", ".join(box_ids[b[k]] for k in flipped[:5])
+    share = len(flipped) / len(a) if len(a) else 0.0
+    detail = f"{len(flipped)} of {len(a)} consecutive pairs ({100 * share:.2f}%)" + (f", e.g. {named}" if named else "")
+    return {"check": name, "ok": True, "detail": detail, "flipped_pairs": int(len(flipped)), "pairs": int(len(a))}
 
 
 def _between(column, lo=None, hi=None, **kw):
