@@ -189,6 +189,40 @@ def occlusion_visibility(corner_pts, P, width, height, frame=None) -> np.ndarray
     return vis
 
 
+def ground_plane(points, threshold: float, iterations: int = 1000, max_points: int = 20_000,
+                 seed: int = 0) -> tuple[np.ndarray, float, int] | None:
+    """(unit normal n, offset d, inliers) of the dominant plane n . x + d = 0, or None.
+
+    RANSAC: ``iterations`` planes through random point triples, each scored by its points within
+    ``threshold`` on a subsample of at most ``max_points``; the best one's inliers (all points) are
+    refitted by least squares (SVD). Deterministic: one generator seeded with ``seed`` draws the
+    triples and the subsample (Open3D's segment_plane, seeded, gave different planes in Beam's
+    worker processes than in the main process).
+    """
+    pts = np.asarray(points, float)
+    if len(pts) < 3:
+        return None
+    rng = np.random.default_rng(seed)
+    sample = pts if len(pts) <= max_points else pts[rng.choice(len(pts), max_points, replace=False)]
+    tri = sample[rng.integers(0, len(sample), (iterations, 3))]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    norm = np.linalg.norm(normal, axis=1)
+    good = norm > 1e-12
+    if not good.any():
+        return None
+    normal = normal[good] / norm[good, None]
+    d = -np.einsum("ij,ij->i", normal, tri[good, 0])
+    scores = np.concatenate([(np.abs(sample @ normal[k:k + 64].T + d[k:k + 64]) <= threshold).sum(axis=0)
+                             for k in range(0, len(normal), 64)])  # 64 planes at a time bounds memory
+    best = int(np.argmax(scores))  # the first of equal scores
+    inliers = pts[np.abs(pts @ normal[best] + d[best]) <= threshold]
+    if len(inliers) < 3:
+        return None
+    centroid = inliers.mean(axis=0)
+    n = np.linalg.svd(inliers - centroid, full_matrices=False)[2][-1]  # least-squares refinement
+    return n, float(-n @ centroid), len(inliers)
+
+
 def _zonotope_hexagons(center_xz: np.ndarray, gens: np.ndarray) -> np.ndarray:
     """(N, 6, 2) CCW hexagons: the zonotope ``c + sum t_i g_i``, t in [-1, 1]^3, of three 2D generators.
 

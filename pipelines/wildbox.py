@@ -95,30 +95,55 @@ def _decode(url: str, flags: int):
     return cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
 
 
-def _count_support_points(seg: RawSegment, keep: np.ndarray) -> np.ndarray:
-    """Reconstruction points inside each (world-frame) cuboid, with Open3D; -1 without a point cloud."""
+# Ground plane (geometry.ground_plane, deterministic RANSAC + least squares) on the segment's
+# point cloud; inliers within this share of the median box height.
+GROUND_RANSAC = {"threshold_of_median_height": 0.1, "iterations": 1000, "max_points": 20_000, "seed": 0}
+
+
+def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(support points, ground offset) per observation from the segment's reconstruction.
+
+    support points: cloud points inside the world-frame cuboid (-1 without a point cloud).
+    ground offset: height of the box's bottom face centre above the dominant plane of the
+    cloud (the terrain), in box heights, "up" being against the boxes' mean down axis (NaN
+    without a cloud or a plane). 0 is an animal standing on the ground; the real release's
+    under-reconstructed legs put bottoms 0.11-0.14 H up, and fragments float above 1 H.
+    """
     counts = np.full(len(keep), -1, dtype=np.int32)
+    offsets = np.full(len(keep), np.nan)
     if seg.point_cloud_url is None or not keep.any():
-        return counts
+        return counts, offsets
+    import tempfile
+
     import open3d as o3d
 
     with fsspec.open(seg.point_cloud_url, "rb") as f:
         data = f.read()
     # Open3D reads from a path; a local copy keeps remote (fsspec) sources working.
-    import tempfile
-
     with tempfile.NamedTemporaryFile(suffix=".ply") as tmp:
         tmp.write(data)
         tmp.flush()
         cloud = o3d.io.read_point_cloud(tmp.name)
     points = cloud.points
     if len(points) == 0:
-        return np.zeros(len(keep), dtype=np.int32)
-    for i in np.flatnonzero(keep):
+        return np.zeros(len(keep), dtype=np.int32), offsets
+    rows = np.flatnonzero(keep)
+    for i in rows:
         extent = seg.dims_whl[i][::-1]  # local x, y, z extents = [L, H, W]
         box = o3d.geometry.OrientedBoundingBox(seg.center[i], seg.R[i], extent)
         counts[i] = len(box.get_point_indices_within_bounding_box(points))
-    return counts
+    height = seg.dims_whl[rows, 1]
+    plane = geometry.ground_plane(np.asarray(points), GROUND_RANSAC["threshold_of_median_height"] * float(np.median(height)),
+                                  iterations=GROUND_RANSAC["iterations"], max_points=GROUND_RANSAC["max_points"],
+                                  seed=GROUND_RANSAC["seed"])
+    if plane is not None:
+        normal, d, _ = plane
+        down = seg.R[rows][:, :, 1]  # the box's local +y (H axis) points down
+        if float(np.mean(down @ normal)) > 0:  # orient the normal up
+            normal, d = -normal, -d
+        bottom = seg.center[rows] + down * (height / 2)[:, None]
+        offsets[rows] = (bottom @ normal + d) / height
+    return counts, offsets
 
 
 def annotate_segment(seg: RawSegment, splits: dict[str, str]):
@@ -239,7 +264,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         scale, rule = 1.0, "none"
     center_n, dims_n, corners = center_cam * scale, seg.dims_whl * scale, corners_raw * scale
 
-    support = _count_support_points(seg, keep)
+    support, ground_offset = _point_cloud_measures(seg, keep)
     ypr = geometry.euler_yaw_pitch_roll(R_cam) if n else np.zeros((0, 3))
     representable, reasons = geometry.kitti_representable(R_cam) if n else (np.zeros(0, bool), [])
 
@@ -268,6 +293,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "visibility": pa.array(visibility[order], pa.float32(), from_pandas=True),
         "segmentation_pts": pa.array(seg_pts[order], pa.int32()),
         "support_points": pa.array(support[order], pa.int32()),
+        "ground_offset": pa.array(ground_offset[order], pa.float32(), from_pandas=True),
         "kitti_representable": pa.array(representable[order], pa.bool_()),
         "kitti_reason": pa.array([reasons[i] for i in order], pa.string()),
     }

@@ -211,3 +211,23 @@ def test_occlusion_visibility_edge_cases():
     assert vis == pytest.approx([0.5, 1.0, 0.5, 1.0], abs=0.01)
     vis = g.occlusion_visibility(scene[[0, 3]], P[:2], 1000, 800, frame=[0, 1])  # the plate is in frame 1
     assert vis.tolist() == [1.0, 1.0]
+
+
+def test_ground_plane_finds_the_dominant_plane_among_outliers():
+    rng = np.random.default_rng(7)
+    n_true = np.array([0.1, -0.95, 0.3])
+    n_true /= np.linalg.norm(n_true)
+    basis = np.linalg.svd(n_true[None])[2][1:]  # two directions in the plane
+    ground = rng.uniform(-20, 20, (3000, 2)) @ basis + 5.0 * n_true + rng.normal(0, 0.01, (3000, 1)) * n_true
+    clutter = rng.uniform(-20, 20, (1500, 3))  # animals, trees, noise
+    points = np.concatenate([ground, clutter])[rng.permutation(4500)]
+    normal, d, inliers = g.ground_plane(points, threshold=0.05)
+    assert abs(abs(normal @ n_true) - 1) < 1e-5
+    assert np.sign(normal @ n_true) * -d == pytest.approx(5.0, abs=0.01)
+    assert 3000 <= inliers < 3100
+    again = g.ground_plane(points, threshold=0.05)
+    assert np.array_equal(normal, again[0]) and d == again[1]  # deterministic
+    sub = g.ground_plane(points, threshold=0.05, max_points=1000)  # scored on a subsample: same plane
+    assert abs(abs(sub[0] @ n_true) - 1) < 1e-5
+    assert g.ground_plane(points[:2], threshold=0.05) is None
+    assert g.ground_plane(np.zeros((10, 3)), threshold=0.05) is None  # no plane through coincident points

@@ -289,3 +289,32 @@ def test_rotation_flips_are_reported_not_blocking(built):
     result = rotation_flip_check(table)
     assert result["ok"] and result["pairs"] == 5 and result["flipped_pairs"] == 2
     assert "s/f2#1" in result["detail"] or "s/f3#1" in result["detail"]
+
+
+def test_ground_offset_measures_boxes_off_the_terrain(source, built, tmp_path):
+    import numpy as np
+
+    boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(columns=["ground_offset"])
+    offset = np.asarray(boxes["ground_offset"].to_numpy(zero_copy_only=False), float)
+    assert np.isfinite(offset).all() and np.abs(offset).max() < 0.02  # synthetic animals stand on the ground
+    # Lift one track half a box height along its own up axis: its boxes float 0.5 H up, and the
+    # build's label-quality report counts them (without refusing to publish).
+    raw = tmp_path / "raw"
+    shutil.copytree(source, raw)
+    summary_path = sorted(raw.glob("*/*/vggt_results/tracking_summary.json"))[0]
+    summary = json.loads(summary_path.read_text())
+    tid, track = sorted(summary["tracks"].items())[0]
+    R = np.asarray(track["rotation_matrices"], float)
+    height = np.asarray(track["dimensions"], float)[:, 1]  # VGGT (l, w, h) = local x, y, z extents; y is H
+    track["centers"] = (np.asarray(track["centers"], float) - R[:, :, 1] * (0.5 * height)[:, None]).tolist()
+    summary_path.write_text(json.dumps(summary))
+    out = build_wildbox(raw, tmp_path / "out")
+    lifted = pq.ParquetDataset(sorted((out / "boxes").glob("*.parquet"))).read(
+        columns=["segment_id", "track_id", "ground_offset"]).to_pylist()
+    segment = summary_path.parent.parent.relative_to(raw).as_posix()
+    mine = [b["ground_offset"] for b in lifted if b["segment_id"] == segment and b["track_id"] == int(tid)]
+    assert mine and all(abs(v - 0.5) < 0.02 for v in mine)
+    assert max(abs(b["ground_offset"]) for b in lifted if b["segment_id"] != segment) < 0.02
+    report = json.loads((out / "_build" / "validation" / "report.json").read_text())
+    check = next(r for r in report["results"] if "off the ground plane" in r["check"])
+    assert check["ok"] and check["floating"] == len(mine) and check["fragments"] == 0
