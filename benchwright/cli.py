@@ -55,7 +55,8 @@ def cmd_synth(args, _) -> int:
     if args.dataset not in SYNTH:
         raise BenchwrightError(f"no synthetic generator for {args.dataset!r}; known: {', '.join(SYNTH)}")
     write = _resolve(SYNTH[args.dataset])
-    summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar())
+    extra = {"label_defects": True} if args.label_defects else {}
+    summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar(), **extra)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     return 0
 
@@ -162,6 +163,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True)
     s.add_argument("--scale", default="default", choices=["tiny", "default", "full"])
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--label-defects", action="store_true",
+                   help="wildbox: also write the release's known label defects (sign flips, legless boxes, fragments)")
     s.set_defaults(func=cmd_synth)
 
     v = sub.add_parser("validate", help="re-check a published build (sha256, expectations, counts)")

@@ -338,3 +338,25 @@ def test_every_scale_plan_hits_its_declared_totals(scale):
     assert (totals["videos"], totals["segments"], totals["frames"], totals["cuboids"]) == (
         cfg.videos, cfg.segments, cfg.frames, cfg.cuboids)
     assert all(r["videos"] >= 2 for r in totals["per_species"].values())
+
+
+def test_label_defects_change_only_the_labels_and_the_build_reports_them(tiny, tmp_path):
+    from tests.wildbox_helpers import build_wildbox
+
+    root, clean_summary, _ = tiny
+    defects = write_wildbox_source(tmp_path / "defects", "tiny", seed=0, label_defects=True)
+    assert clean_summary["defect_flips"] == clean_summary["defect_legs"] == 0
+    assert defects["defect_flips"] > 0 and defects["defect_legs"] == defects["cuboids"]
+    clean, bad = _tree_digest(root), _tree_digest(tmp_path / "defects")
+    changed = {p for p in clean if clean[p] != bad[p]}
+    assert set(clean) == set(bad) and changed  # frames, masks, cameras, clouds: untouched
+    assert all(p.endswith("vggt_results/tracking_summary.json") for p in changed)
+
+    out = build_wildbox(tmp_path / "defects", tmp_path / "out")  # defects are reported, not refused
+    report = json.loads((out / "_build" / "validation" / "report.json").read_text())
+    flips = next(r for r in report["results"] if "tracks turning" in r["check"])
+    ground = next(r for r in report["results"] if "off the ground plane" in r["check"])
+    # a flip inside a track turns twice (into and out of it), at a track end once
+    assert defects["defect_flips"] // 2 <= flips["flipped_pairs"] <= 2 * defects["defect_flips"]
+    assert 0.11 <= ground["median"] <= 0.14  # the legless boxes of the release
+    assert ground["floating"] >= 0.9 * ground["boxes"]

@@ -46,6 +46,11 @@ What the files hold
   PNG (plus the rare fully hidden animal), about ``bbox_invalid_rate`` have an invalid ``bbox_2d``.
   A track may start late or end early (SAM3 picking an animal up late or losing it); such an
   animal is drawn only within its span, so every visible animal is labelled.
+* Labels are clean by default. ``label_defects=True`` (``benchwright synth wildbox
+  --label-defects``) writes the release's known label problems into ``tracking_summary.json``
+  only (``DEFECT_*``): rotation sign flips in ~11% of frames, legless boxes whose bottoms sit
+  0.11-0.14 H above the terrain, and 1% floating fragments; the build's label-quality checks
+  report them.
 
 Allocation (``plan_wildbox_source``)
 ------------------------------------
@@ -761,7 +766,48 @@ def _frame_file(frame_index: int, ext: str) -> str:
     return f"frame_{frame_index + 1:06d}.{ext}"          # file numbers are 1-based
 
 
-def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path) -> dict:
+# Label defects of the real release (reference "Known label problems"), written only with
+# ``label_defects=True``: in this share of frames one animal's rotation is turned half way round
+# its up axis (a sign flip of two columns: the same corners, the opposite heading); every box
+# misses the legs, so its bottom sits this many box heights above the terrain; this share of
+# observations are fragments floating FRAGMENT_LIFT box heights above the ground.
+DEFECT_FLIP_FRAME_RATE = 0.11
+DEFECT_LEG_GAP = (0.11, 0.14)
+DEFECT_FRAGMENT_RATE = 0.01
+DEFECT_FRAGMENT_LIFT = (1.2, 2.0)
+
+
+def _add_label_defects(tracks: dict, n_frames: int, rng: np.random.Generator, stats: dict) -> None:
+    """Turns clean labels into ones with the release's defects, in place (see DEFECT_*)."""
+    ids = sorted(tracks, key=int)
+    for tid in ids:
+        t = tracks[tid]
+        R = np.asarray(t["rotation_matrices"], float)
+        down = R[:, :, 1]  # local y (the height axis) points down
+        dims = np.asarray(t["dimensions"], float).copy()  # (l, w, h) = (L, H, W)
+        gap = rng.uniform(*DEFECT_LEG_GAP, len(dims))  # bottom gap, in the shortened box's heights
+        height = dims[:, 1] / (1 + gap)
+        # the box loses its legs (the top stays, the centre rises by half the lost height); a
+        # fragment also floats up by DEFECT_FRAGMENT_LIFT of its height
+        fragment = rng.random(len(dims)) < DEFECT_FRAGMENT_RATE
+        rise = (dims[:, 1] - height) / 2 + fragment * rng.uniform(*DEFECT_FRAGMENT_LIFT, len(dims)) * height
+        dims[:, 1] = height
+        t["centers"] = np.asarray(t["centers"], float) - down * rise[:, None]
+        t["dimensions"] = dims
+        stats["defect_fragments"] += int(fragment.sum())
+        stats["defect_legs"] += len(dims)
+    for k in np.flatnonzero(rng.random(n_frames) < DEFECT_FLIP_FRAME_RATE):
+        present = [tid for tid in ids if int(k) in tracks[tid]["frames"]]
+        if present:
+            t = tracks[present[int(rng.integers(len(present)))]]
+            j = t["frames"].index(int(k))
+            R = np.asarray(t["rotation_matrices"], float).copy()
+            R[j] = R[j] @ np.diag([-1.0, 1.0, -1.0])
+            t["rotation_matrices"] = R
+            stats["defect_flips"] += 1
+
+
+def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path, label_defects: bool = False) -> dict:
     rng = _rng("wildbox-synth", seed, cfg.name, seg.video, seg.name)
     scene = _simulate(seg, cfg, rng)
     width, height = cfg.image_size
@@ -782,7 +828,8 @@ def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path)
             "intrinsic": to_vggt @ scene.K[k], "extrinsic": extrinsic,
         })
 
-    stats = {"masks_written": 0, "masks_dropped": 0, "masks_empty": 0, "bbox_2d_invalid": 0}
+    stats = {"masks_written": 0, "masks_dropped": 0, "masks_empty": 0, "bbox_2d_invalid": 0,
+             "defect_flips": 0, "defect_legs": 0, "defect_fragments": 0}
     bbox_2d = {t.track_id: [] for t in seg.tracks}
     mask_root = seg_dir / "sam3_masks" / "masks"
     for k in range(seg.frames):
@@ -827,6 +874,8 @@ def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path)
             "class_name": prompt,
         }
     points, colors = _point_cloud(scene, seg, cfg, rng)
+    if label_defects:  # a generator of its own: the clean source's draws stay the same
+        _add_label_defects(tracks, seg.frames, _rng("wildbox-defects", seed, cfg.name, seg.video, seg.name), stats)
 
     _write_json(seg_dir / "metadata.json", {
         "start_time": seg.frame_numbers[0] / SOURCE_FPS, "end_time": seg.frame_numbers[-1] / SOURCE_FPS,
@@ -843,10 +892,12 @@ def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path)
 
 
 def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "default", seed: int = 0,
-                         progress: Callable[[int, int], None] | None = None) -> dict:
+                         progress: Callable[[int, int], None] | None = None, label_defects: bool = False) -> dict:
     """Write a synthetic raw WildBox source under ``out_dir`` (which must be absent or empty).
 
     ``scale`` is a name in ``SCALES`` ("tiny", "default", "full") or a ``ScaleConfig``.
+    ``label_defects``: also write the release's known label defects (``DEFECT_*``: rotation sign
+    flips, boxes without legs, floating fragments); the clean labels are the default.
     Segments are generated and written one at a time (``full`` streams; nothing is kept in
     memory but the plan). ``progress(frames_done, frames_total)`` is called after each segment.
     Returns a summary: scale, seed, image_size, videos, segments, frames, cuboids,
@@ -860,11 +911,12 @@ def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "defaul
     cfg = plan.scale
     totals = plan.totals()
     out.mkdir(parents=True, exist_ok=True)
-    counters = {"masks_written": 0, "masks_dropped": 0, "masks_empty": 0, "bbox_2d_invalid": 0}
+    counters = {"masks_written": 0, "masks_dropped": 0, "masks_empty": 0, "bbox_2d_invalid": 0,
+                "defect_flips": 0, "defect_legs": 0, "defect_fragments": 0}
     scene_scales = {}
     done = 0
     for seg in plan.segments():
-        stats = _write_segment(seg, cfg, seed, out)
+        stats = _write_segment(seg, cfg, seed, out, label_defects)
         for key in counters:
             counters[key] += stats[key]
         scene_scales[f"{seg.video}/{seg.name}"] = stats["scene_scale"]
