@@ -269,10 +269,21 @@ def card_statistics(root: Path) -> dict:
         "species_table": markdown_table(*species_table(root)),
         "figures": figures,
     }
+    context["label_quality"] = label_quality(root)
     results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
     if results.exists():
         context["results_table"] = results.read_text().strip()
     return context
+
+
+def label_quality(root: Path) -> list[str]:
+    """The label-quality findings (validation.wildbox) as card lines: rotation flips, ground offsets."""
+    from benchwright.validation import wildbox as checks
+
+    boxes = read_config(root, "boxes", columns=["box_id", "segment_id", "track_id", "frame_index", "R_cam",
+                                                "ground_offset"])
+    return [f"{r['check'].removeprefix('boxes: label quality, ')}: {r['detail']}"
+            for r in (checks.rotation_flip_check(boxes), checks.ground_offset_check(boxes))]
 
 
 def write_figures(root: Path) -> dict[str, str]:

@@ -360,3 +360,6 @@ def test_label_defects_change_only_the_labels_and_the_build_reports_them(tiny, t
     assert defects["defect_flips"] // 2 <= flips["flipped_pairs"] <= 2 * defects["defect_flips"]
     assert 0.11 <= ground["median"] <= 0.14  # the legless boxes of the release
     assert ground["floating"] >= 0.9 * ground["boxes"]
+    card = (out / "README.md").read_text()  # the card carries the same findings
+    assert f"{flips['flipped_pairs']} of {flips['pairs']} consecutive pairs" in card
+    assert f"median {ground['median']:.3f} H over {ground['boxes']} boxes" in card
