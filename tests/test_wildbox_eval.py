@@ -68,44 +68,10 @@ def test_greedy_match_takes_best_iou_in_score_order():
     assert m[0, 0] == -1
 
 
-def _reference_match(p_group, score, g_group, ious, thr):
-    """Plain per-group COCO matching loop."""
-    out = np.full(len(score), -1)
-    for grp in np.unique(p_group):
-        preds = [i for i in np.argsort(-score, kind="stable") if p_group[i] == grp]
-        gts = np.flatnonzero(g_group == grp)
-        taken = set()
-        for p in preds:
-            best, best_g = thr, -1
-            for g in gts:
-                if g in taken or ious[p, g] < best:
-                    continue
-                if ious[p, g] > best or best_g == -1:
-                    best, best_g = ious[p, g], g
-            if best_g >= 0:
-                taken.add(best_g)
-                out[p] = best_g
-    return out
-
-
-def test_greedy_match_equals_reference_loop():
-    rng = np.random.default_rng(0)
-    n_p, n_g = 300, 250
-    p_group, g_group = rng.integers(0, 40, n_p), rng.integers(0, 40, n_g)
-    score = rng.random(n_p)
-    ious = rng.random((n_p, n_g)) * (rng.random((n_p, n_g)) < 0.5)
-    p_idx, g_idx = apm.group_pairs(p_group, g_group)
-    assert np.all(p_group[p_idx] == g_group[g_idx])
-    assert len(p_idx) == sum(int((p_group == k).sum() * (g_group == k).sum()) for k in range(40))
-    thresholds = [0.1, 0.5, 0.9]
-    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], n_g, thresholds)
-    for t, thr in enumerate(thresholds):
-        assert np.array_equal(m[t], _reference_match(p_group, score, g_group, ious, thr))
-
-
-def _reference_match_with_ignore(p_group, score, g_group, ious, thr, ignored):
-    """COCOeval.evaluateImg's loop: regular GT sorted first; once a prediction holds a regular
-    GT it stops at the ignored ones; an ignored GT is taken only if nothing regular matched."""
+def _reference_match(p_group, score, g_group, ious, thr, ignored=None):
+    """COCOeval.evaluateImg's per-group loop: regular GT sorted first; once a prediction holds a
+    regular GT it stops at the ignored ones; an ignored GT is taken only if nothing regular matched."""
+    ignored = np.zeros(len(g_group), bool) if ignored is None else ignored
     out = np.full(len(score), -1)
     for grp in np.unique(p_group):
         preds = [i for i in np.argsort(-score, kind="stable") if p_group[i] == grp]
@@ -127,17 +93,35 @@ def _reference_match_with_ignore(p_group, score, g_group, ious, thr, ignored):
     return out
 
 
-def test_greedy_match_with_ignored_gt_equals_cocoeval_loop():
-    rng = np.random.default_rng(1)
+def _random_matching_case(seed: int):
+    """300 predictions and 250 GT in 40 groups with random scores and IoUs (half the pairs 0)."""
+    rng = np.random.default_rng(seed)
     n_p, n_g = 300, 250
     p_group, g_group = rng.integers(0, 40, n_p), rng.integers(0, 40, n_g)
     score = rng.random(n_p)
     ious = rng.random((n_p, n_g)) * (rng.random((n_p, n_g)) < 0.5)
-    ignored = rng.random(n_g) < 0.3
+    return rng, p_group, g_group, score, ious
+
+
+def test_greedy_match_equals_reference_loop():
+    _, p_group, g_group, score, ious = _random_matching_case(0)
     p_idx, g_idx = apm.group_pairs(p_group, g_group)
-    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], n_g, [0.1, 0.5], gt_ignore=ignored)
+    assert np.all(p_group[p_idx] == g_group[g_idx])
+    assert len(p_idx) == sum(int((p_group == k).sum() * (g_group == k).sum()) for k in range(40))
+    thresholds = [0.1, 0.5, 0.9]
+    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], len(g_group), thresholds)
+    for t, thr in enumerate(thresholds):
+        assert np.array_equal(m[t], _reference_match(p_group, score, g_group, ious, thr))
+
+
+def test_greedy_match_with_ignored_gt_equals_cocoeval_loop():
+    rng, p_group, g_group, score, ious = _random_matching_case(1)
+    ignored = rng.random(len(g_group)) < 0.3
+    p_idx, g_idx = apm.group_pairs(p_group, g_group)
+    m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], len(g_group), [0.1, 0.5],
+                         gt_ignore=ignored)
     for t, thr in enumerate([0.1, 0.5]):
-        assert np.array_equal(m[t], _reference_match_with_ignore(p_group, score, g_group, ious, thr, ignored))
+        assert np.array_equal(m[t], _reference_match(p_group, score, g_group, ious, thr, ignored))
     # a prediction prefers a regular GT (IoU 0.6) to an ignored one (IoU 0.9); the next one takes the ignored
     m = apm.greedy_match(np.array([0, 0]), np.array([0.9, 0.8]), np.array([0, 0, 1]), np.array([0, 1, 0]),
                          np.array([0.9, 0.6, 0.8]), 2, [0.5], gt_ignore=np.array([True, False]))
