@@ -676,20 +676,22 @@ def set_cell_text(wd: WordDoc, target: dict, params: dict) -> None:
         _cell_set_text(tc, params["text"])
 
 
+def _set_twips(el, value) -> None:
+    """A table measure (tblW, tblInd, tcW, cell margin) in twentieths of a point (w:type dxa)."""
+    el.set(qn("w:w"), str(value))
+    el.set(qn("w:type"), "dxa")
+
+
 @operation("set_table_width")
 def set_table_width(wd: WordDoc, target: dict, params: dict) -> None:
     tbl = wd.table(target["table"])
-    tblw = get_or_add(get_or_add(tbl, "w:tblPr"), "w:tblW")
-    tblw.set(qn("w:w"), str(params["width"]))
-    tblw.set(qn("w:type"), "dxa")
+    _set_twips(get_or_add(get_or_add(tbl, "w:tblPr"), "w:tblW"), params["width"])
 
 
 @operation("set_table_indent")
 def set_table_indent(wd: WordDoc, target: dict, params: dict) -> None:
     tbl = wd.table(target["table"])
-    ind = get_or_add(get_or_add(tbl, "w:tblPr"), "w:tblInd")
-    ind.set(qn("w:w"), str(params["indent"]))
-    ind.set(qn("w:type"), "dxa")
+    _set_twips(get_or_add(get_or_add(tbl, "w:tblPr"), "w:tblInd"), params["indent"])
 
 
 @operation("set_column_width")
@@ -700,9 +702,7 @@ def set_column_width(wd: WordDoc, target: dict, params: dict) -> None:
     gc.set(qn("w:w"), str(params["width"]))
     for tr in tbl.findall(qn("w:tr")):
         tc = list(T.row_cells(tr))[c]
-        tcw = get_or_add(get_or_add(tc, "w:tcPr"), "w:tcW")
-        tcw.set(qn("w:w"), str(params["width"]))
-        tcw.set(qn("w:type"), "dxa")
+        _set_twips(get_or_add(get_or_add(tc, "w:tcPr"), "w:tcW"), params["width"])
 
 
 @operation("set_row_height")
@@ -729,9 +729,7 @@ def set_cell_margins(wd: WordDoc, target: dict, params: dict) -> None:
     tbl = wd.table(target["table"])
     mar = get_or_add(get_or_add(tbl, "w:tblPr"), "w:tblCellMar")
     for side in params.get("sides", ["left", "right"]):
-        el = get_or_add(mar, "w:" + side)
-        el.set(qn("w:w"), str(params["margin"]))
-        el.set(qn("w:type"), "dxa")
+        _set_twips(get_or_add(mar, "w:" + side), params["margin"])
 
 
 @operation("set_table_look")
