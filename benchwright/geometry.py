@@ -9,6 +9,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from benchwright.evaluation.ap import group_pairs
+
 # Local corner signs in the pytorch3d box3d_overlap order; local extents are (x, y, z) = (L, H, W).
 CORNER_SIGNS = np.array(
     [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
@@ -113,18 +115,6 @@ def truncation(unclipped, clipped) -> np.ndarray:
 _RASTER_SHIFT = 4  # fractional bits for cv2.fillConvexPoly: silhouettes are rasterised at 1/16 px
 
 
-def _same_group_pairs(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """All ordered pairs (i, j), i != j, of items with the same group id."""
-    order = np.argsort(group, kind="stable")
-    g = group[order]
-    lo, hi = np.searchsorted(g, g, "left"), np.searchsorted(g, g, "right")
-    cnt = hi - lo
-    i = np.repeat(np.arange(len(g)), cnt)
-    j = np.repeat(lo, cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    keep = i != j
-    return order[i[keep]], order[j[keep]]
-
-
 def occlusion_visibility(corner_pts, P, width, height, frame=None) -> np.ndarray:
     """(N,) fraction of each cuboid's silhouette inside the image that no nearer cuboid covers.
 
@@ -162,7 +152,8 @@ def occlusion_visibility(corner_pts, P, width, height, frame=None) -> np.ndarray
     y0, y1 = (np.clip(v, 0, H - 1).astype(int) for v in (lo[:, 1], hi[:, 1]))
     vis[ok] = 1.0
     # (i, j): j is in i's image, nearer, and their image boxes meet. Most animals have no such j.
-    i, j = _same_group_pairs(np.zeros(n, np.int64) if frame is None else np.asarray(frame, np.int64))
+    group = np.zeros(n, np.int64) if frame is None else np.asarray(frame, np.int64)
+    i, j = group_pairs(group, group)  # every ordered pair of one image, (i, i) included
     hit = (ok[i] & ok[j] & (depth[j] < depth[i]) & (x0[j] <= x1[i]) & (x1[j] >= x0[i])
            & (y0[j] <= y1[i]) & (y1[j] >= y0[i]))
     i, j = i[hit], j[hit]
