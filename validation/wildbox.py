@@ -100,18 +100,24 @@ def _iou(a, b):
         return np.where(union > 0, inter / union, 0.0)
 
 
+def _consecutive(rows, frame_index, *track_keys) -> tuple[np.ndarray, np.ndarray]:
+    """(earlier, later) indices of consecutive observations of one track among ``rows``; a track
+    is identified by all of ``track_keys`` (e.g. segment and track id), ordered by frame."""
+    order = rows[np.lexsort((frame_index[rows], *[k[rows] for k in reversed(track_keys)]))]
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for k in track_keys:
+        same &= k[order[1:]] == k[order[:-1]]
+    return order[:-1][same], order[1:][same]
+
+
 def _track_jumps(keep, center, dims, track_id, frame_index):
     """Marks the later observation of each consecutive pair whose centre moved too far."""
     bad = np.zeros(len(keep), dtype=bool)
-    idx = np.flatnonzero(keep)
-    if len(idx) < 2:
-        return bad
-    idx = idx[np.lexsort((frame_index[idx], track_id[idx]))]
-    same = track_id[idx[1:]] == track_id[idx[:-1]]
-    steps = np.maximum(frame_index[idx[1:]] - frame_index[idx[:-1]], 1)
-    moved = np.linalg.norm(center[idx[1:]] - center[idx[:-1]], axis=1)
-    diag = np.linalg.norm(dims[idx[:-1]], axis=1)
-    bad[idx[1:][same & (moved > MAX_STEP_DIAGONALS * diag * steps)]] = True
+    a, b = _consecutive(np.flatnonzero(keep), frame_index, track_id)
+    steps = np.maximum(frame_index[b] - frame_index[a], 1)
+    moved = np.linalg.norm(center[b] - center[a], axis=1)
+    diag = np.linalg.norm(dims[a], axis=1)
+    bad[b[moved > MAX_STEP_DIAGONALS * diag * steps]] = True
     return bad
 
 
@@ -155,9 +161,7 @@ def rotation_flip_check(boxes) -> dict:
     track = boxes["track_id"].to_numpy()
     frame = boxes["frame_index"].to_numpy()
     R = np.asarray(boxes["R_cam"].to_pylist(), float).reshape(-1, 3, 3)
-    order = np.lexsort((frame, track, seg_code))
-    same = (seg_code[order[1:]] == seg_code[order[:-1]]) & (track[order[1:]] == track[order[:-1]])
-    a, b = order[:-1][same], order[1:][same]
+    a, b = _consecutive(np.arange(len(frame)), frame, seg_code, track)
     cos = (np.einsum("nji,nji->n", R[a], R[b]) - 1.0) / 2.0  # trace(Ra^T Rb) = sum of elementwise products
     turn = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     flipped = np.flatnonzero(turn > FLIP_TURN_DEG)
