@@ -1,14 +1,22 @@
 # The two commands of the quick start. Both install what they need first (scripts/setup.sh).
-PY ?= python3
+# They use a project virtual environment, .venv, unless one is already active: a stock Debian or
+# Ubuntu python3 refuses pip installs into itself (PEP 668, "externally-managed-environment").
+ifdef VIRTUAL_ENV
+PY ?= $(VIRTUAL_ENV)/bin/python
+else
+PY ?= .venv/bin/python
+endif
 OUT ?= ./out
+export PY
+ENV = HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 GX_ANALYTICS_ENABLED=false
 
-.PHONY: build-all test setup
+.PHONY: build-all test test-slow setup
 
 setup:
 	bash scripts/setup.sh
 
 build-all: setup
-	HF_HUB_OFFLINE=1 GX_ANALYTICS_ENABLED=false $(PY) -m benchwright.cli build all --out $(OUT)
+	$(ENV) $(PY) -m benchwright.cli build all --out $(OUT)
 
 test: setup
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 GX_ANALYTICS_ENABLED=false $(PY) -m pytest -q -p no:cacheprovider tests
+	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 tests

@@ -2,7 +2,7 @@
 
 Reading is lenient about which optional fields exist (so Omni3D's own files load) but strict
 about the geometry it returns. Writing produces exactly the WildBox record of
-shared/reference/wildbox.md, in that key order, as deterministic JSON.
+docs/reference/wildbox.md, in that key order, as deterministic JSON.
 """
 from __future__ import annotations
 

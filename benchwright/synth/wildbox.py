@@ -10,7 +10,7 @@
     <out>/<VIDEO>/<SEG>/vggt_results/tracking_summary.json
     <out>/<VIDEO>/<SEG>/vggt_results/point_cloud.ply
 
-exactly as ``/work/shared/reference/wildbox.md`` ("Raw layout of one segment") describes the
+exactly as ``docs/reference/wildbox.md`` ("Raw layout of one segment") describes the
 release, so the real parser reads it like real data. ``vggt_results/depth_maps.npz`` is NOT
 written: neither the authors' preparation nor ours reads it.
 
