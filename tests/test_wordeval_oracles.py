@@ -12,15 +12,18 @@ from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import char_style_alternative, mutate_untouched, xml_variant
 
 
-def _first_case_per_unit():
-    seen = {}
-    for c in build_all()["atomic"]:
-        seen.setdefault(c["unit_id"], c)
-    return seen
+# Parametrised from the catalogue (cheap YAML); the cases are built when the first test runs
+# (build_all is memoised per process), never at collection time. Every unit and template must
+# yield a case.
+CATALOGUE = load_catalogue()
+UNIT_IDS = sorted(CATALOGUE.units)
+TEMPLATE_IDS = sorted(CATALOGUE.templates)
 
 
-CASES = _first_case_per_unit()
-UNIT_IDS = sorted(CASES)
+def _first_case(unit_id: str) -> dict:
+    case = next((c for c in build_all()["atomic"] if c["unit_id"] == unit_id), None)
+    assert case is not None, f"unit {unit_id} built no case"
+    return case
 
 
 def _failed(report):
@@ -29,7 +32,7 @@ def _failed(report):
 
 @pytest.mark.parametrize("unit_id", UNIT_IDS)
 def test_unit_oracle(unit_id):
-    case = CASES[unit_id]
+    case = _first_case(unit_id)
     oracle = json.loads(case["oracle"])
     ref = case["reference_docx"]
     # 1. the reference passes
@@ -53,16 +56,16 @@ def test_unit_oracle(unit_id):
 
 
 def test_char_style_alternative_exists_for_effective_units():
-    cat = load_catalogue()
-    with_alt = [u for u in cat.units.values() if "char_style" in u["alternatives"]]
+    with_alt = [u for u in CATALOGUE.units.values() if "char_style" in u["alternatives"]]
     assert len(with_alt) >= 6
     for u in with_alt:
-        assert char_style_alternative(CASES[u["id"]]) is not None
+        assert char_style_alternative(_first_case(u["id"])) is not None
 
 
-@pytest.mark.parametrize("template_id", sorted({c["template"] for c in build_all()["compositional"]}))
+@pytest.mark.parametrize("template_id", TEMPLATE_IDS)
 def test_composition_oracle(template_id):
-    case = next(c for c in build_all()["compositional"] if c["template"] == template_id)
+    case = next((c for c in build_all()["compositional"] if c["template"] == template_id), None)
+    assert case is not None, f"template {template_id} built no case"
     oracle = json.loads(case["oracle"])
     ref = case["reference_docx"]
     assert evaluate_docx(ref, ref, oracle)["passed"]
