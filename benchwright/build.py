@@ -56,6 +56,10 @@ class Dataset:
     task_categories: tuple = ()
     tags: tuple = ()
     pretty_name: str = ""
+    # The parts the CLI drives, as "module:function" (imported only when used):
+    synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
+    evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
+    baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
 
     def default_source(self, workdir: str) -> str:
         """Materialise the embedded default source under ``workdir``; returns its URL."""

@@ -5,7 +5,6 @@ Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunn
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -13,32 +12,18 @@ from pathlib import Path
 
 from benchwright.errors import BenchwrightError
 
-# Dataset id -> the module defining DATASET (imported only when used: Beam and friends are slow to import).
-DATASETS = {
-    "wildbox": "benchwright.pipelines.wildbox",
-    "wordeval": "benchwright.pipelines.wordeval",
-}
-SYNTH = {
-    "wildbox": "benchwright.synth.wildbox:write_wildbox_source",
-}
+from benchwright import registry
 
 
 def dataset(name: str):
-    if name not in DATASETS:
-        raise BenchwrightError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
-    return importlib.import_module(DATASETS[name]).DATASET
-
-
-def _resolve(target: str):
-    module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    return registry.get(name)
 
 
 def cmd_build(args, beam_args) -> int:
     from benchwright.build import build
     from benchwright.options import BuildOptions
 
-    names = list(DATASETS) if args.dataset == "all" else [args.dataset]
+    names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
@@ -52,9 +37,7 @@ def cmd_build(args, beam_args) -> int:
 
 
 def cmd_synth(args, _) -> int:
-    if args.dataset not in SYNTH:
-        raise BenchwrightError(f"no synthetic generator for {args.dataset!r}; known: {', '.join(SYNTH)}")
-    write = _resolve(SYNTH[args.dataset])
+    write = registry.part(args.dataset, "synth")
     extra = {"label_defects": True} if args.label_defects else {}
     summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar(), **extra)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
@@ -117,13 +100,11 @@ def _dataset_of(root: Path) -> str:
 
 
 def cmd_evaluate(args, rest) -> int:
-    module = importlib.import_module(f"benchwright.evaluation.{args.dataset}")
-    return module.run_cli(rest)
+    return registry.part(args.dataset, "evaluator")(rest)
 
 
 def cmd_baseline(args, rest) -> int:
-    module = importlib.import_module(f"benchwright.baselines.{args.dataset}")
-    return module.run_cli(rest)
+    return registry.part(args.dataset, "baselines")(rest)
 
 
 def _progress_bar():
@@ -147,7 +128,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser("build", help="build a dataset (or all) into OUT/<dataset>; unknown --options go to Beam")
-    b.add_argument("dataset", help=f"{' | '.join(DATASETS)} | all")
+    b.add_argument("dataset", help=f"{' | '.join(registry.names())} | all")
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out")
     b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")

@@ -103,6 +103,7 @@ class WordEval(Dataset):
     license = "mit"
     task_categories = ("text-generation",)
     tags = ("docx", "office", "document-editing", "agents", "evaluation")
+    evaluator = "benchwright.evaluation.wordeval:run_cli"
     libreoffice_gate = LIBREOFFICE_GATE
     seeds = SEEDS
     unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue
