@@ -161,6 +161,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # Input checks on raw observations (before any derived value depends on them).
     for i, reason in checks.raw_observation_problems(seg, species, frame_pos, ROTATION_ATOL):
         yield reject(i, reason)
+    # The boxes the segment's scale is taken over: every well-formed 3D label, before any image,
+    # mask or 2D check (the release's rule), so those checks never move the 3D labels.
+    scale_set = keep.copy()
 
     # Frames: decode every image; a corrupt or missing one takes its boxes with it.
     frame_ok, frame_rows = [], []
@@ -254,8 +257,10 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
                                          seg.track_id, seg.frame_index, ROTATION_ATOL):
         yield reject(i, reason)
 
-    # Per-segment normalisation: the median depth of the kept (valid) cuboids becomes 1.
-    z = center_cam[keep, 2]
+    # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over
+    # every well-formed box in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
+    z = center_cam[scale_set, 2]
+    z = z[z > 0]
     if len(z) >= 3:
         scale, rule = 1.0 / float(np.median(z)), "1/median(z)"
     elif len(z) > 0:

@@ -56,7 +56,7 @@ _CUBOID = {
     "corners_cam": _mat(8, 3),
     "bev_footprint": List(_vec(2)),           # convex hull of the corners on the camera x-z plane, CCW
     "yaw_pitch_roll": _vec(3),                # radians, R = R_y(yaw) R_x(pitch) R_z(roll)
-    "depth": Value("float64"),                # z of the centre (1 = the segment's median)
+    "depth": Value("float64"),                # z of the centre (1 = the median over all the segment's boxes with z > 0)
     "bbox2d_tight": _vec(4),                  # xyxy: SAM3 mask extent, else VGGT / label box, else projection
     "bbox2d_proj": _vec(4),                   # xyxy: projected corners, clipped to the image
     "bbox_source": ClassLabel(names=list(BBOX_SOURCES)),
@@ -105,7 +105,8 @@ SEGMENTS = Features({
     "video_id": Value("string"),
     "species": ClassLabel(names=list(SPECIES)),
     "scale_factor": Value("float64"),
-    "scale_rule": Value("string"),            # "1/median(z)", "1/max(z)" (< 3 boxes) or "none"
+    "scale_rule": Value("string"),            # "1/median(z)", "1/max(z)" (< 3 boxes) or "none", over every
+                                              # well-formed box with z > 0 before any 2D check (the release's rule)
     "num_frames": Value("int32"),
     "num_boxes": Value("int32"),
     "num_tracks": Value("int32"),

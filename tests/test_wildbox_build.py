@@ -95,17 +95,69 @@ def test_every_species_in_both_splits_and_no_video_in_two(built):
     assert all((s, split) in species_splits for s in range(6) for split in ("train", "validation"))
 
 
-def test_normalisation_makes_the_median_depth_one(built):
+def release_scales(source: Path) -> dict[str, tuple[float, str]]:
+    """The release's per-segment scale from the raw files alone (docs/reference/wildbox.md): over
+    every box of the segment with camera-frame z > 0, s = 1/median(z) (1/max(z) below 3 boxes, 1 with none)."""
+    import numpy as np
+
+    out = {}
+    for cams in sorted(source.glob("*/*/vggt_results/cameras.json")):
+        ext = {c["frame_index"]: np.asarray(c["extrinsic"], float) for c in json.loads(cams.read_text())["cameras"]}
+        tracks = json.loads((cams.parent / "tracking_summary.json").read_text())["tracks"]
+        z = np.array([ext[f][2, :3] @ c + ext[f][2, 3] for t in tracks.values()
+                      for f, c in zip(t["frames"], np.asarray(t["centers"], float))])
+        z = z[z > 0]
+        rule = (1 / np.median(z), "1/median(z)") if len(z) >= 3 else (1 / z.max(), "1/max(z)") if len(z) else (1.0, "none")
+        out[cams.parent.parent.relative_to(source).as_posix()] = rule
+    return out
+
+
+def test_scale_is_the_release_rule_over_every_box_not_the_kept_ones(source, built):
     boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
-        columns=["segment_id", "depth", "scale_factor"]).to_pandas()
+        columns=["segment_id", "center_cam", "depth", "scale_factor"]).to_pandas()
     seg = pq.ParquetDataset(sorted((built / "segments").glob("*.parquet"))).read().to_pandas()
-    rules = dict(zip(seg.segment_id, seg.scale_rule))
+    want = release_scales(source)
+    assert sorted(seg.segment_id) == sorted(want)
+    for seg_id, scale, rule in zip(seg.segment_id, seg.scale_factor, seg.scale_rule):
+        assert (scale, rule) == (pytest.approx(want[seg_id][0], rel=1e-12), want[seg_id][1]), seg_id
     for seg_id, group in boxes.groupby("segment_id"):
-        if rules[seg_id] == "1/median(z)":
-            assert group.depth.median() == pytest.approx(1.0, rel=1e-9)
-        assert group.scale_factor.nunique() == 1
+        assert list(group.scale_factor) == [pytest.approx(want[seg_id][0], rel=1e-12)] * len(group)
+        assert all(d == c[2] for d, c in zip(group.depth, group.center_cam))
+    # the tiny build drops boxes by 2D rules (their segment's kept median is not the release's), and
     # the raw scales differ wildly between segments; normalised depths do not
+    filtered = (built / "_build" / "filtered" / "AnnotateSegment.jsonl").read_text()
+    assert "2D box 1 px or less" in filtered
     assert seg.scale_factor.max() / seg.scale_factor.min() > 10
+
+
+def test_a_mask_shrunk_to_one_pixel_moves_no_other_3d_label(source, built, tmp_path):
+    import cv2
+    import numpy as np
+
+    raw = tmp_path / "raw"
+    shutil.copytree(source, raw)
+    # a segment with several boxes; one of its masks becomes a single pixel (its box is then filtered)
+    counts = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["segment_id"]).to_pandas().segment_id.value_counts()
+    segment = min(s for s, n in counts.items() if n >= 8)
+    mask_path = sorted((raw / segment / "sam3_masks" / "masks").glob("obj_*/*.png"))[0]
+    mask = cv2.imread(str(mask_path), cv2.IMREAD_GRAYSCALE)
+    ys, xs = np.nonzero(mask)
+    one = np.zeros_like(mask)
+    one[ys[0], xs[0]] = 255
+    cv2.imwrite(str(mask_path), one)
+    out = build_wildbox(raw, tmp_path / "out")
+    track = int(mask_path.parent.name.removeprefix("obj_"))
+    filtered = (out / "_build" / "filtered" / "AnnotateSegment.jsonl").read_text()
+    assert f"{segment}/vggt_results/tracking_summary.json#track={track}," in filtered
+
+    columns = ["box_id", "segment_id", "center_cam", "dimensions", "corners_cam", "scale_factor"]
+    before = {b["box_id"]: b for b in pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=columns).to_pylist() if b["segment_id"] == segment}
+    after = {b["box_id"]: b for b in pq.ParquetDataset(sorted((out / "boxes").glob("*.parquet"))).read(
+        columns=columns).to_pylist() if b["segment_id"] == segment}
+    assert len(after) == len(before) - 1 >= 7 and set(after) < set(before)
+    assert all(after[k] == before[k] for k in after)  # exactly: the scale did not move
 
 
 def test_boxes_carry_full_rotations_and_kitti_flags(built):
