@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 
 
 def run(source: str, out: str) -> dict:
-    from benchwright.pipelines.common import Reject, num_shards_for, shard_file_name, stable_hashes, write_parquet
+    from benchwright.stage import Reject
+    from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
     from benchwright.pipelines.wildbox import DATASET, assign_splits, annotate_segment
     from benchwright.pipelines.wildbox_sources import discover, parse_unit
     from benchwright.errors import RecordError

@@ -45,7 +45,7 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    from benchwright.validation.report import validate_build
+    from benchwright.validate import validate_build
 
     root = Path(args.path)
     ds = dataset(_dataset_of(root))
@@ -71,7 +71,7 @@ def cmd_info(args, _) -> int:
 
 
 def describe(root: Path) -> str:
-    from benchwright.cards import split_sizes
+    from benchwright.card import split_sizes
 
     ds = dataset(_dataset_of(root))
     manifest = json.loads((root / "_build" / "manifest.json").read_text())

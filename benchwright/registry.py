@@ -1,6 +1,6 @@
 """The dataset registry: the one list of datasets the CLI, ``build all`` and the contract tests use.
 
-Each entry names the module whose ``DATASET`` is the dataset's contract (a ``benchwright.build.Dataset``).
+Each entry names the module whose ``DATASET`` is the dataset's contract (a ``benchwright.dataset.Dataset``).
 Modules are imported only when a dataset is used: Beam, datasets and the domain libraries are slow
 to import, and the core imports no layer at module level.
 """

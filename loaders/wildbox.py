@@ -261,7 +261,7 @@ def species_table(root: Path) -> tuple[list[str], list[list]]:
 
 
 def card_statistics(root: Path) -> dict:
-    from benchwright.cards import markdown_table
+    from benchwright.card import markdown_table
 
     figures = write_figures(root)
     context = {

@@ -34,7 +34,7 @@ def export_cases(root: Path) -> dict:
 
 
 def card_statistics(root: Path) -> dict:
-    from benchwright.cards import markdown_table
+    from benchwright.card import markdown_table
 
     atomic = read_config(root, "atomic", ["subsystem", "command", "com_object", "properties", "base_document"])
     comp = read_config(root, "compositional", ["template", "atomic_case_ids"])

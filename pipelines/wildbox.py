@@ -19,12 +19,13 @@ import numpy as np
 import pyarrow as pa
 
 from benchwright import geometry
-from benchwright.build import BUILD_DIR, Dataset, Unit
+from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError, SourceError
 from benchwright.hashing import stable_hash64, stable_int_id
-from benchwright.pipelines.common import FILTERED, Reject, read_counter, run_stage
+from benchwright.manifest import BUILD_DIR
 from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
+from benchwright.stage import FILTERED, Reject, read_counter, run_stage
 from benchwright.validation import wildbox as checks
 
 SPLITS_FILE = f"{BUILD_DIR}/splits.json"

@@ -16,8 +16,8 @@ import fsspec
 import numpy as np
 
 from benchwright.errors import RecordError, SourceError
-from benchwright.pipelines.common import FILTERED, Reject
 from benchwright.schemas import wildbox as schema
+from benchwright.stage import FILTERED, Reject
 
 # ---------------------------------------------------------------------------------------------
 # The canonical raw segment every parser produces

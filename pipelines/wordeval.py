@@ -13,8 +13,9 @@ from pathlib import Path
 import apache_beam as beam
 import pyarrow as pa
 
-from benchwright.build import Dataset, Unit
-from benchwright.pipelines.common import Reject, read_counter, run_stage, rows_to_table
+from benchwright.dataset import Dataset, Unit
+from benchwright.stage import Reject, read_counter, run_stage
+from benchwright.writer import rows_to_table
 from benchwright.schemas import wordeval as schema
 
 SEEDS = (0, 1)

@@ -15,14 +15,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from benchwright.errors import BenchwrightError
+from benchwright.manifest import MANIFEST, describe_files, reconcile
 
 VALIDATION_DIR = "_build/validation"
 
 
 def check_manifest(root: Path) -> list[dict]:
     """Every file the manifest lists has its sha256 and size; no data file is missing from it."""
-    from benchwright.build import MANIFEST, describe_files
-
     manifest_path = root / MANIFEST
     if not manifest_path.exists():
         return [{"check": "manifest", "ok": False, "detail": f"{manifest_path} is missing"}]
@@ -45,8 +44,6 @@ def check_manifest(root: Path) -> list[dict]:
 
 
 def check_reconciliation(dataset, root: Path) -> list[dict]:
-    from benchwright.build import MANIFEST, reconcile
-
     manifest = json.loads((root / MANIFEST).read_text())
     try:
         recon = reconcile(dataset, root, manifest["counters"], manifest["options"]["max_bad_fraction"])

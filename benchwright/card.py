@@ -1,0 +1,80 @@
+"""Dataset cards: a built dataset's README.md, rendered from the dataset's template
+(``cards/<dataset>.md.j2``, package data of ``benchwright.cards``).
+
+The YAML header is produced by ``datasets`` / ``huggingface_hub`` themselves from the configs'
+Features and the written files, so what the card declares is exactly what ``load_dataset`` reads:
+explicit ``data_files`` globs per split (never touching ``_build/`` or ``exports/``) and
+``dataset_info`` with features, ``num_examples`` and ``num_bytes`` per split.
+"""
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import jinja2
+import pyarrow.parquet as pq
+
+from benchwright.writer import parse_shard_name
+
+
+def card_yaml(dataset, root: Path) -> str:
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCardData
+
+    card = DatasetCardData(license=dataset.license, task_categories=list(dataset.task_categories),
+                           tags=list(dataset.tags), pretty_name=dataset.pretty_name)
+    infos, configs = {}, {}
+    for config, features in dataset.configs.items():
+        splits = split_sizes(root, config)
+        if not splits:
+            continue
+        split_dict = SplitDict()
+        for split, (rows, nbytes) in splits.items():
+            split_dict.add(SplitInfo(name=split, num_bytes=nbytes, num_examples=rows))
+        infos[config] = DatasetInfo(features=features, splits=split_dict, config_name=config)
+        configs[config] = {"data_files": [{"split": s, "path": f"{config}/{s}-*.parquet"} for s in splits]}
+    DatasetInfosDict(infos).to_dataset_card_data(card)
+    MetadataConfigs(configs).to_dataset_card_data(card)
+    return card.to_yaml().rstrip("\n")
+
+
+def split_sizes(root: Path, config: str) -> dict[str, tuple[int, int]]:
+    """{split: (rows, bytes)} from the Parquet files of a config, splits in a fixed order."""
+    sizes: dict[str, list[int]] = {}
+    for f in sorted((root / config).glob("*.parquet")):
+        entry = sizes.setdefault(parse_shard_name(f.as_posix())[1], [0, 0])
+        entry[0] += pq.ParquetFile(f).metadata.num_rows
+        entry[1] += f.stat().st_size
+    order = {"train": 0, "validation": 1, "test": 2}
+    return {s: tuple(sizes[s]) for s in sorted(sizes, key=lambda s: (order.get(s, 9), s))}
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    def fmt(v):
+        return f"{v:,}" if isinstance(v, int) else (f"{v:.3g}" if isinstance(v, float) else str(v))
+
+    lines = ["| " + " | ".join(headers) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_card(dataset, root: Path, reconciliation: dict) -> Path:
+    # The templates are data, not code: the core reads them without importing the cards layer.
+    templates = Path(str(files("benchwright.cards")))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    template = env.get_template(f"{dataset.name}.md.j2")
+    sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
+    text = template.render(
+        yaml=card_yaml(dataset, root), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
+        configs_table=markdown_table(
+            ["config", "split", "rows", "bytes"],
+            [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
+        **dataset.card_context(str(root)),
+    )
+    path = root / "README.md"
+    path.write_text(text)
+    return path

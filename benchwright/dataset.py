@@ -1,0 +1,66 @@
+"""The dataset contract: what one dataset declares. The core does everything else, once.
+
+A dataset module (``pipelines/<ds>.py``) defines a ``Dataset`` subclass with its declarative parts
+(its configs' Features, how the source becomes tables (``expand``), its units for reconciliation,
+its exports, card statistics and expectations, and the CLI parts it offers) and registers it in
+``benchwright.registry``. See docs/ADDING_A_DATASET.md.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from benchwright.files import list_files
+
+
+@dataclasses.dataclass
+class Unit:
+    """A unit of reconciliation: what is read, and which config's rows count as its written form."""
+
+    name: str
+    config: str
+    primary: bool = False  # the unit --max-bad-fraction is measured on
+
+
+class Dataset:
+    """One dataset: the declarative parts. Subclasses set the class attributes and override the hooks."""
+
+    name: str = ""
+    configs: dict = {}          # config -> datasets.Features
+    id_columns: dict = {}       # config -> the column whose stable hash picks the shard
+    units: tuple = ()           # Unit(...) per reconciled unit
+    license: str = ""
+    task_categories: tuple = ()
+    tags: tuple = ()
+    pretty_name: str = ""
+    # The parts the CLI drives, as "module:function" (imported only when used):
+    synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
+    evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
+    baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
+
+    def default_source(self, workdir: str) -> str:
+        """Materialise the embedded default source under ``workdir``; returns its URL."""
+        raise NotImplementedError
+
+    def expand(self, pipeline, source: str, staging: str, previous: str | None) -> tuple[dict, list]:
+        """Returns ({config: PCollection of pyarrow Tables}, [PCollections of reject rows])."""
+        raise NotImplementedError
+
+    def source_files(self, source: str) -> list[str]:
+        """The files whose content defines the input (fingerprinted in the manifest)."""
+        return list_files(source)
+
+    def export(self, staging: str) -> dict:
+        """Write format exports under ``staging/exports``; returns a summary for the manifest."""
+        return {}
+
+    def card_context(self, staging: str) -> dict:
+        """Statistics and figures for the card (figures written under ``_build/figures``)."""
+        return {}
+
+    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+        """Dataset-specific table checks beyond the great-expectations suites: [{check, ok, detail}]."""
+        return []
+
+    def expectation_suites(self) -> dict:
+        """{config: [great-expectations expectation configs]} run on the written Parquet."""
+        return {}

@@ -1,0 +1,163 @@
+"""What a build leaves beside its data: the manifest, reconciliation, input fingerprints.
+
+Output layout: ``<root>/<config>/<split>-SSSSS-of-NNNNN.parquet`` plus ``_build/`` (manifest.json,
+quarantine/, filtered/, validation/, figures/). ``read == written + quarantined + filtered`` is
+checked here for every unit, from the files (and the pipeline's counters when given).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import fsspec
+import pyarrow.parquet as pq
+
+from benchwright.errors import BuildError
+from benchwright.hashing import sha256_file
+from benchwright.stage import FILTERED, QUARANTINE
+from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
+
+if TYPE_CHECKING:
+    from benchwright.dataset import Dataset
+
+BUILD_DIR = "_build"
+MANIFEST = f"{BUILD_DIR}/manifest.json"
+# Recorded in the manifest so a reader knows exactly what produced the bytes.
+VERSIONED_PACKAGES = ("apache-beam", "pyarrow", "datasets", "numpy", "opencv-python-headless", "open3d-cpu",
+                      "great-expectations", "python-docx", "lxml", "fsspec")
+
+
+def fill_empty_shards(dataset: Dataset, staging: Path) -> list[dict]:
+    """A shard no row hashed to still exists (empty), so ``-of-N`` file sets are complete."""
+    shards = []
+    for config, features in dataset.configs.items():
+        cdir = staging / config
+        found: dict[str, int] = {}
+        for f in sorted(cdir.glob("*.parquet")) if cdir.exists() else []:
+            _, split, _, num_shards = parse_shard_name(f.as_posix())
+            found[split] = num_shards
+        for split, n in sorted(found.items()):
+            for i in range(n):
+                path = staging / shard_file_name(config, split, i, n)
+                if not path.exists():
+                    write_parquet(features.arrow_schema.empty_table(), str(path))
+                shards.append({"config": config, "split": split, "path": shard_file_name(config, split, i, n),
+                               "rows": pq.ParquetFile(path).metadata.num_rows})
+    return shards
+
+
+def rows_by_config_split(staging: Path) -> dict[str, dict[str, int]]:
+    rows: dict[str, dict[str, int]] = {}
+    for f in sorted(staging.glob("*/*.parquet")):
+        split = parse_shard_name(f.as_posix())[1]
+        cfg = rows.setdefault(f.parent.name, {})
+        cfg[split] = cfg.get(split, 0) + pq.ParquetFile(f).metadata.num_rows
+    return rows
+
+
+def read_rejects(root: Path) -> dict[str, list[dict]]:
+    out = {}
+    for kind in (QUARANTINE, FILTERED):
+        rows = []
+        for f in sorted((root / BUILD_DIR / kind).glob("*.jsonl")):
+            rows.extend(json.loads(line) for line in f.read_text().splitlines() if line)
+        out[kind] = rows
+    return out
+
+
+def reconcile(dataset: Dataset, root: Path, counters: dict[str, int] | None, max_bad_fraction: float) -> dict:
+    """read == written + quarantined + filtered for every unit, from the files (and counters if given)."""
+    written = rows_by_config_split(root)
+    rejects = read_rejects(root)
+    units = {}
+    problems = []
+    for unit in dataset.units:
+        q = sum(r["count"] for r in rejects[QUARANTINE] if r["unit"] == unit.name)
+        f = sum(r["count"] for r in rejects[FILTERED] if r["unit"] == unit.name)
+        w = sum(written.get(unit.config, {}).values())
+        entry = {"written": w, "quarantined": q, "filtered": f}
+        if counters is not None:
+            read = counters.get(f"read.{unit.name}", 0)
+            entry["read"] = read
+            if read != w + q + f:
+                problems.append(f"unit {unit.name!r}: read {read} != written {w} + quarantined {q} + filtered {f}")
+            if counters.get(f"written.{unit.config}", w) != w:
+                problems.append(f"config {unit.config!r}: the writer counted {counters[f'written.{unit.config}']} "
+                                f"rows but the files hold {w}")
+        entry["bad_fraction"] = round(q / max(1, w + q + f), 6)
+        units[unit.name] = entry
+    primary = [u for u in dataset.units if u.primary]
+    for u in primary:
+        entry = units[u.name]
+        if entry["written"] + entry["quarantined"] + entry["filtered"] == 0:
+            problems.append(f"unit {u.name!r}: the source yielded nothing; check the source path and layout")
+        elif entry["bad_fraction"] > max_bad_fraction:
+            examples = "; ".join(f"{r['locator']}: {r['reason']}" for r in rejects[QUARANTINE][:3])
+            problems.append(f"unit {u.name!r}: {entry['quarantined']} quarantined = {entry['bad_fraction']:.2%} "
+                            f"> --max-bad-fraction {max_bad_fraction:.2%} (e.g. {examples})")
+    if problems:
+        raise BuildError(f"{dataset.name}: counts do not reconcile, nothing published:\n  " + "\n  ".join(problems)
+                         + f"\n  (quarantine: {root / BUILD_DIR / QUARANTINE})")
+    return {"units": units, "rows": written,
+            "quarantined_by_stage": _count_by(rejects[QUARANTINE], "stage"),
+            "filtered_by_reason": _count_by(rejects[FILTERED], "reason")}
+
+
+def _count_by(rows: list[dict], key: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        out[r[key]] = out.get(r[key], 0) + r["count"]
+    return dict(sorted(out.items()))
+
+
+def describe_files(root: Path) -> list[dict]:
+    """Every published file except the manifest and the validation output, with sha256, rows, bytes."""
+    files = []
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = f.relative_to(root).as_posix()
+        if rel == MANIFEST or rel.startswith(f"{BUILD_DIR}/validation/"):
+            continue
+        entry = {"path": rel, "bytes": f.stat().st_size, "sha256": sha256_file(f)}
+        if f.suffix == ".parquet":
+            entry["rows"] = pq.ParquetFile(f).metadata.num_rows
+        files.append(entry)
+    return files
+
+
+def fingerprint_source(dataset: Dataset, source: str) -> dict:
+    """One sha256 over (relative path, size, sha256) of every source file: a change anywhere shows."""
+    fs, root = fsspec.core.url_to_fs(source)
+    h = hashlib.sha256()
+    files = dataset.source_files(source)
+    unreadable = []
+    for path in files:
+        rel = posixpath.relpath(path, root)
+        try:
+            digest = sha256_file(fs.unstrip_protocol(path))
+        except OSError as err:  # the pipeline quarantines it; the fingerprint still says it was there
+            digest = f"unreadable: {err.strerror or err}"
+            unreadable.append(rel)
+        h.update(f"{rel}\0{digest}\n".encode())
+    return {"url": source if "://" in source else os.path.abspath(source), "files": len(files),
+            "unreadable": unreadable, "sha256": h.hexdigest()}
+
+
+def package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def write_json(path: Path, obj: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
