@@ -25,7 +25,7 @@ from benchwright.hashing import stable_hash64
 from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
-from benchwright.wordeval.docmodel import AnchorError, WordDoc
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
 
 ORACLE_VERSION = 1
 _UNIT_NAMES = {"in": "in", "cm": "cm", "mm": "mm", "pt": "pt"}
@@ -36,7 +36,25 @@ PARAGRAPH_ROLES_AS = {"section": "section", "section_2": "section", "list_items"
 
 
 class NotApplicable(RecordError):
-    """The unit cannot be instantiated on this base document (a role or anchor is missing)."""
+    """The unit cannot be instantiated on this base document: a role or anchor is missing, or an
+    operation's declared precondition does not hold (:class:`PreconditionError`)."""
+
+
+class CaseBuildError(RecordError):
+    """An operation failed for any other reason: a bug, reported (quarantined), never skipped."""
+
+
+def _run_operations(fn, locator: str, what: str):
+    """Run ``fn()``; a declared precondition that does not hold makes the unit not applicable,
+    anything else is a :class:`CaseBuildError` naming the unit and the base document."""
+    try:
+        return fn()
+    except PreconditionError as exc:
+        raise NotApplicable(locator, f"{type(exc).__name__}: {exc.reason}") from None
+    except RecordError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every other failure is reported with its cause
+        raise CaseBuildError(locator, f"build error in {what}: {type(exc).__name__}: {exc}") from exc
 
 
 def _rng(*parts) -> random.Random:
@@ -350,12 +368,14 @@ def _resolve_unit(unit: dict, seed: int, base_doc: str, cat: Catalogue):
 
 def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue | None = None) -> dict:
     """Build one atomic case. Raises ``NotApplicable`` when the base document lacks what the
-    unit needs, ``RecordError`` for any other failure to build."""
+    unit needs (a role, an anchor, an operation's declared precondition) or the edit would not
+    be observable, ``CaseBuildError`` (a ``RecordError``) for any other failure to build."""
     cat = catalogue or load_catalogue()
     if isinstance(unit, str):
         unit = cat.units[unit]
     rng, roles, locator, target, native, human, template = _resolve_unit(unit, seed, base_doc, cat)
-    try:
+
+    def run():
         if unit["precondition"]:
             wd = WordDoc(base_document(base_doc), locator)
             for i, step in enumerate(unit["precondition"]):
@@ -365,9 +385,10 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
             input_docx = base_document(base_doc)   # already written by the same code path
         ref = WordDoc(input_docx, locator)
         ref_target = _apply_unit(ref, unit, target, native)
-        reference_docx = ref.to_bytes()
-    except (AnchorError, KeyError, IndexError) as exc:
-        raise NotApplicable(locator, f"{type(exc).__name__}: {exc}") from None
+        return input_docx, ref_target, ref.to_bytes()
+
+    input_docx, ref_target, reference_docx = _run_operations(
+        run, locator, f"unit {unit['id']!r} on base document {base_doc!r} (seed {seed})")
     if reference_docx == input_docx:
         raise NotApplicable(locator, "the operation did not change the document")
     instruction = render_instruction(template, target, human, unit)
@@ -466,7 +487,8 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
             dst["native"][name] = src["native"][name]
             dst["human"][name] = src["human"][name]
     locator = f"{template['id']}@{base_doc}#seed={seed}"
-    try:
+
+    def run():
         wd = WordDoc(base_document(base_doc), locator)
         for s in steps:
             u = s["unit"]
@@ -476,9 +498,10 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
         ref = WordDoc(input_docx, locator)
         for s in steps:
             s["ref_target"] = _apply_unit(ref, s["unit"], s["target"], s["native"])
-        reference_docx = ref.to_bytes()
-    except (AnchorError, KeyError, IndexError) as exc:
-        raise NotApplicable(locator, f"{type(exc).__name__}: {exc}") from None
+        return input_docx, ref.to_bytes()
+
+    input_docx, reference_docx = _run_operations(
+        run, locator, f"template {template['id']!r} on base document {base_doc!r} (seed {seed})")
     parts = [render_instruction(s["template"], s["target"], s["human"], s["unit"]) for s in steps]
     instruction = "Make these edits in order: " + " ".join(f"({i + 1}) {p}" for i, p in enumerate(parts))
     oracles = [make_oracle(s["unit"], s["target"], s["native"], s.get("ref_target")) for s in steps]
@@ -601,4 +624,4 @@ def read_case_dir(directory: str | Path) -> dict:
 
 
 __all__ = ["build_all", "build_case", "iter_cases", "build_composite", "iter_compositions", "write_case_dir", "read_case_dir",
-           "NotApplicable", "resolve_target", "describe_target", "make_oracle"]
+           "NotApplicable", "CaseBuildError", "resolve_target", "describe_target", "make_oracle"]

@@ -13,7 +13,9 @@ contains, a style by name, a bookmark by name, a comment / footnote by the start
 from __future__ import annotations
 
 import copy
+import functools
 import io
+import re
 from typing import Any
 
 import docx
@@ -44,8 +46,15 @@ AUTHOR = "WordEval"
 AUTHOR_INITIALS = "WE"
 
 
-class AnchorError(RecordError):
-    pass
+class PreconditionError(RecordError):
+    """The document lacks what an operation declares it needs (a table wide enough for the
+    unit's values, a style that exists or is one of Word's built-ins, ...).  This - and
+    :class:`AnchorError`, a missing target - is the only failure that makes a unit not applicable
+    to a base document; any other exception in an operation is a bug and a build error."""
+
+
+class AnchorError(PreconditionError):
+    """The target anchor (paragraph, phrase, table, section, bookmark, ...) is not in the document."""
 
 
 def w_el(tag: str, **attrs) -> etree._Element:
@@ -164,10 +173,25 @@ class WordDoc:
         styles.append(el)
         return style_id
 
+    def style(self, name: str, kind: str | None = None, create: bool = True):
+        """The python-docx style called ``name`` (UI or internal name). A built-in style the
+        document does not define is added the way Word does when it is first used (its built-in
+        definition, with the document's latent-style settings); a missing custom style is an
+        :class:`AnchorError` (so is any missing style with ``create=False``)."""
+        sid = self.style_id(name, kind)
+        if sid is None:
+            if not create:
+                raise AnchorError(self.locator, f"no style named {name!r}")
+            sid = add_builtin_style(self.styles_el, name, kind, self.locator)
+        for st in self.doc.styles:
+            if st.style_id == sid and (kind is None or st.element.get(qn("w:type")) == kind):
+                return st
+        raise AnchorError(self.locator, f"no style named {name!r}")
+
     def style_id(self, name: str, kind: str | None = None) -> str | None:
         for st in self.styles_el.findall(qn("w:style")):
             n = st.find(qn("w:name"))
-            if n is not None and n.get(qn("w:val")).lower() == name.lower():
+            if n is not None and (n.get(qn("w:val")) or "").lower() == name.lower():
                 if kind is None or st.get(qn("w:type")) == kind:
                     return st.get(qn("w:styleId"))
         for st in self.styles_el.findall(qn("w:style")):
@@ -349,6 +373,106 @@ class WordDoc:
         raise AnchorError(self.locator, f"no {kind} starting {prefix!r}")
 
 
+# ---------------------------------------------------------------------- built-in styles
+
+# Word's built-in definitions of the styles its own template does not carry: the TOC levels as
+# Word 2013+ writes them when a table of contents first uses them (220 twips more indent a level).
+_EXTRA_BUILTINS = "".join(
+    f'<w:style w:type="paragraph" w:styleId="TOC{n}"><w:name w:val="toc {n}"/><w:basedOn w:val="Normal"/>'
+    f'<w:next w:val="Normal"/><w:autoRedefine/><w:uiPriority w:val="39"/><w:unhideWhenUsed/>'
+    f'<w:pPr><w:spacing w:after="100"/>{f"<w:ind w:left={chr(34)}{220 * (n - 1)}{chr(34)}/>" if n > 1 else ""}'
+    f'</w:pPr></w:style>' for n in range(1, 10))
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_styles() -> dict[str, etree._Element]:
+    """Word's built-in style definitions by lower-case name: the styles part of python-docx's
+    default template (saved by Word) plus :data:`_EXTRA_BUILTINS`."""
+    import zipfile
+    from pathlib import Path
+
+    template = Path(docx.__file__).with_name("templates") / "default.docx"
+    with zipfile.ZipFile(template) as zf:
+        root = etree.fromstring(zf.read("word/styles.xml"), etree.XMLParser(remove_blank_text=True))
+    extra = etree.fromstring(f"<w:styles {W_NS_DECL}>{_EXTRA_BUILTINS}</w:styles>".encode())
+    out: dict[str, etree._Element] = {}
+    for st in list(root.iter(qn("w:style"))) + list(extra.iter(qn("w:style"))):
+        name = st.find(qn("w:name"))
+        if name is not None:
+            out.setdefault(name.get(qn("w:val")).lower(), st)
+    return out
+
+
+_LATENT_ATTRS = (("uiPriority", "defUIPriority"), ("semiHidden", "defSemiHidden"),
+                 ("unhideWhenUsed", "defUnhideWhenUsed"), ("qFormat", "defQFormat"))
+
+
+def _apply_latent(styles_el, el, name: str) -> None:
+    """Word writes a latent style's behaviour (priority, hidden, quick-style) from the document's
+    own ``w:latentStyles`` exception for it when it materialises the style."""
+    from benchwright.ooxml.schema_order import wtype
+    latent = styles_el.find(qn("w:latentStyles"))
+    if latent is None:
+        return
+    exc = next((x for x in latent.findall(qn("w:lsdException"))
+                if (x.get(qn("w:name")) or "").lower() == name.lower()), None)
+    if exc is None:
+        return
+    for attr, default in _LATENT_ATTRS:
+        v = exc.get(qn("w:" + attr))
+        v = latent.get(qn("w:" + default)) if v is None else v
+        if v is None:
+            continue
+        old = el.find(qn("w:" + attr))
+        if old is not None:
+            el.remove(old)
+        if attr == "uiPriority":
+            insert_child(el, w_el("w:uiPriority", val=v), wtype("CT_Style"))
+        elif v in ("1", "true", "on"):
+            insert_child(el, w_el("w:" + attr), wtype("CT_Style"))
+
+
+def add_builtin_style(styles_el, name: str, kind: str | None = None, locator: str = "<docx>") -> str:
+    """Add Word's built-in style ``name`` to a styles part that lacks it; returns its style id.
+    Styles it is based on, links to or is followed by are added too when they are built-in
+    (references to anything else are dropped, as Word falls back to Normal)."""
+    from benchwright.ooxml.schema_order import wtype
+    src = builtin_styles().get(name.lower())
+    if src is None or (kind is not None and src.get(qn("w:type")) != kind):
+        raise AnchorError(locator, f"no style named {name!r} (and it is not a Word built-in style)")
+    if src.find(".//" + qn("w:numPr")) is not None:
+        # Word would also create the list definition the style numbers with; not modelled here
+        raise PreconditionError(locator, f"built-in style {name!r} needs a numbering definition the document lacks")
+    existing = {st.get(qn("w:styleId")) for st in styles_el.findall(qn("w:style"))}
+    el = copy.deepcopy(src)
+    for rsid in el.findall(qn("w:rsid")):
+        el.remove(rsid)
+    sid = base_id = el.get(qn("w:styleId"))
+    n = 1
+    while sid in existing:              # the id is taken by a style of another name
+        n += 1
+        sid = f"{base_id}{n}"
+    el.set(qn("w:styleId"), sid)
+    _apply_latent(styles_el, el, name)
+    styles_el.append(el)
+    by_id = {st.get(qn("w:styleId")): st for st in builtin_styles().values()}
+    for ref in ("basedOn", "next", "link"):
+        r = el.find(qn("w:" + ref))
+        if r is None:
+            continue
+        names = {(nm.get(qn("w:val")) or "").lower(): st.get(qn("w:styleId"))
+                 for st in styles_el.findall(qn("w:style")) for nm in st.findall(qn("w:name"))}
+        target = by_id.get(r.get(qn("w:val")))
+        tname = ((target.find(qn("w:name")).get(qn("w:val")) if target is not None else None) or "").lower()
+        if tname in names:
+            r.set(qn("w:val"), names[tname])
+        elif target is not None and target.find(".//" + qn("w:numPr")) is None:
+            r.set(qn("w:val"), add_builtin_style(styles_el, tname, None, locator))
+        else:
+            el.remove(r)
+    return sid
+
+
 # ---------------------------------------------------------------------- run splitting
 
 
@@ -398,15 +522,20 @@ def paragraph_props_el(p):
     return get_or_add(p, "w:pPr")
 
 
+_RUN_SPECIALS = {"\t": "w:tab", "\n": "w:br", "\r": "w:br", "\x0b": "w:br"}
+
+
 def make_run(text: str, rpr: etree._Element | None = None):
+    """One run with ``text``; tabs become ``w:tab`` and line breaks ``w:br`` (Word never has a
+    literal newline inside ``w:t``)."""
     r = w_el("w:r")
     if rpr is not None:
         r.append(copy.deepcopy(rpr))
-    parts = text.split("\t")
-    for i, part in enumerate(parts):
-        if i:
-            r.append(w_el("w:tab"))
-        if part:
+    text = text.replace("\r\n", "\n")
+    for part in re.split("([\t\n\r\x0b])", text):
+        if part in _RUN_SPECIALS:
+            r.append(w_el(_RUN_SPECIALS[part]))
+        elif part:
             t = w_el("w:t")
             t.text = part
             if part != part.strip():
@@ -429,6 +558,6 @@ def set_paragraph_text(p, text: str) -> None:
     p.append(make_run(text, first_rpr))
 
 
-__all__ = ["WordDoc", "AnchorError", "w_el", "set_w", "split_run", "make_run", "set_paragraph_text",
+__all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "w_el", "set_w", "split_run", "make_run", "set_paragraph_text",
            "run_props_el", "paragraph_props_el", "insert_child", "get_or_add", "FIXED_DATE", "AUTHOR",
            "AUTHOR_INITIALS", "Any"]

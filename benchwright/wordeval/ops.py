@@ -31,7 +31,7 @@ from benchwright.ooxml.ns import FIXED_DATE, NS, RT, qn
 from benchwright.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import (
-    AUTHOR, AUTHOR_INITIALS, AnchorError, W_NS_DECL, WordDoc, make_run, set_paragraph_text, w_el,
+    AUTHOR, AUTHOR_INITIALS, AnchorError, PreconditionError, W_NS_DECL, WordDoc, make_run, set_paragraph_text, w_el,
 )
 
 ASSETS = Path(__file__).with_name("assets")
@@ -193,7 +193,7 @@ def _objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
     if scope == "paragraph":
         return [(p, wd.proxy(p)) for p in paragraphs_for(wd, target)]
     if scope in ("style", "style_paragraph"):
-        st = wd.doc.styles[target["style"]]
+        st = wd.style(target["style"])          # a latent built-in style is materialised, as Word does
         return [(st.element, st)]
     if scope == "table":
         tbl = wd.table(target["table"])
@@ -219,6 +219,18 @@ def _objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
     raise ValueError(f"unknown scope {scope!r}")
 
 
+# The page margins Word (and LibreOffice's import) use for a section without w:pgMar.
+WORD_DEFAULT_PGMAR = (("top", 1440), ("right", 1800), ("bottom", 1440), ("left", 1800), ("header", 720),
+                      ("footer", 720), ("gutter", 0))
+
+
+def _ensure_pgmar(sect_pr) -> None:
+    """A section without ``w:pgMar`` gets all seven margins (every attribute of CT_PageMar is
+    required; python-docx would write only the one it sets) at the values Word used for it."""
+    if sect_pr.find(qn("w:pgMar")) is None:
+        insert_child(sect_pr, w_el("w:pgMar", **dict(WORD_DEFAULT_PGMAR)))
+
+
 @operation("set_property")
 def set_property(wd: WordDoc, target: dict, params: dict) -> None:
     """Generic: set one Word property (described by ``params['spec']``) to ``params['value']``."""
@@ -226,10 +238,12 @@ def set_property(wd: WordDoc, target: dict, params: dict) -> None:
     value = params["value"]
     kind = spec["kind"]
     for el, proxy in _objects(wd, spec["scope"], target):
+        if spec["scope"] == "section" and spec.get("locus", "").startswith("w:pgMar"):
+            _ensure_pgmar(el)
         if spec.get("python_docx") and proxy is not None and (kind != "enum" or spec.get("docx_enum")):
             obj, attr = _resolve_attr(proxy, spec["python_docx"])
             if kind == "style_ref":
-                setattr(obj, attr, wd.doc.styles[value] if value is not None else None)
+                setattr(obj, attr, wd.style(value) if value is not None else None)
             else:
                 setattr(obj, attr, _docx_value(kind, value, spec))
         elif kind == "style_ref":
@@ -324,7 +338,7 @@ def insert_paragraph_after(wd: WordDoc, target: dict, params: dict) -> None:
     style = params.get("style")
     ppr = p.find(qn("w:pPr"))
     if style:
-        sid = wd.style_id(style, "paragraph") or style
+        sid = wd.style(style, "paragraph").style_id
         new_ppr = w_el("w:pPr")
         new_ppr.append(w_el("w:pStyle", val=sid))
         new.append(new_ppr)
@@ -400,7 +414,7 @@ def set_paragraph_border(wd: WordDoc, target: dict, params: dict) -> None:
 @operation("apply_paragraph_style")
 def apply_paragraph_style(wd: WordDoc, target: dict, params: dict) -> None:
     for p in paragraphs_for(wd, target):
-        wd.proxy(p).style = wd.doc.styles[params["style"]]
+        wd.proxy(p).style = wd.style(params["style"], "paragraph")
 
 
 def _add_style(wd: WordDoc, name: str, kind: str, params: dict):
@@ -408,7 +422,7 @@ def _add_style(wd: WordDoc, name: str, kind: str, params: dict):
     wtype = {"paragraph": WD_STYLE_TYPE.PARAGRAPH, "character": WD_STYLE_TYPE.CHARACTER}[kind]
     st = wd.doc.styles.add_style(name, wtype)
     if params.get("based_on"):
-        st.base_style = wd.doc.styles[params["based_on"]]
+        st.base_style = wd.style(params["based_on"])
     st.quick_style = True
     f = st.font
     if params.get("bold") is not None:
@@ -445,7 +459,7 @@ def add_character_style(wd: WordDoc, target: dict, params: dict) -> None:
 
 @operation("delete_style")
 def delete_style(wd: WordDoc, target: dict, params: dict) -> None:
-    st = wd.doc.styles[target["style"]]
+    st = wd.style(target["style"], create=False)
     sid = st.style_id
     for root in wd._all_story_roots() + [wd.styles_el]:
         for el in list(root.iter(qn("w:pStyle"), qn("w:rStyle"))):
@@ -615,7 +629,7 @@ def add_table(wd: WordDoc, target: dict, params: dict) -> None:
     n_cols = max(len(r) for r in rows)
     table = wd.doc.add_table(rows=len(rows), cols=n_cols)
     if params.get("style"):
-        table.style = wd.doc.styles[params["style"]]
+        table.style = wd.style(params["style"], "table")
     for r, row in enumerate(rows):
         for c, text in enumerate(row):
             _cell_set_text(table.cell(r, c)._tc, text)
@@ -623,25 +637,43 @@ def add_table(wd: WordDoc, target: dict, params: dict) -> None:
     p.addnext(table._tbl)
 
 
+def _fit_values(wd: WordDoc, values: list, n: int, what: str) -> list:
+    """The unit's cell values for ``n`` new cells: missing values leave cells empty; values beyond
+    the ``n`` cells must be empty (the declared precondition: the table is big enough)."""
+    values = list(values or [])
+    if any(str(v) for v in values[n:]):
+        raise PreconditionError(wd.locator, f"the new {what} has {n} cells but the unit gives {len(values)} values")
+    return values[:n]
+
+
 @operation("add_row")
 def add_row(wd: WordDoc, target: dict, params: dict) -> None:
+    """Rows.Add: a row with one cell per grid column (any table width); the unit's values fill
+    its cells from the left."""
     tbl = wd.table(target["table"])
     proxy = wd.table_proxy(tbl)
-    row = proxy.add_row()
-    for c, text in enumerate(params.get("cells", [])):
-        _cell_set_text(row.cells[c]._tc, text)
+    n_rows = len(tbl.findall(qn("w:tr")))
     before = params.get("before")
+    if before and not 1 <= before <= n_rows:
+        raise PreconditionError(wd.locator, f"the table has {n_rows} rows, no row {before} to insert before")
+    row = proxy.add_row()
+    cells = list(T.row_cells(row._tr))
+    for tc, text in zip(cells, _fit_values(wd, params.get("cells"), len(cells), "row")):
+        _cell_set_text(tc, text)
     if before:
         tbl.findall(qn("w:tr"))[before - 1].addprevious(row._tr)
 
 
 @operation("add_column")
 def add_column(wd: WordDoc, target: dict, params: dict) -> None:
+    """Columns.Add: one new cell at the end of every row (any number of rows); the unit's values
+    fill them from the top."""
     tbl = wd.table(target["table"])
     proxy = wd.table_proxy(tbl)
-    col = proxy.add_column(Twips(params.get("width", 1440)))
-    for r, text in enumerate(params.get("cells", [])):
-        _cell_set_text(col.cells[r]._tc, text)
+    proxy.add_column(Twips(params.get("width", 1440)))
+    cells = [list(T.row_cells(tr))[-1] for tr in tbl.findall(qn("w:tr"))]
+    for tc, text in zip(cells, _fit_values(wd, params.get("cells"), len(cells), "column")):
+        _cell_set_text(tc, text)
 
 
 @operation("delete_row")
@@ -1693,11 +1725,15 @@ def _picture_runs(wd: WordDoc, target: dict) -> list:
 @operation("add_picture")
 def add_picture(wd: WordDoc, target: dict, params: dict) -> None:
     anchor_p = paragraphs_for(wd, target)[-1]
+    # python-docx numbers the drawing from the ids of the main document part only; drawing ids
+    # are unique across every story (headers, footnotes, endnotes, comments) for Word
+    docpr_id = wd.next_docpr_id()
     new = wd.doc.add_paragraph()
     anchor_p.addnext(new._p)
     run = new.add_run()
     shape = run.add_picture(str(ASSETS / params["image"]), width=Emu(params["width"]))
     dp = shape._inline.docPr
+    dp.set("id", str(docpr_id))
     if params.get("descr"):
         dp.set("descr", params["descr"])
     if params.get("floating"):
@@ -1965,19 +2001,87 @@ def update_toc(wd: WordDoc, target: dict, params: dict) -> None:
         code = code.replace(" " + params["remove_switch"], "")
     if params.get("add_switch") and params["add_switch"] not in code:
         code = code + " " + params["add_switch"]
-    first = f.paragraphs[0]
-    for q in f.paragraphs[1:]:
-        q.getparent().remove(q)
-    for q in _toc_paragraphs(wd, code):
-        first.addprevious(q)
-    first.getparent().remove(first)
+    _replace_field_paragraphs(wd, f, _toc_paragraphs(wd, code))
 
 
 @operation("delete_toc")
 def delete_toc(wd: WordDoc, target: dict, params: dict) -> None:
-    f = _toc_field(wd, "TOC")
-    for q in f.paragraphs:
-        q.getparent().remove(q)
+    _replace_field_paragraphs(wd, _toc_field(wd, "TOC"), [])
+
+
+_RANGE_MARKS = {qn("w:bookmarkStart"): qn("w:bookmarkEnd"), qn("w:commentRangeStart"): qn("w:commentRangeEnd"),
+                qn("w:permStart"): qn("w:permEnd")}
+_RANGE_MARKS.update({v: k for k, v in list(_RANGE_MARKS.items())})
+
+
+def _top_child(p, el):
+    while el.getparent() is not p:
+        el = el.getparent()
+    return el
+
+
+def _field_end(f):
+    """The ``end`` fldChar of a complex field that may span paragraphs."""
+    depth, on = 0, False
+    for p in f.paragraphs:
+        for fc in p.iter(qn("w:fldChar")):
+            on = on or fc is f.begin
+            if not on:
+                continue
+            t = fc.get(qn("w:fldCharType"))
+            depth += 1 if t == "begin" else -1 if t == "end" else 0
+            if depth == 0:
+                return fc
+    raise AnchorError("<field>", "field has no end")
+
+
+def _replace_field_paragraphs(wd: WordDoc, f, new_paras: list) -> None:
+    """Replace a multi-paragraph field (a TOC) by ``new_paras`` as Word replaces the field's range:
+    what precedes the field in its first paragraph and follows it in its last stays; the last
+    paragraph's mark stays with its section break (deleting it would merge two sections); a
+    bookmark / comment / permission range with one end inside the field keeps that end, moved to
+    where the field was."""
+    if f.simple:
+        raise AnchorError(wd.locator, "a table of contents spans paragraphs")
+    paras = f.paragraphs
+    first, last = paras[0], paras[-1]
+    begin_top, end_top = _top_child(first, f.begin), _top_child(last, _field_end(f))
+    before = [c for c in begin_top.itersiblings(preceding=True) if c.tag != qn("w:pPr")][::-1]
+    after = list(end_top.itersiblings())
+    keep = {id(c) for c in before + after}
+    removed = [c for p in paras for c in p if c.tag != qn("w:pPr") and id(c) not in keep]
+    inside = {(m.tag, m.get(qn("w:id"))) for c in removed for m in c.iter(*_RANGE_MARKS)}
+    marks = [m for c in removed for m in c.iter(*_RANGE_MARKS)
+             if (_RANGE_MARKS[m.tag], m.get(qn("w:id"))) not in inside]
+    last_ppr = last.find(qn("w:pPr"))
+    sect = last_ppr.find(qn("w:sectPr")) if last_ppr is not None else None
+    if not new_paras and (before or after or marks or sect is not None):
+        new_paras = [w_el("w:p")]       # the surviving paragraph mark
+        if last_ppr is not None:
+            new_paras[0].append(copy.deepcopy(last_ppr))
+    elif new_paras and sect is not None:
+        insert_child(get_or_add(new_paras[-1], "w:pPr"), copy.deepcopy(sect))
+    if new_paras:
+        head, tail = new_paras[0], new_paras[-1]
+        ppr = head.find(qn("w:pPr"))
+        pos = head.index(ppr) + 1 if ppr is not None else 0
+        for c in before + marks:
+            head.insert(pos, c)
+            pos += 1
+        for c in after:
+            tail.append(c)
+    container = first.getparent()
+    for q in new_paras:
+        first.addprevious(q)
+    for p in paras:
+        parent = p.getparent()
+        parent.remove(p)
+        if parent.tag == qn("w:sdtContent") and not len(parent) and parent is not container:
+            sdt = parent.getparent()
+            sdt.getparent().remove(sdt)
+    if container.tag == qn("w:sdtContent") and not len(container):
+        sdt = container.getparent()         # Word's "Table of Contents" content control, now empty
+        sdt.getparent().remove(sdt)
 
 
 @operation("mark_toc_entry")
