@@ -9,7 +9,8 @@ import zipfile
 import pytest
 
 from benchwright.evaluation import wordeval as ev
-from benchwright.ooxml.safety import Limits, UnsafeDocxError, parse_xml, read_members
+from benchwright.ooxml import gate_docx, libreoffice
+from benchwright.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
 from benchwright.wordeval.build import build_case, read_case_dir, write_case_dir
 
 
@@ -180,3 +181,120 @@ def test_batch_mode_reports_per_check_case_subsystem_and_pair(tmp_path, capsys):
     assert ev.run_cli(["--outputs", str(outs), "--cases-root", str(root), "--report", str(tmp_path / "r.json")]) == 0
     assert json.loads(capsys.readouterr().out)["n_cases"] == 3
     assert len(json.loads((tmp_path / "r.json").read_text())["reports"]) == 3
+
+
+# --------------------------------------------------------------------------- refusals by name (issue 8, item 11)
+
+STRICT_NS = (
+    (b"http://schemas.openxmlformats.org/wordprocessingml/2006/main", b"http://purl.oclc.org/ooxml/wordprocessingml/main"),
+    (b"http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+     b"http://purl.oclc.org/ooxml/officeDocument/relationships"),
+    (b"http://schemas.openxmlformats.org/drawingml/2006/", b"http://purl.oclc.org/ooxml/drawingml/"),
+)
+
+
+def _strict(transitional: bytes, rel_types: bool = True) -> bytes:
+    """The document as ISO/IEC 29500 Strict writes it: Strict namespaces (and relationship types,
+    unless ``rel_types`` is False) and ``w:conformance="strict"``."""
+    zin = zipfile.ZipFile(io.BytesIO(transitional))
+    members = {}
+    for info in zin.infolist():
+        data = zin.read(info)
+        if info.filename.endswith((".xml", ".rels")) and (rel_types or not info.filename.endswith(".rels")):
+            for old, new in STRICT_NS:
+                data = data.replace(old, new)
+        if info.filename == "word/document.xml":
+            data = data.replace(b"<w:document ", b'<w:document w:conformance="strict" ', 1)
+        members[info.filename] = data
+    return _zip(members)
+
+
+@pytest.mark.parametrize("rel_types", [True, False])
+def test_strict_documents_are_refused_by_name(case, fixtures_dir, rel_types):
+    real = (fixtures_dir / "docx" / "python-docx" / "par-alignment.docx").read_bytes()
+    strict = _strict(real, rel_types)
+    problems = gate_docx(strict)
+    assert len(problems) == 1 and problems[0].startswith("unsafe: strict: ISO/IEC 29500 Strict")
+    rep = ev.evaluate_docx(case["reference_docx"], strict, case["oracle"])
+    assert rep["passed"] is False and rep["rejected"].startswith("strict: ISO/IEC 29500 Strict")
+    assert "not supported" in rep["rejected"]
+
+
+def _corrupt_deflate(good: bytes, name: str) -> bytes:
+    """``good`` with the deflate stream of member ``name`` broken (an invalid block type), the
+    zip directory intact."""
+    zf = zipfile.ZipFile(io.BytesIO(good))
+    info = zf.getinfo(name)
+    assert info.compress_type == zipfile.ZIP_DEFLATED
+    buf = bytearray(good)
+    fname_len, extra_len = int.from_bytes(buf[info.header_offset + 26: info.header_offset + 28], "little"), \
+        int.from_bytes(buf[info.header_offset + 28: info.header_offset + 30], "little")
+    buf[info.header_offset + 30 + fname_len + extra_len] = 0xFF     # BFINAL=1, BTYPE=11: invalid
+    return bytes(buf)
+
+
+def test_a_corrupt_deflate_stream_is_a_refusal_not_a_crash(case):
+    bad = _corrupt_deflate(case["reference_docx"], "word/document.xml")
+    with pytest.raises(UnsafeDocxError) as exc:
+        read_members(bad, "t")
+    assert exc.value.kind == "corrupt_member" and "word/document.xml" in exc.value.reason
+    assert gate_docx(bad)[0].startswith("unsafe: corrupt_member")
+    rep = ev.evaluate_docx(case["reference_docx"], bad, case["oracle"])
+    assert rep["rejected"].startswith("corrupt_member")
+
+
+def test_a_doctype_in_custom_xml_is_refused(case):
+    evil = (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+            b'<root xmlns="urn:example">&x;</root>')
+    bad = _with(case["reference_docx"], **{"customXml/item1.xml": evil})
+    with pytest.raises(UnsafeDocxError) as exc:
+        read_members(bad, "t")
+    assert exc.value.kind == "doctype" and "customXml/item1.xml" in exc.value.reason
+    assert gate_docx(bad) and gate_docx(bad)[0].startswith("unsafe: doctype")
+    assert ev.evaluate_docx(case["reference_docx"], bad, case["oracle"])["rejected"].startswith("doctype")
+    # an SVG picture may carry a DOCTYPE: not an XML part of the package, not refused
+    assert "word/media/image1.svg" in read_members(_with(case["reference_docx"], **{
+        "word/media/image1.svg": b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "x"><svg/>'}))
+
+
+KEYMAP = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+          b'<wne:tcg xmlns:wne="http://schemas.microsoft.com/office/word/2006/wordml"><wne:keymaps>'
+          b'<wne:keymap wne:kcmPrimary="0442"><wne:fci wne:fciName="Bold" wne:swArg="0000"/></wne:keymap>'
+          b'</wne:keymaps></wne:tcg>')
+
+
+def _with_keymap(good: bytes, vba: bool) -> bytes:
+    zin = zipfile.ZipFile(io.BytesIO(good))
+    ct = zin.read("[Content_Types].xml").replace(
+        b"</Types>", b'<Override PartName="/word/customizations.xml" '
+                     b'ContentType="application/vnd.ms-word.keyMapCustomizations+xml"/></Types>')
+    rels = zin.read("word/_rels/document.xml.rels").replace(
+        b"</Relationships>", b'<Relationship Id="rId98" Type="http://schemas.microsoft.com/office/2006/relationships/'
+                             b'keyMapCustomizations" Target="customizations.xml"/></Relationships>')
+    extra = {}
+    if vba:
+        ct = ct.replace(b"</Types>", b'<Override PartName="/word/vbaProject.bin" '
+                                     b'ContentType="application/vnd.ms-office.vbaProject"/></Types>')
+        extra["word/vbaProject.bin"] = b"Attribute VB_Name = \"evil\""
+    return _with(good, **{"[Content_Types].xml": ct, "word/_rels/document.xml.rels": rels,
+                          "word/customizations.xml": KEYMAP, **extra})
+
+
+def test_key_customizations_alone_are_not_a_macro(case):
+    # Word writes word/customizations.xml for custom key bindings in plain .docx files
+    plain = _with_keymap(case["reference_docx"], vba=False)
+    flags = scan_flags(read_members(plain))
+    assert any(f.startswith("key_customizations:") for f in flags) and blocking_flags(flags) == []
+    assert gate_docx(plain) == []
+    assert ev.evaluate_docx(case["reference_docx"], plain, case["oracle"])["passed"] is True
+    # with a VBA project the document has macros: refused
+    macro = _with_keymap(case["reference_docx"], vba=True)
+    assert any(p.startswith("active content: macro") for p in gate_docx(macro))
+
+
+def test_libreoffice_gate_refuses_empty_and_foreign_files(case):
+    # LibreOffice opens a 0-byte file as a new blank document and "converts" it
+    res = libreoffice.libreoffice_gate({"empty": b"", "text": b"just some text", "zip": _zip({"a.txt": b"x"})})
+    assert res["empty"] == ["libreoffice: not a .docx: empty file (0 bytes)"]
+    assert res["text"] and res["text"][0].startswith("libreoffice: not a .docx: not_a_zip")
+    assert res["zip"] and res["zip"][0].startswith("libreoffice: not a .docx: not_a_docx")

@@ -105,17 +105,38 @@ def convert_many(docs: dict[str, bytes], fmt: str = "pdf", *, timeout_base: floa
     return results
 
 
+def _not_a_docx(data: bytes) -> str | None:
+    """Why ``data`` is not a .docx at all, or None. LibreOffice opens an empty or foreign file as
+    a new blank document and converts that, so it cannot be trusted to refuse one."""
+    from benchwright.ooxml.package import Package
+    from benchwright.ooxml.safety import UnsafeDocxError
+
+    if not data:
+        return "empty file (0 bytes)"
+    try:
+        Package.from_bytes(data, "libreoffice-gate").main_part()
+    except UnsafeDocxError as exc:
+        return exc.reason
+    return None
+
+
 def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
-    """Batch gate: name -> problems ([] when LibreOffice converted the file to a non-empty PDF)."""
+    """Batch gate: name -> problems ([] when the file is a .docx and LibreOffice converted it to a
+    non-empty PDF)."""
     out: dict[str, list[str]] = {}
-    for name, (pdf, msg) in convert_many(docs, "pdf", **kw).items():
+    for name, data in docs.items():
+        why = _not_a_docx(data)
+        if why is not None:
+            out[name] = [f"libreoffice: not a .docx: {why}"]
+    rest = {name: data for name, data in docs.items() if name not in out}
+    for name, (pdf, msg) in convert_many(rest, "pdf", **kw).items():
         if pdf is None:
             out[name] = [f"libreoffice: {msg}"]
         elif not pdf.startswith(b"%PDF"):
             out[name] = ["libreoffice: output is not a PDF"]
         else:
             out[name] = []
-    return out
+    return {name: out[name] for name in docs}
 
 
 def libreoffice_opens(data: bytes) -> list[str]:

@@ -26,6 +26,9 @@ NS = {
 }
 W = NS["w"]
 R = NS["r"]
+# ISO/IEC 29500 Strict conformance: every namespace and relationship type lives under this prefix
+# (e.g. http://purl.oclc.org/ooxml/wordprocessingml/main) instead of schemas.openxmlformats.org.
+STRICT_PREFIX = "http://purl.oclc.org/ooxml/"
 
 
 def qn(tag: str) -> str:

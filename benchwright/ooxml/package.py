@@ -16,7 +16,7 @@ from typing import Iterable
 
 from lxml import etree
 
-from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, ZIP_DATE_TIME, qn
+from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
 from benchwright.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
 
 _FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
@@ -185,10 +185,22 @@ class Package:
                 if r.type_tail == type_tail and not r.external and r.target_part in self.members]
 
     def main_part(self) -> str:
+        """The main document part. ISO/IEC 29500 Strict documents are refused by name: Strict is
+        not Transitional with other namespaces (measures carry units, ``start``/``end`` replace
+        ``left``/``right``, ...), so a namespace rename would read plausible but wrong values."""
         for rel in self.relationships(""):
             if rel.type_tail == "officeDocument" and not rel.external:
                 tp = rel.target_part
                 if tp in self.members:
+                    tag = self.xml(tp).tag
+                    if rel.type.startswith(STRICT_PREFIX) or tag.startswith("{" + STRICT_PREFIX):
+                        raise UnsafeDocxError(
+                            self.locator, "strict",
+                            "ISO/IEC 29500 Strict documents are not supported (namespace "
+                            f"{STRICT_PREFIX}...); save the file as a Word Document (Transitional)")
+                    if tag != qn("w:document"):
+                        raise UnsafeDocxError(self.locator, "not_a_docx",
+                                              f"main part {tp} is <{tag}>, not a WordprocessingML w:document")
                     return tp
         raise UnsafeDocxError(self.locator, "not_a_docx", "no main document part (officeDocument relationship)")
 

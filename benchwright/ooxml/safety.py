@@ -5,7 +5,9 @@ per-member and total uncompressed size (enforced while decompressing, not truste
 header), compression ratio, and member names (absolute, ``..``, backslashes, duplicates, also
 case-insensitively since OPC part names are case-insensitive). Encrypted members and encrypted
 (OLE compound file) documents are rejected. XML is parsed with entities off, no network, no
-DTD loading and no huge trees; any DOCTYPE is rejected outright.
+DTD loading and no huge trees; any DOCTYPE is rejected outright, in every XML member of the
+archive (``.xml`` / ``.rels``, custom XML data included), parsed by us or not: a consumer that
+parses it later (Word reads ``customXml/`` items) must never meet one.
 
 Macros (``vbaProject``), ``altChunk`` imports, OLE embeddings and ActiveX controls are not
 executed by anything here; :func:`scan_flags` reports them so a caller can refuse the file.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from lxml import etree
@@ -117,7 +120,8 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
                 buf = fh.read(limits.max_member_bytes + 1)
         except RuntimeError as exc:  # encrypted without the flag, etc.
             raise UnsafeDocxError(locator, "encrypted", f"{info.filename!r}: {exc}") from None
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
+        except (zipfile.BadZipFile, zlib.error, OSError, ValueError, NotImplementedError, EOFError) as exc:
+            # zlib.error: a corrupt deflate stream (not a subclass of any of the others)
             raise UnsafeDocxError(locator, "corrupt_member", f"{info.filename!r}: {exc}") from None
         if len(buf) > limits.max_member_bytes:
             raise UnsafeDocxError(locator, "member_too_large",
@@ -127,8 +131,15 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
         total += len(buf)
         if total > limits.max_total_bytes:
             raise UnsafeDocxError(locator, "too_large", f"uncompressed total exceeds {limits.max_total_bytes} bytes")
+        if _is_xml_member(info.filename) and has_doctype(buf):
+            raise UnsafeDocxError(locator, "doctype",
+                                  f"{info.filename!r}: DOCTYPE/ENTITY declarations are not allowed in OOXML parts")
         members[info.filename] = buf
     return members
+
+
+def _is_xml_member(name: str) -> bool:
+    return name.lower().endswith((".xml", ".rels"))
 
 
 # --------------------------------------------------------------------------- XML
@@ -143,13 +154,17 @@ _DOCTYPE_PATTERNS = (b"<!DOCTYPE", b"<!ENTITY", "<!DOCTYPE".encode("utf-16-le"),
                      "<!ENTITY".encode("utf-16-le"), "<!ENTITY".encode("utf-16-be"))
 
 
+def has_doctype(data: bytes) -> bool:
+    """A DOCTYPE or ENTITY declaration (UTF-8 or UTF-16) anywhere in the bytes."""
+    return any(pat in data for pat in _DOCTYPE_PATTERNS)
+
+
 def parse_xml(data: bytes, locator: str = "<xml>", limits: Limits = DEFAULT_LIMITS) -> etree._Element:
     """Parse one XML part safely; any DOCTYPE or entity declaration is rejected."""
     if len(data) > limits.max_xml_bytes:
         raise UnsafeDocxError(locator, "member_too_large", f"XML part of {len(data)} bytes > {limits.max_xml_bytes}")
-    for pat in _DOCTYPE_PATTERNS:
-        if pat in data:
-            raise UnsafeDocxError(locator, "doctype", "DOCTYPE/ENTITY declarations are not allowed in OOXML parts")
+    if has_doctype(data):
+        raise UnsafeDocxError(locator, "doctype", "DOCTYPE/ENTITY declarations are not allowed in OOXML parts")
     try:
         root = etree.fromstring(data, parser=_PARSER)
     except etree.XMLSyntaxError as exc:
@@ -205,8 +220,12 @@ def scan_flags(members: dict[str, bytes], locator: str = "<docx>") -> list[str]:
                 flags.append(f"ole_object: {name}#{rel.get('Id')}")
             elif tail == "package":
                 flags.append(f"embedded_package: {name}#{rel.get('Id')} -> {rel.get('Target')}")
-            elif tail in ("vbaProject", "keyMapCustomizations", "wordVbaData"):
+            elif tail in ("vbaProject", "wordVbaData"):
                 flags.append(f"macro: {name}#{rel.get('Id')}")
+            elif tail == "keyMapCustomizations":
+                # key bindings (word/customizations.xml): code runs only through a VBA project,
+                # which is flagged on its own; Word writes this part for plain .docx files too
+                flags.append(f"key_customizations: {name}#{rel.get('Id')}")
             elif tail in ("control", "activeXControlBinary"):
                 flags.append(f"activex: {name}#{rel.get('Id')}")
             elif rel.get("TargetMode") == "External" and tail not in ("hyperlink",):

@@ -14,7 +14,10 @@ For a built case:
 """
 from __future__ import annotations
 
+import fnmatch
 import json
+
+from docx.shared import Inches
 
 from benchwright.ooxml.ns import qn
 from benchwright.wordeval import ops
@@ -82,9 +85,21 @@ def mutate_untouched(reference_docx: bytes, oracle: dict) -> bytes:
             continue
         candidates.append(p)
     if not candidates:
-        # fall back to the section's page size: an untouched page-setup property
+        # fall back to the first section's page setup: one inch more (far beyond the 20-twip
+        # tolerance of sections/*/pg*) on a measure the oracle neither targets nor allows
         sec = wd.doc.sections[0]
-        sec.page_height = sec.page_height + 1440
+        covered = [k for t in oracle.get("targets", []) if not t.get("anchor") or "section" in t["anchor"]
+                   for k in t.get("keys", [])] + list(oracle.get("allowed_side_effects", []))
+        attr = next((a for key, a in (("pgSz.h", "page_height"), ("pgMar.left", "left_margin"),
+                                      ("pgMar.bottom", "bottom_margin"))
+                     if not any(fnmatch.fnmatchcase(f"sections/S0/{key}", k) or fnmatch.fnmatchcase(key, k)
+                                for k in covered)), "page_height")
+        if attr != "page_height":
+            ops._ensure_pgmar(sec._sectPr)
+        current = getattr(sec, attr)
+        # python-docx lengths are EMU: an inch is Inches(1), not 1440
+        setattr(sec, attr, (current if current is not None else Inches(11 if attr == "page_height" else 1))
+                + Inches(1))
         return wd.to_bytes()
     p = candidates[-1]
     jc = p.find(qn("w:pPr") + "/" + qn("w:jc"))
