@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 def run(source: str, out: str) -> dict:
     from benchwright.stage import Reject
     from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
-    from benchwright.pipelines.wildbox import DATASET, assign_splits, annotate_segment
+    from benchwright.pipelines.wildbox import DATASET, SPLIT_RULE, annotate_segment
+    from benchwright.splits import assign, majority
     from benchwright.pipelines.wildbox_sources import discover, parse_unit
     from benchwright.errors import RecordError
 
@@ -40,7 +41,7 @@ def run(source: str, out: str) -> dict:
     videos = {}
     for seg in segments:
         videos.setdefault(seg.video_id, []).append(seg.species)
-    splits = assign_splits({v: max(set(s), key=s.count) for v, s in videos.items() if any(s)})
+    splits = assign({v: majority(s) for v, s in videos.items() if majority(s)}, SPLIT_RULE)
     tables = {cfg: [] for cfg in DATASET.configs}
     for seg in segments:
         for item in annotate_segment(seg, splits):

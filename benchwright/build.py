@@ -9,13 +9,16 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import apache_beam as beam
+import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
-from benchwright import __version__
+from benchwright import __version__, published
 from benchwright.card import render_card
 from benchwright.dataset import Dataset
 from benchwright.errors import BuildError
@@ -29,32 +32,69 @@ from benchwright.writer import WriteConfig, WriteRejects
 log = logging.getLogger(__name__)
 
 
-def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path | None:
-    """Build ``dataset`` from ``source`` (or its embedded default) and publish it under ``options.out``."""
-    out = Path(options.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    final = out / dataset.name
-    staging = out / f".staging-{dataset.name}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | None:
+    """Build ``dataset`` from ``source`` (or its embedded default) and publish it at ``options.out``/<name>.
+
+    ``options.out`` is any fsspec URL. On a filesystem the build is staged beside its final place
+    and renamed into it; on object storage it is staged under the dataset URL and committed by
+    writing the manifest last (``benchwright.published``). Returns the published folder's URL."""
     timings: dict[str, float] = {}
+    local_out = published.is_local(options.out)
+    if local_out:
+        out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        dataset_url = str(out / dataset.name)
+        staging_url = str(out / f".staging-{dataset.name}")
+        sources_dir = out / ".sources"
+    else:
+        dataset_url = published.join(options.out, dataset.name)
+        staging_url = published.join(dataset_url, published.STAGING, uuid.uuid4().hex[:12])
+        sources_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "benchwright" / "sources"
+    published.remove(staging_url)
     t0 = time.perf_counter()
     if source is None:
-        source = dataset.default_source(str(out / ".sources"))
+        source = dataset.default_source(str(sources_dir))
         timings["default_source_s"] = round(time.perf_counter() - t0, 3)
-    previous = str(final) if (final / MANIFEST).exists() else None
+    previous = published.resolve(dataset_url) if published.committed_manifest(dataset_url) else None
 
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     t = time.perf_counter()
-    counters = run_pipeline(dataset, source, str(staging), previous, options)
+    try:
+        counters = run_pipeline(dataset, source, staging_url, previous, options)
+    except BaseException:
+        if not local_out:  # a failed build publishes nothing, and leaves nothing behind in the store
+            published.remove(staging_url)
+        raise
     timings["pipeline_s"] = round(time.perf_counter() - t, 3)
     if options.dry_run:
-        shutil.rmtree(staging)
+        published.remove(staging_url)
         _progress(options, f"[{dataset.name}] dry run: {options.runner} accepted the pipeline and its options; "
                            "nothing was built or published")
         return None
 
+    if local_out:
+        staging = Path(staging_url)
+        staging.mkdir(parents=True, exist_ok=True)
+        finalize(dataset, source, staging, counters, options, timings)
+        publish(staging, Path(dataset_url))
+        _progress(options, f"[{dataset.name}] published {dataset_url}")
+        return dataset_url
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"benchwright-{dataset.name}-") as work:
+            # Driver-side steps (exports, card, validation) run on a local copy of the staged build.
+            staging = published.mirror(staging_url, Path(work) / "build")
+            finalize(dataset, source, staging, counters, options, timings)
+            target = published.commit(staging, dataset_url, staging_url)
+    finally:
+        published.remove(staging_url)
+    _progress(options, f"[{dataset.name}] published {dataset_url} (build {target})")
+    return dataset_url
+
+
+def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
+             timings: dict) -> dict:
+    """Complete the shard sets, reconcile, export, render the card, write the manifest and validate
+    the local folder ``staging``; raises (publishing nothing) when counts or validation fail."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -88,9 +128,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> Path |
     if not report["passed"]:
         raise BuildError(f"{dataset.name}: validation failed, nothing published; see "
                          f"{staging / BUILD_DIR / 'validation' / 'report.json'}: {report['summary']}")
-    publish(staging, final)
-    _progress(options, f"[{dataset.name}] published {final}")
-    return final
+    return manifest
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from benchwright.errors import BenchwrightError
 
-from benchwright import registry
+from benchwright import published, registry
 
 
 def dataset(name: str):
@@ -45,58 +45,67 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    from benchwright.validate import validate_build
+    from benchwright.validate import validate_url
 
-    root = Path(args.path)
-    ds = dataset(_dataset_of(root))
-    report = validate_build(ds, root)
+    ds = dataset(_dataset_of(args.path))
+    report, where = validate_url(ds, args.path)
     for r in report["results"]:
         if not r["ok"] or args.verbose:
             print(f"{'ok  ' if r['ok'] else 'FAIL'} {r['check']}: {r['detail']}")
     print(f"{'passed' if report['passed'] else 'FAILED'}: {report['checks']} checks, {report['failed']} failed; "
-          f"report {root / '_build/validation/report.json'}")
+          f"report {where}")
     return 0 if report["passed"] else 1
 
 
 def cmd_export(args, _) -> int:
-    root = Path(args.path)
-    ds = dataset(_dataset_of(root))
-    print(json.dumps(ds.export(str(root)), indent=2, sort_keys=True))
+    if not published.is_local(args.path):
+        raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
+                               "storage already holds them (rebuild to change them)")
+    ds = dataset(_dataset_of(args.path))
+    print(json.dumps(ds.export(str(Path(args.path))), indent=2, sort_keys=True))
     return 0
 
 
 def cmd_info(args, _) -> int:
-    print(describe(Path(args.path)))
+    print(describe(args.path))
     return 0
 
 
-def describe(root: Path) -> str:
-    from benchwright.card import split_sizes
-
-    ds = dataset(_dataset_of(root))
-    manifest = json.loads((root / "_build" / "manifest.json").read_text())
-    lines = [f"{manifest['dataset']} at {root}"]
+def describe(url: str) -> str:
+    """Configs, splits, rows and bytes (from the manifest: no data file is opened), counts, reports."""
+    manifest = published.committed_manifest(url)
+    if manifest is None:
+        raise BenchwrightError(f"{url}: no _build/manifest.json; is this a built dataset folder?")
+    ds = dataset(manifest["dataset"])
+    root = published.resolve(url)
+    nbytes = {f["path"]: f["bytes"] for f in manifest["files"]}
+    lines = [f"{manifest['dataset']} at {url}" + (f" (build {root})" if root != url else "")]
     for config in ds.configs:
-        sizes = split_sizes(root, config)
-        parts = ", ".join(f"{s} {rows:,} rows ({nbytes / 1e6:.1f} MB)" for s, (rows, nbytes) in sizes.items())
+        sizes: dict[str, list[int]] = {}
+        for shard in manifest["shards"]:
+            if shard["config"] == config:
+                entry = sizes.setdefault(shard["split"], [0, 0])
+                entry[0] += shard["rows"]
+                entry[1] += nbytes.get(shard["path"], 0)
+        parts = ", ".join(f"{s} {rows:,} rows ({b / 1e6:.1f} MB)" for s, (rows, b) in sizes.items())
         lines.append(f"  {config:<14} {parts or 'empty'}")
     recon = manifest["reconciliation"]["units"]
     lines.append("  counts         " + "; ".join(
         f"{u}: {e['read']} read, {e['written']} written, {e['quarantined']} quarantined, {e['filtered']} filtered"
         for u, e in recon.items()))
-    lines.append(f"  card           {root / 'README.md'}")
-    lines.append(f"  manifest       {root / '_build/manifest.json'}")
-    lines.append(f"  validation     {root / '_build/validation/report.json'} (Data Docs: "
-                 f"{root / '_build/validation/index.html'})")
-    lines.append(f"  quarantine     {root / '_build/quarantine'}")
+    lines.append(f"  card           {published.join(root, 'README.md')}")
+    lines.append(f"  manifest       {published.join(url, '_build/manifest.json')}")
+    lines.append(f"  validation     {published.join(root, '_build/validation/report.json')} (Data Docs: "
+                 f"{published.join(root, '_build/validation/index.html')})")
+    lines.append(f"  quarantine     {published.join(root, '_build/quarantine')}")
     return "\n".join(lines)
 
 
-def _dataset_of(root: Path) -> str:
-    manifest = root / "_build" / "manifest.json"
-    if not manifest.exists():
-        raise BenchwrightError(f"{root}: no _build/manifest.json; is this a built dataset folder?")
-    return json.loads(manifest.read_text())["dataset"]
+def _dataset_of(url: str) -> str:
+    manifest = published.committed_manifest(url)
+    if manifest is None:
+        raise BenchwrightError(f"{url}: no _build/manifest.json; is this a built dataset folder?")
+    return manifest["dataset"]
 
 
 def cmd_evaluate(args, rest) -> int:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import shutil
+import tempfile
 from pathlib import Path
 
+import fsspec
 import pyarrow.parquet as pq
 
+from benchwright import published
 from benchwright.errors import BenchwrightError
 from benchwright.manifest import MANIFEST, describe_files, reconcile
 
@@ -111,10 +115,10 @@ def _short(kwargs: dict) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def validate_build(dataset, root: Path) -> dict:
+def validate_build(dataset, root: Path, extra: list[dict] | None = None) -> dict:
     root = Path(root)
     vdir = root / VALIDATION_DIR
-    results = []
+    results = list(extra or [])
     results += check_manifest(root)
     results += check_reconciliation(dataset, root)
     tables = {cfg: sorted((root / cfg).glob("*.parquet")) for cfg in dataset.configs}
@@ -133,3 +137,30 @@ def validate_build(dataset, root: Path) -> dict:
     vdir.mkdir(parents=True, exist_ok=True)
     (vdir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     return report
+
+
+def validate_url(dataset, url: str) -> tuple[dict, str]:
+    """Validate the committed build at a dataset URL (local folder or object store); returns the
+    report and where it was written. On object storage the committed build is checked on a local
+    copy (every byte must be read for its sha256 anyway), the root manifest must be the build's own
+    manifest, and the report is written back beside the build."""
+    if published.is_local(url):
+        root = Path(fsspec.core.url_to_fs(url)[1])
+        return validate_build(dataset, root), str(root / VALIDATION_DIR / "report.json")
+    build_url = published.resolve(url)
+    with tempfile.TemporaryDirectory(prefix="benchwright-validate-") as work:
+        local = published.mirror(build_url, Path(work) / "build")
+        shutil.rmtree(local / VALIDATION_DIR, ignore_errors=True)  # the previous report is not under test
+        report = validate_build(dataset, local, extra=_root_manifest_check(url, local))
+        fs, target = fsspec.core.url_to_fs(published.join(build_url, VALIDATION_DIR))
+        fs.put(str(local / VALIDATION_DIR), posixpath.dirname(target), recursive=True)
+    return report, published.join(build_url, VALIDATION_DIR, "report.json")
+
+
+def _root_manifest_check(url: str, local: Path) -> list[dict]:
+    root = published.committed_manifest(url)
+    own = json.loads((local / MANIFEST).read_text())
+    same = {k: v for k, v in root.items() if k != "published_at"} == own
+    return [{"check": "root manifest", "ok": same,
+             "detail": f"{url}/{MANIFEST} commits {root.get('published_at')}" + ("" if same else
+                       ", but differs from that build's own manifest")}]

@@ -7,9 +7,7 @@ numpy batch per segment) -> the core writer. Every refusal is a quarantine or fi
 """
 from __future__ import annotations
 
-import json
 import posixpath
-from collections import Counter
 from pathlib import Path
 
 import apache_beam as beam
@@ -21,47 +19,18 @@ import pyarrow as pa
 from benchwright import geometry
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError, SourceError
-from benchwright.hashing import stable_hash64, stable_int_id
-from benchwright.manifest import BUILD_DIR
+from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
+from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import FILTERED, Reject, read_counter, run_stage
 from benchwright.validation import wildbox as checks
 
-SPLITS_FILE = f"{BUILD_DIR}/splits.json"
-VALIDATION_FRACTION = 0.2
-SPLIT_SEED = 0
+# Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos
+# in stable-hash order; a single-video species stays in train).
+SPLIT_RULE = SplitRule(held_out=(("validation", 0.2),), rest="train", seed=0, group="video", stratum="species")
 ROTATION_ATOL = 1e-4  # VGGT rotations are stored with ~6 significant digits
 MAX_SEGMENTATION_PTS = 10_000
-
-
-# ---------------------------------------------------------------------------------------------
-# Video-level splits: stratified by species, stable when videos are added
-
-
-def assign_splits(video_species: dict[str, str], previous: dict[str, str] | None = None,
-                  fraction: float = VALIDATION_FRACTION, seed: int = SPLIT_SEED) -> dict[str, str]:
-    """Each video keeps its previous split; new videos fill each species' validation quota in
-    stable-hash order. A species with n >= 2 videos gets max(1, round(fraction * n)) validation
-    videos, so both splits hold it; a single-video species stays in train."""
-    previous = previous or {}
-    out = {v: previous[v] for v in video_species if v in previous}
-    for species in sorted(set(video_species.values())):
-        videos = sorted((v for v, s in video_species.items() if s == species),
-                        key=lambda v: (stable_hash64(f"{seed}:{v}"), v))
-        quota = 0 if len(videos) < 2 else max(1, round(fraction * len(videos)))
-        have = sum(out.get(v) == "validation" for v in videos)
-        for v in videos:
-            if v not in out:
-                out[v] = "validation" if have < quota else "train"
-                have += out[v] == "validation"
-    return dict(sorted(out.items()))
-
-
-def read_previous_splits(previous: str | None) -> dict[str, str]:
-    if previous and (Path(previous) / SPLITS_FILE).exists():
-        return json.loads((Path(previous) / SPLITS_FILE).read_text())["videos"]
-    return {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,7 +119,7 @@ def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray
 def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     """Yields Reject rows and one {"frames", "boxes", "segments"} dict of pyarrow tables."""
     n = len(seg.track_id)
-    split = splits.get(seg.video_id, "train")
+    split = split_of(splits, seg.video_id, SPLIT_RULE)
     species = [schema.canonical_species(c) for c in seg.class_name]
     frame_pos = {f.frame_index: i for i, f in enumerate(seg.frames)}
     keep = np.ones(n, dtype=bool)
@@ -393,7 +362,7 @@ class WildBox(Dataset):
         fmt, units = discover(source)
         if not units:
             raise SourceError(f"{source}: a {fmt} source with nothing in it")
-        previous_splits = read_previous_splits(previous)
+        previous_splits = read_previous(previous)
 
         def parse(unit):
             try:
@@ -412,12 +381,9 @@ class WildBox(Dataset):
         splits = (
             parsed.main
             | "VideoSpecies" >> beam.Map(lambda s: (s.video_id, s.species))
-            | "ByVideo" >> beam.GroupByKey()
-            | "MajoritySpecies" >> beam.Map(lambda kv: (kv[0], _majority([s for s in kv[1] if s])))
-            | "Videos" >> beam.combiners.ToDict()
-            | "AssignSplits" >> beam.Map(lambda vs: assign_splits({v: s for v, s in vs.items() if s}, previous_splits))
+            | "AssignSplits" >> AssignSplits(SPLIT_RULE, previous_splits)
         )
-        splits | "WriteSplits" >> beam.Map(_write_splits, staging)
+        splits | "WriteSplits" >> WriteSplits(staging, SPLIT_RULE)
         annotated = run_stage(parsed.main, "AnnotateSegment", annotate_segment, unit="segment",
                               locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)])
         tables = {cfg: annotated.main | f"Select{cfg.capitalize()}" >> beam.Map(lambda d, c=cfg: d[c])
@@ -439,19 +405,6 @@ class WildBox(Dataset):
 
     def expectation_suites(self) -> dict:
         return checks.EXPECTATIONS
-
-
-def _majority(names: list[str]) -> str | None:
-    counts = Counter(names)
-    return min(counts, key=lambda n: (-counts[n], n)) if counts else None
-
-
-def _write_splits(assignment: dict, staging: str) -> None:
-    path = Path(staging) / SPLITS_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = {"rule": f"video-level, stratified by species, {VALIDATION_FRACTION:.0%} validation, stable-hash order "
-                    f"(seed {SPLIT_SEED}); earlier assignments are kept", "videos": assignment}
-    path.write_text(json.dumps(body, indent=2, sort_keys=True) + "\n")
 
 
 DATASET = WildBox()

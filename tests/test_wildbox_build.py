@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from benchwright.cli import main as cli_main
-from benchwright.pipelines.wildbox import assign_splits
+from benchwright.pipelines.wildbox import SPLIT_RULE
+from benchwright.splits import assign
 from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
 
@@ -219,25 +220,25 @@ def test_info_prints_configs_and_counts(built, capsys):
 def test_splits_are_stable_when_a_video_is_added(source, tmp_path):
     out = tmp_path / "out"
     first = build_wildbox(source, out)
-    before = json.loads((first / "_build" / "splits.json").read_text())["videos"]
+    before = json.loads((first / "_build" / "splits.json").read_text())["groups"]
     grown = tmp_path / "grown"
     shutil.copytree(source, grown)
     for video in sorted(before)[:3]:  # three new videos of existing species
         shutil.copytree(grown / video, grown / f"{video[:-2]}_NEW")
     second = build_wildbox(grown, out)  # the previous build is published in `out`
-    after = json.loads((second / "_build" / "splits.json").read_text())["videos"]
+    after = json.loads((second / "_build" / "splits.json").read_text())["groups"]
     assert {v: after[v] for v in before} == before
     assert len(after) == len(before) + 3
 
 
-def test_assign_splits_rules():
+def test_wildbox_split_rule():
     videos = {f"v{i}": "elephant" for i in range(17)} | {"g1": "giraffe"} | {f"z{i}": "gazelle" for i in range(4)}
-    splits = assign_splits(videos)
+    splits = assign(videos, SPLIT_RULE)
     assert sum(s == "validation" for v, s in splits.items() if videos[v] == "elephant") == 3
     assert sum(s == "validation" for v, s in splits.items() if videos[v] == "gazelle") == 1
     assert splits["g1"] == "train"  # a single video cannot be on both sides
     grown = videos | {f"v{i}": "elephant" for i in range(17, 30)}
-    regrown = assign_splits(grown, previous=splits)
+    regrown = assign(grown, SPLIT_RULE, previous=splits)
     assert {v: regrown[v] for v in splits} == splits
     assert sum(s == "validation" for v, s in regrown.items() if grown[v] == "elephant") == 6
 

@@ -35,7 +35,7 @@ def subset_dataset(libreoffice: str = "none") -> WordEval:
 def build_subset(out: Path, **kw) -> Path:
     options = BuildOptions(out=str(out), running_mode=kw.pop("mode", "in_memory"), num_workers=kw.pop("workers", 1),
                            max_bad_fraction=kw.pop("max_bad_fraction", 0.01), progress=False)
-    return build(subset_dataset(**kw), None, options)
+    return Path(build(subset_dataset(**kw), None, options))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ def tiny_source(path: Path, seed: int = 0) -> Path:
 
 def build_wildbox(source: Path, out: Path, mode: str = "in_memory", workers: int = 1, **kw) -> Path:
     options = BuildOptions(out=str(out), running_mode=mode, num_workers=workers, progress=False, **kw)
-    return build(DATASET, str(source), options)
+    return Path(build(DATASET, str(source), options))
 
 
 def published_hashes(root: Path) -> dict[str, str]:

@@ -1,0 +1,167 @@
+"""Sources and outputs on object storage: a local S3-compatible server (moto's server mode on
+127.0.0.1, started and stopped here), reached through s3fs with the standard AWS_ENDPOINT_URL."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import fsspec
+import pytest
+
+from benchwright import published
+from benchwright.cli import main as cli_main
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+
+BUCKET = "benchwright-test"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the moto S3 server did not start")
+                time.sleep(0.2)
+        fsspec.filesystem("s3", skip_instance_cache=True).mkdir(BUCKET)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def s3_build(s3_endpoint, tmp_path_factory):
+    """A tiny WildBox source uploaded to S3, built from there to S3, and the same source built locally."""
+    local_source = tiny_source(tmp_path_factory.mktemp("raw") / "raw")
+    fs = fsspec.filesystem("s3")
+    fs.put(str(local_source), f"{BUCKET}/raw", recursive=True)
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw", "--out", f"s3://{BUCKET}/out"]) == 0
+    local = build_wildbox(local_source, tmp_path_factory.mktemp("local"))
+    return f"s3://{BUCKET}/out/wildbox", local, local_source
+
+
+def _remote_hashes(build_url: str) -> dict[str, str]:
+    import hashlib
+
+    fs, root = fsspec.core.url_to_fs(build_url)
+    out = {}
+    for path in sorted(fs.find(root)):
+        rel = os.path.relpath(path, root)
+        if rel == "_build/manifest.json" or rel.startswith("_build/validation/"):
+            continue
+        out[rel] = hashlib.sha256(fs.cat_file(path)).hexdigest()
+    return out
+
+
+def test_s3_build_is_committed_and_byte_identical_to_a_local_build(s3_build):
+    url, local, _ = s3_build
+    fs = fsspec.filesystem("s3")
+    root_manifest = json.loads(fs.cat_file(f"{url}/_build/manifest.json"))
+    build_url = published.resolve(url)
+    assert build_url == f"{url}/{root_manifest['published_at']}"
+    # nothing is left of the staging area, and exactly one build is there
+    assert not fs.exists(f"{url}/{published.STAGING}")
+    assert [p.rsplit("/", 1)[1] for p in fs.ls(f"{url}/{published.BUILDS}")] == [root_manifest["published_at"].split("/")[1]]
+    # the same input gives the same bytes wherever it is read from and written to
+    assert _remote_hashes(build_url) == published_hashes(local)
+    own = json.loads(fs.cat_file(f"{build_url}/_build/manifest.json"))
+    assert {k: v for k, v in root_manifest.items() if k != "published_at"} == own
+
+
+def test_s3_build_loads_with_datasets(s3_build, s3_endpoint, monkeypatch):
+    import datasets.config
+    from datasets import load_dataset
+
+    # datasets' offline mode refuses every remote URL, including this S3 server on 127.0.0.1; the
+    # packaged "parquet" loader contacts nothing else, so it is lifted for this load only.
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    url, local, _ = s3_build
+    files = published.data_files(url, "boxes")
+    assert all(f.startswith(f"{published.resolve(url)}/boxes/") for fs_ in files.values() for f in fs_)
+    storage = {"key": "test", "secret": "test", "client_kwargs": {"endpoint_url": s3_endpoint}}
+    remote = load_dataset("parquet", data_files=files, storage_options=storage)
+    here = load_dataset(str(local), "boxes")
+    assert set(remote) == set(here) == {"train", "validation"}
+    for split in here:
+        assert remote[split].num_rows == here[split].num_rows > 0
+        # the HF feature metadata (ClassLabel names) travels inside the Parquet files
+        assert remote[split].features["species"] == here[split].features["species"]
+        assert sorted(remote[split]["box_id"]) == sorted(here[split]["box_id"])
+
+
+def test_s3_validate_passes_then_fails_on_a_flipped_byte(s3_build, capsys):
+    url, _, _ = s3_build
+    assert cli_main(["validate", url]) == 0
+    assert "passed" in capsys.readouterr().out
+    fs = fsspec.filesystem("s3")
+    build_url = published.resolve(url)
+    report = json.loads(fs.cat_file(f"{build_url}/_build/validation/report.json"))
+    assert report["passed"] and any(r["check"] == "root manifest" and r["ok"] for r in report["results"])
+    shard = sorted(fs.glob(f"{build_url}/boxes/*.parquet"))[0]
+    data = bytearray(fs.cat_file(shard))
+    original = bytes(data)
+    data[len(data) // 2] ^= 0xFF
+    fs.pipe_file(shard, bytes(data))
+    try:
+        assert cli_main(["validate", url]) == 1
+        assert "sha256" in capsys.readouterr().out
+    finally:
+        fs.pipe_file(shard, original)
+
+
+def test_info_reads_an_s3_build(s3_build, capsys):
+    url, _, _ = s3_build
+    assert cli_main(["info", url]) == 0
+    out = capsys.readouterr().out
+    assert f"wildbox at {url} (build {published.resolve(url)})" in out
+    assert "boxes" in out and "train" in out
+
+
+def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3_build, tmp_path):
+    url, _, local_source = s3_build
+    fs = fsspec.filesystem("s3")
+    first = published.resolve(url)
+    # a source with one video less: another build id, committed by the root manifest
+    videos = sorted(p.name for p in Path(local_source).iterdir() if p.is_dir())
+    fs.put(str(local_source), f"{BUCKET}/raw2", recursive=True)
+    fs.rm(f"{BUCKET}/raw2/{videos[0]}", recursive=True)
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw2", "--out", f"s3://{BUCKET}/out"]) == 0
+    second = published.resolve(url)
+    assert second != first
+    assert fs.exists(f"{first}/_build/manifest.json")  # the previous build stays for readers still on it
+    splits = json.loads(fs.cat_file(f"{second}/_build/splits.json"))["groups"]
+    assert videos[0] not in splits
+    # a build that fails (nothing can be read) leaves the committed build and no staging behind
+    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", f"s3://{BUCKET}/out"]) != 0
+    assert published.resolve(url) == second
+    assert not fs.exists(f"{url}/{published.STAGING}") or not fs.ls(f"{url}/{published.STAGING}")
