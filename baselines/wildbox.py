@@ -64,7 +64,8 @@ __all__ = [
     "HEADS", "LIFT_MODES", "STAGE_CLASSES", "LEARNED_CONFIG", "DEFAULT_EPOCHS", "CONTINUOUS_FEATURES",
     "load_split", "class_priors", "backproject", "frame_median", "pinhole_depth", "ground_plane_depth",
     "lift_depth", "predict_trivial", "predict_lift", "curriculum_stages", "learned_features",
-    "train_learned", "save_checkpoint", "load_checkpoint", "predict_learned", "predictions_to_json",
+    "train_learned", "COMPONENTS", "video_folds", "select_components", "save_checkpoint", "load_checkpoint",
+    "predict_learned", "predictions_to_json",
     "write_predictions", "run_head", "run_cli",
 ]
 
@@ -88,7 +89,8 @@ LEARNED_CONFIG = {
     "offset_weight": 1.0,        # L1 on the projected-centre offset (in 2D box sizes)
     "depth_residual": 1.0,       # multiplies the learned log-depth correction (0: the lift's depth)
     "uncertainty": True,         # Laplace NLL on log depth (predicts the scale b)
-    "score": "relative",         # size | depth_scale | relative (see predict_learned)
+    "score": "relative",         # size | depth_scale | relative (see _assemble)
+    "select_folds": 2,           # video-level folds inside train that choose the components (< 2: all)
 }
 LOG_B_INIT = math.log(0.05)      # the log-depth error scale the uncertainty output starts from
 NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a busy 2-core machine
@@ -97,7 +99,7 @@ NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a
 # =============================================================================== data loading
 def load_split(dataset_dir, split: str) -> dict[str, np.ndarray]:
     """The ``boxes`` rows of one split as ``loaders.wildbox.boxes_arrays`` plus image size, box_id,
-    and ``image_ids`` = every frame of the split (frames without boxes get an empty entry)."""
+    video_id and ``image_ids`` = every frame of the split (frames without boxes get an empty entry)."""
     from benchwright.loaders import wildbox as wbl
 
     table = wbl.read_config(dataset_dir, "boxes", split)
@@ -105,6 +107,7 @@ def load_split(dataset_dir, split: str) -> dict[str, np.ndarray]:
     arrays["image_width"] = table.column("image_width").to_numpy().astype(np.int64)
     arrays["image_height"] = table.column("image_height").to_numpy().astype(np.int64)
     arrays["box_id"] = np.asarray(table.column("box_id").to_pylist(), dtype=object)
+    arrays["video_id"] = np.asarray(table.column("video_id").to_pylist(), dtype=object)
     image_ids = np.unique(arrays["image_id"])
     if sorted((Path(dataset_dir) / "frames").glob(f"{split}-*.parquet")):
         frames = wbl.read_config(dataset_dir, "frames", split, columns=["image_id"])
@@ -368,12 +371,6 @@ def learned_features(priors: dict, target: dict) -> np.ndarray:
     ]).astype(np.float64)
 
 
-def _rot6d(R: np.ndarray) -> np.ndarray:
-    """Zhou et al.'s continuous 6D form: the first two columns of R, (N, 6)."""
-    R = np.asarray(R)
-    return np.concatenate([R[..., :, 0], R[..., :, 1]], axis=-1)
-
-
 def _targets(priors: dict, a: dict) -> dict[str, np.ndarray]:
     """Training targets of the train split (3D ground truth of train only)."""
     cls = _classes(a)
@@ -403,11 +400,15 @@ def _torch():
 def _build_model(n_in: int, hidden: int, dropout: float = 0.0):
     torch = _torch()
     nn = torch.nn
+    last = nn.Linear(hidden, N_OUTPUTS)
+    # Zero output layer: before training every residual is 0, so the head predicts exactly the lift.
+    nn.init.zeros_(last.weight)
+    nn.init.zeros_(last.bias)
     return nn.Sequential(
         nn.Linear(n_in, hidden), nn.SiLU(), nn.Dropout(dropout),
         nn.Linear(hidden, hidden), nn.SiLU(), nn.Dropout(dropout),
         nn.Linear(hidden, hidden), nn.SiLU(), nn.Dropout(dropout),
-        nn.Linear(hidden, N_OUTPUTS),
+        last,
     )
 
 
@@ -421,17 +422,23 @@ def _gram_schmidt(x6):
     return torch.stack([b1, b2, b3], dim=2)
 
 
-# Outputs: log depth, log [W, H, L], 6D rotation, projected-centre offset (2), log depth scale b.
-N_OUTPUTS = 1 + 3 + 6 + 2 + 1
+# Outputs, all residuals on the lift (zero = the lift): log depth, log [W, H, L], a rotation in the
+# 6D form applied to the class-mean rotation, the projected centre's offset from the 2D box centre
+# (2, in box sizes), and the log Laplace scales b of the learned depth's and the lift depth's errors.
+N_OUTPUTS = 1 + 3 + 6 + 2 + 1 + 1
+_IDENTITY_6D = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+# The residual parts the fold selection may switch on; "score" = the uncertainty score instead of the lift's.
+COMPONENTS = ("depth", "offset", "dims", "rotation", "score")
 
 
-def _decode(out, prior_log_z, prior_log_dims, prior_r6, depth_scale: float = 1.0):
-    """Network output -> (log z, log dims, R, offset, log b); depth, dims and rotation are
-    residuals on the priors, b is the Laplace scale of the log-depth error."""
-    log_z = prior_log_z + depth_scale * out[:, 0]
-    log_dims = prior_log_dims + out[:, 1:4]
-    R = _gram_schmidt(prior_r6 + out[:, 4:10])
-    return log_z, log_dims, R, out[:, 10:12], out[:, 12] + LOG_B_INIT
+def _decode(out, depth_scale: float = 1.0):
+    """Network output -> (log-depth residual, log-dims residual, rotation residual dR (N, 3, 3),
+    offset, log b of the learned depth, log b of the lift's depth). The predicted rotation is
+    R_prior @ dR; dR = Gram-Schmidt(identity + output), the identity exactly for a zero output."""
+    torch = _torch()
+    eye = torch.tensor(_IDENTITY_6D, dtype=out.dtype)
+    return (depth_scale * out[:, 0], out[:, 1:4], _gram_schmidt(eye + out[:, 4:10]), out[:, 10:12],
+            out[:, 12] + LOG_B_INIT, out[:, 13] + LOG_B_INIT)
 
 
 # A cuboid is the same box under a half turn about any of its local axes: R and R @ F give
@@ -448,36 +455,61 @@ def _geodesic(Ra, Rb):
     return torch.acos(cos.clamp(-1 + 1e-6, 1 - 1e-6))
 
 
+def _laplace_nll(abs_err, log_b):
+    """Laplace NLL of a log-depth error up to a constant: |error| / b + log b (0 at b = b0, error 0)."""
+    torch = _torch()
+    return abs_err * torch.exp(-log_b) + log_b - LOG_B_INIT
+
+
 def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, checkpoint=None,
                   progress: bool = True, config: dict | None = None) -> dict:
-    """Train the MLP head on the train split (CPU, ``NUM_THREADS`` threads); returns the model bundle.
+    """Train the residual head on the train split and choose which of its parts to use; returns the bundle.
 
-    Inputs: ``learned_features`` (standardised with train mean / std) and the class one-hot of
-    the current curriculum stage (``curriculum_stages``: the first ``coarse_fraction`` of the
-    epochs on the coarse labels, then the fine ones; see ``_class_encoding``). ``config``
-    overrides entries of ``LEARNED_CONFIG``.
-    Outputs, as residuals on the priors: log depth (prior: the ground-plane lift's z), log
-    [W, H, L] (prior: class median), rotation in the continuous 6D form (prior: class mean
-    rotation; Gram-Schmidt to a matrix), the projected 3D centre's offset from the 2D box centre
-    in box widths / heights, and the log of the Laplace scale b of the log-depth error.
-    Loss: Laplace NLL on log depth (|error| / b + log b; plain L1 with ``uncertainty=False``)
-    + L1 on log dimensions + ``rotation_weight`` x geodesic angle to the nearest of the box's
-    four symmetric rotations + ``offset_weight`` x L1 on the offset. AdamW, cosine learning
-    rate, dropout and Gaussian input noise (the train split has few segments; without them the
-    network memorises each segment's camera).
-
-    Determinism: ``torch.manual_seed(seed)``, a seeded shuffling / noise generator,
-    ``torch.use_deterministic_algorithms(True)``. The bundle (state_dict, feature mean / std,
-    class priors, species and coarse class lists, config, loss history) is written with
-    ``torch.save`` when ``checkpoint`` is a path.
+    ``_fit`` trains the network on all of train; ``select_components`` then picks, on
+    video-level folds inside train (``video_folds``), the subset of ``COMPONENTS`` whose
+    corrections raise the fold AP-BEV@0.25 (every other part stays the lift's). With
+    ``select_folds`` < 2, or too few train videos for folds, every component is used.
+    ``config`` overrides entries of ``LEARNED_CONFIG``. The bundle (state_dict, feature mean /
+    std, class priors, species and coarse class lists, config, loss history, components,
+    selection) is written with ``torch.save`` when ``checkpoint`` is a path.
     """
-    torch = _torch()
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
     cfg = {**LEARNED_CONFIG, **(config or {})}
     unknown = set(cfg) - set(LEARNED_CONFIG)
     if unknown:
         raise ValueError(f"unknown learned-head settings {sorted(unknown)}")
+    bundle = _fit(train, epochs, seed, cfg, progress)
+    selection = select_components(train, epochs, seed, cfg)
+    bundle["components"] = list(selection["components"])
+    bundle["selection"] = selection
+    if checkpoint is not None:
+        save_checkpoint(bundle, checkpoint)
+    return bundle
+
+
+def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False) -> dict:
+    """Train the MLP on ``train`` (CPU, ``NUM_THREADS`` threads); the bundle without a component choice.
+
+    Inputs: ``learned_features`` (standardised with train mean / std) and the class one-hot of
+    the current curriculum stage (``curriculum_stages``: the first ``coarse_fraction`` of the
+    epochs on the coarse labels, then the fine ones; see ``_class_encoding``).
+    Outputs (``_decode``), residuals on the lift: log depth (on the ground-plane lift's z), log
+    [W, H, L] (on the class median), a rotation applied to the class mean rotation (6D form,
+    Zhou et al. 2019), the projected 3D centre's offset from the 2D box centre in box widths /
+    heights, and the log Laplace scales b of the log-depth errors of the learned depth and of
+    the lift's depth. The output layer starts at zero, so the untrained head is the lift.
+    Loss: Laplace NLL on the learned log depth (|error| / b + log b; plain L1 with
+    ``uncertainty=False``) and on the lift's (its b only) + L1 on log dimensions +
+    ``rotation_weight`` x geodesic angle to the nearest of the box's four symmetric rotations +
+    ``offset_weight`` x L1 on the offset. AdamW (weight decay pulls the residuals back towards
+    the lift), cosine learning rate, dropout and Gaussian input noise (the train split has few
+    segments; without them the network memorises each segment's camera).
+
+    Determinism: ``torch.manual_seed(seed)``, a seeded shuffling / noise generator,
+    ``torch.use_deterministic_algorithms(True)``.
+    """
+    torch = _torch()
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
     priors = class_priors(train)
     x = learned_features(priors, train)
     mean, std = x.mean(axis=0), x.std(axis=0)
@@ -490,8 +522,9 @@ def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, chec
     t_R = torch.as_tensor(tg["R"], dtype=torch.float32)
     t_off = torch.as_tensor(tg["offset"], dtype=torch.float32)
     p_log_z = torch.as_tensor(np.log(ground_plane_depth(priors, train)), dtype=torch.float32)
+    lift_err = (p_log_z - t_log_z).abs()
     p_log_dims = torch.as_tensor(tg["prior_log_dims"], dtype=torch.float32)
-    p_r6 = torch.as_tensor(_rot6d(priors["R"][cls]), dtype=torch.float32)
+    p_R = torch.as_tensor(priors["R"][cls], dtype=torch.float32)
     stages = {name: torch.as_tensor(_class_encoding(name, labels)) for name, labels in curriculum_stages(train)}
 
     n_in = xn.shape[1] + N_COARSE + N_CLASSES
@@ -521,13 +554,12 @@ def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, chec
             if cfg["input_noise"] > 0:
                 xb = xb + cfg["input_noise"] * torch.randn(xb.shape, generator=gen)
             out = model(torch.cat([xb, onehot[idx]], dim=1))
-            log_z, log_dims, R, off, log_b = _decode(out, p_log_z[idx], p_log_dims[idx], p_r6[idx],
-                                                     cfg["depth_residual"])
-            depth = (log_z - t_log_z[idx]).abs()
-            if cfg["uncertainty"]:  # Laplace NLL: the L1 term divided by the predicted scale, + log scale
-                depth = depth * torch.exp(-log_b) + log_b - LOG_B_INIT
-            loss = (depth.mean() + (log_dims - t_log_dims[idx]).abs().mean()
-                    + cfg["rotation_weight"] * _geodesic(R, t_R[idx]).mean()
+            d_log_z, d_log_dims, dR, off, log_b, log_b_lift = _decode(out, cfg["depth_residual"])
+            depth = (p_log_z[idx] + d_log_z - t_log_z[idx]).abs()
+            if cfg["uncertainty"]:
+                depth = _laplace_nll(depth, log_b) + _laplace_nll(lift_err[idx], log_b_lift)
+            loss = (depth.mean() + (p_log_dims[idx] + d_log_dims - t_log_dims[idx]).abs().mean()
+                    + cfg["rotation_weight"] * _geodesic(p_R[idx] @ dR, t_R[idx]).mean()
                     + cfg["offset_weight"] * (off - t_off[idx]).abs().mean())
             opt.zero_grad()
             loss.backward()
@@ -538,17 +570,94 @@ def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, chec
         if progress:
             iterator.set_postfix(stage=stage, loss=f"{total / n:.4f}")
     model.eval()
-    bundle = {
+    return {
         "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
         "feature_mean": mean, "feature_std": std, "features": list(CONTINUOUS_FEATURES),
         "priors": {k: np.asarray(v) for k, v in priors.items()},
         "species": list(SPECIES), "coarse_classes": list(schema.COARSE_CLASSES),
         "config": {**cfg, "epochs": epochs, "seed": seed, "coarse_epochs": coarse_epochs, "n_train": int(n)},
-        "history": history,
+        "history": history, "components": list(COMPONENTS),
     }
-    if checkpoint is not None:
-        save_checkpoint(bundle, checkpoint)
-    return bundle
+
+
+# ========================================================================= component selection
+def video_folds(a: dict, n_folds: int) -> np.ndarray | None:
+    """(N,) fold index per box for a video-level split inside train, or None if none is possible.
+
+    A video counts for its most frequent species. Per species, its videos in stable-hash order
+    are dealt to the folds in turn, so every fold holds out about 1 / n_folds of each species'
+    videos; a species with fewer videos than folds stays in training throughout (-1). None
+    when no species has ``n_folds`` videos (nothing could be held out).
+    """
+    from benchwright.hashing import stable_hash64
+
+    video = np.asarray(a["video_id"]).astype(str)
+    cls = _classes(a)
+    fold = np.full(len(video), -1, np.int64)
+    if n_folds < 2 or len(video) == 0:
+        return None
+    videos, inv = np.unique(video, return_inverse=True)
+    counts = np.zeros((len(videos), N_CLASSES), np.int64)
+    np.add.at(counts, (inv, cls), 1)
+    main = counts.argmax(axis=1)  # ties: the lowest species index
+    held_out = False
+    for k in range(N_CLASSES):
+        vids = sorted(np.flatnonzero(main == k), key=lambda v: (stable_hash64(str(videos[v])), str(videos[v])))
+        if len(vids) < n_folds:
+            continue
+        held_out = True
+        for rank, v in enumerate(vids):
+            fold[inv == v] = rank % n_folds
+    return fold if held_out else None
+
+
+def _subset(a: dict, mask) -> dict:
+    out = {k: np.asarray(v)[mask] for k, v in a.items() if k != "image_ids"}
+    out["image_ids"] = np.unique(np.asarray(out["image_id"], np.int64))
+    return out
+
+
+def _combinations() -> list[tuple[str, ...]]:
+    """Every subset of ``COMPONENTS``, smallest first (the empty one is the lift)."""
+    from itertools import combinations
+
+    return [c for r in range(len(COMPONENTS) + 1) for c in combinations(COMPONENTS, r)]
+
+
+def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
+    """Which residual parts to use, chosen on video-level folds inside train (never on validation).
+
+    For each fold of ``video_folds(train, select_folds)`` a network is trained (same seed and
+    settings) on the other folds and predicts the held-out videos; every subset of
+    ``COMPONENTS`` (the parts not in it fall back to the lift) is scored with the evaluator's
+    AP-BEV@0.25 macro (its default protocol) on each held-out fold. The subset with the best
+    mean wins; ties go to the smaller subset, so a correction that does not help stays at zero
+    and the empty subset -- the lift itself -- wins unless something beats it. Returns
+    {components, folds, scores {"+"-joined subset or "lift": mean fold AP}}.
+    """
+    n_folds = int(cfg.get("select_folds", 0))
+    folds = video_folds(train, n_folds) if n_folds >= 2 else None
+    if folds is None:
+        why = "disabled" if n_folds < 2 else "no species has enough train videos for the folds"
+        return {"components": list(COMPONENTS), "folds": 0, "scores": {}, "note": why}
+    from benchwright.evaluation import wildbox as ev
+
+    combos = _combinations()
+    totals = np.zeros(len(combos))
+    for k in range(n_folds):
+        held = folds == k
+        fit = _fit(_subset(train, ~held), epochs, seed, cfg, progress=False)
+        target = _subset(train, held)
+        raw = _raw_outputs(fit, target)
+        gt = {key: target[key] for key in ("image_id", "bbox2d_tight", "bbox2d_proj", "center_cam", "dimensions",
+                                           "R_cam")}
+        gt["category_id"] = _classes(target) + FIRST_CATEGORY_ID
+        for i, combo in enumerate(combos):
+            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0])
+            totals[i] += (m["ap_bev@0.25"]["macro"] or 0.0) / n_folds
+    best = int(np.flatnonzero(totals >= totals.max() - 1e-9)[0])  # smallest subset among the best
+    return {"components": list(combos[best]), "folds": n_folds,
+            "scores": {("+".join(c) or "lift"): float(v) for c, v in zip(combos, totals)}}
 
 
 def save_checkpoint(bundle: dict, path) -> Path:
@@ -568,47 +677,66 @@ def load_checkpoint(path) -> dict:
     return bundle
 
 
-def predict_learned(model, target: dict) -> dict[str, np.ndarray]:
-    """Predictions of the learned head on oracle 2D boxes (target: 2D box, class, K, image size).
-
-    ``model`` is a bundle from ``train_learned`` / ``load_checkpoint`` or a checkpoint path.
-    """
+def _raw_outputs(bundle: dict, target: dict) -> dict[str, np.ndarray]:
+    """The network's residuals on ``target`` in float64 (see ``_decode``)."""
     torch = _torch()
-    bundle = load_checkpoint(model) if isinstance(model, (str, Path)) else model
-    priors = bundle["priors"]
     cfg = bundle["config"]
-    x = learned_features(priors, target)
+    x = learned_features(bundle["priors"], target)
     xn = (x - bundle["feature_mean"]) / bundle["feature_std"]
-    cls = _classes(target)
     net = _build_model(x.shape[1] + N_COARSE + N_CLASSES, cfg["hidden"], cfg.get("dropout", 0.0))
     net.load_state_dict(bundle["state_dict"])
     net.eval()
     with torch.no_grad():
         inp = torch.cat([torch.as_tensor(xn, dtype=torch.float32),
-                         torch.as_tensor(_class_encoding("fine", cls))], dim=1)
-        out = net(inp)
-        log_z, log_dims, R, off, log_b = _decode(
-            out, torch.as_tensor(np.log(ground_plane_depth(priors, target)), dtype=torch.float32),
-            torch.as_tensor(np.log(priors["dims"][cls]), dtype=torch.float32),
-            torch.as_tensor(_rot6d(priors["R"][cls]), dtype=torch.float32), cfg.get("depth_residual", 1.0))
-    z = np.exp(log_z.double().numpy())
+                         torch.as_tensor(_class_encoding("fine", _classes(target)))], dim=1)
+        out = net(inp).double()  # float64 from here: a zero residual leaves the lift bit-exact
+        parts = _decode(out, cfg.get("depth_residual", 1.0))
+    names = ("d_log_z", "d_log_dims", "dR", "offset", "log_b", "log_b_lift")
+    return {k: v.numpy() for k, v in zip(names, parts)}
+
+
+def _assemble(bundle: dict, target: dict, raw: dict, components) -> dict[str, np.ndarray]:
+    """Predictions from the lift plus the residuals of ``components`` (the others stay the lift's)."""
+    comps = set(components)
+    priors = bundle["priors"]
+    cls = _classes(target)
+    z = ground_plane_depth(priors, target)
+    dims = priors["dims"][cls]
+    R = priors["R"][cls]
+    if "depth" in comps:
+        z = z * np.exp(raw["d_log_z"])
+    if "dims" in comps:
+        dims = dims * np.exp(raw["d_log_dims"])
+    if "rotation" in comps:
+        R = R @ raw["dR"]
     b = np.asarray(target["bbox2d_tight"], float)
-    w, h = _box_hw(b)
-    uv = _box_center(b) + off.double().numpy() * np.column_stack([w, h])
+    uv = _box_center(b)
+    if "offset" in comps:
+        uv = uv + raw["offset"] * np.column_stack(_box_hw(b))
     center = backproject(uv, target["K"], z)
-    R = geometry.project_to_so3(R.double().numpy()) if len(cls) else np.zeros((0, 3, 3))
-    dims = np.exp(log_dims.double().numpy())
-    scale = np.exp(log_b.double().numpy())
-    mode = cfg.get("score", "size")
-    if mode == "size":
-        score = None
-    elif mode == "depth_scale":  # exp(-b): the expected relative depth error
-        score = np.exp(-scale)
-    elif mode == "relative":  # expected centre error z * b against the footprint size sqrt(W L)
-        score = np.exp(-z * scale / np.sqrt(dims[:, 0] * dims[:, 2]))
-    else:
-        raise ValueError(f"unknown score mode {mode!r}")
+    score = None  # the lift's
+    if "score" in comps:
+        scale = np.exp(raw["log_b"] if "depth" in comps else raw["log_b_lift"])
+        mode = bundle["config"].get("score", "size")
+        if mode == "depth_scale":  # exp(-b): the expected relative depth error
+            score = np.exp(-scale)
+        elif mode == "relative":  # expected centre error z * b against the footprint size sqrt(W L)
+            score = np.exp(-z * scale / np.sqrt(dims[:, 0] * dims[:, 2]))
+        elif mode != "size":
+            raise ValueError(f"unknown score mode {mode!r}")
     return _predictions(target, center, dims, R, score)
+
+
+def predict_learned(model, target: dict, components=None) -> dict[str, np.ndarray]:
+    """Predictions of the learned head on oracle 2D boxes (target: 2D box, class, K, image size).
+
+    ``model`` is a bundle from ``train_learned`` / ``load_checkpoint`` or a checkpoint path.
+    ``components``: the residual parts to apply (default: the bundle's selection); with none
+    the prediction is the lift's.
+    """
+    bundle = load_checkpoint(model) if isinstance(model, (str, Path)) else model
+    comps = bundle.get("components", COMPONENTS) if components is None else components
+    return _assemble(bundle, target, _raw_outputs(bundle, target), comps)
 
 
 # ====================================================================================== output

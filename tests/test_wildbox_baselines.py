@@ -197,9 +197,71 @@ def test_learned_checkpoint_round_trip(splits, bundle):
     b = bw.predict_learned(path, val)
     for key in a:
         assert np.array_equal(a[key], b[key]), key
-    # The network moved the depth away from the lift (it is not the prior passed through).
+    # The network's depth residual moved away from the lift (it is not the prior passed through).
     lift = bw.predict_lift(splits[0], val)
-    assert not np.allclose(a["center_cam"][:, 2], lift["center_cam"][:, 2])
+    moved = bw.predict_learned(trained, val, components=("depth",))
+    assert not np.allclose(moved["center_cam"][:, 2], lift["center_cam"][:, 2])
+
+
+def test_untrained_learned_head_is_the_lift(splits):
+    """The residual starts at zero: before training the head predicts exactly the lift's boxes."""
+    train, val = splits
+    untrained = bw.train_learned(train, epochs=0, seed=0, progress=False, config={"select_folds": 0})
+    assert untrained["components"] == list(bw.COMPONENTS)
+    lift = bw.predict_lift(train, val)
+    p = bw.predict_learned(untrained, val)
+    for key in ("image_id", "category_id", "bbox", "center_cam", "dimensions", "pose"):
+        assert np.array_equal(p[key], lift[key]), key
+    # With no component switched on, every field is the lift's, the score included.
+    p = bw.predict_learned(untrained, val, components=())
+    for key in lift:
+        assert np.array_equal(p[key], lift[key]), key
+
+
+def _merged(splits):
+    """Train and validation of the tiny build as one 'train' split: two videos per species, so folds exist."""
+    a, b = splits
+    out = {k: np.concatenate([a[k], b[k]]) for k in a if k != "image_ids"}
+    out["image_ids"] = np.union1d(a["image_ids"], b["image_ids"])
+    return out
+
+
+def test_video_folds_hold_out_whole_videos(splits):
+    train, _ = splits
+    assert bw.video_folds(train, 2) is None  # the tiny train split has one video per species: no fold
+    merged = _merged(splits)
+    folds = bw.video_folds(merged, 2)
+    assert folds is not None and set(folds.tolist()) == {0, 1}
+    for v in np.unique(merged["video_id"]):
+        assert len(set(folds[merged["video_id"] == v].tolist())) == 1  # a video is never split
+    for k in np.unique(merged["species"]):  # every species has a video on each side
+        assert set(folds[merged["species"] == k].tolist()) == {0, 1}
+    order = np.random.default_rng(0).permutation(len(folds))
+    shuffled = {key: (v if key == "image_ids" else v[order]) for key, v in merged.items()}
+    assert np.array_equal(bw.video_folds(shuffled, 2), folds[order])  # independent of the row order
+
+
+def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
+    """The components are chosen on video folds inside train; the choice is the best fold score,
+    never below the lift's, and on its training data the head is not worse than the lift."""
+    from benchwright.evaluation import wildbox as ev
+
+    merged = _merged(splits)
+    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=False)
+    sel = trained["selection"]
+    assert sel["folds"] == 2 and len(sel["scores"]) == 2 ** len(bw.COMPONENTS)
+    chosen = "+".join(trained["components"]) or "lift"
+    assert sel["scores"][chosen] == max(sel["scores"].values())
+    assert sel["scores"][chosen] >= sel["scores"]["lift"]
+    assert all(len(k.split("+")) >= len(chosen.split("+")) for k, v in sel["scores"].items()
+               if v == sel["scores"][chosen] and k != "lift") or chosen == "lift"
+    gt = {k: merged[k] for k in ("image_id", "bbox2d_tight", "bbox2d_proj", "center_cam", "dimensions", "R_cam")}
+    gt["category_id"] = merged["species"] + 1000
+
+    def ap(preds):
+        return ev.evaluate(gt, preds, image_ids=merged["image_ids"])["ap_bev@0.25"]["macro"]
+
+    assert ap(bw.predict_learned(trained, merged)) >= ap(bw.predict_lift(merged, merged))
 
 
 def test_checkpoint_of_another_taxonomy_is_refused(bundle, tmp_path):
