@@ -231,7 +231,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # every well-formed box in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
     z = center_cam[scale_set, 2]
     z = z[z > 0]
-    if len(z) >= 3:
+    if seg.normalised:  # a WildBox Omni3D document: normalised by its own segment's boxes already
+        scale, rule = 1.0, "given"
+    elif len(z) >= 3:
         scale, rule = 1.0 / float(np.median(z)), "1/median(z)"
     elif len(z) > 0:
         scale, rule = 1.0 / float(np.max(z)), "1/max(z)"

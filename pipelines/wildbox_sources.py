@@ -50,6 +50,7 @@ class RawSegment:
     point_cloud_url: str | None = None
     track_locator: list = dataclasses.field(default_factory=list)
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
+    normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
 
     @property
     def species(self) -> str | None:
@@ -284,6 +285,11 @@ def parse_omni3d_file(source: str, json_rel: str):
     except SourceError as err:
         raise RecordError(json_rel, str(err)) from None
     rejects = [Reject("box" if "annotation_id" in e.locator else "frame", e.locator, e.reason) for e in errors]
+    # A WildBox document (the release's or our export) is normalised already: info.scene_scales holds the
+    # scales it applied. Its published boxes are not all the segment's boxes, so normalising again
+    # (over the published ones) would move every label.
+    info = doc.get("info") if isinstance(doc, dict) else None
+    normalised = isinstance(info, dict) and bool(info.get("scene_scales"))
     base = posixpath.dirname(json_rel)
     by_segment: dict[str, list] = {}
     for rec in records:
@@ -307,7 +313,7 @@ def parse_omni3d_file(source: str, json_rel: str):
                         str(ann.get("category_name", "")), f"{json_rel}#annotation_id={ann['id']}")
         video = seg_dir.split("/")[-2] if seg_dir.count("/") >= 1 else seg_dir
         segments.append(obs.segment(segment_id=seg_dir, video_id=video, locator=json_rel, frames=frames,
-                                    bbox_source="label"))
+                                    bbox_source="label", normalised=normalised))
     return segments, rejects
 
 

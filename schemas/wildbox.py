@@ -106,7 +106,8 @@ SEGMENTS = Features({
     "species": ClassLabel(names=list(SPECIES)),
     "scale_factor": Value("float64"),
     "scale_rule": Value("string"),            # "1/median(z)", "1/max(z)" (< 3 boxes) or "none", over every
-                                              # well-formed box with z > 0 before any 2D check (the release's rule)
+                                              # well-formed box with z > 0 before any 2D check (the release's rule);
+                                              # "given": the source is normalised already (scale 1)
     "num_frames": Value("int32"),
     "num_boxes": Value("int32"),
     "num_tracks": Value("int32"),

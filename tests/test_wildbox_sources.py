@@ -111,7 +111,10 @@ def test_omni3d_export_builds_back_to_the_same_boxes(tmp_path):
         np.testing.assert_allclose(x["corners_cam"], y["corners_cam"], rtol=1e-9, atol=1e-9)
         assert x["species"] == y["species"]
         np.testing.assert_allclose(x["bbox2d_tight"], y["bbox2d_tight"], atol=1e-9)
-        assert y["scale_factor"] == pytest.approx(1.0, abs=1e-9)  # already normalised
+        # already normalised (over all the segment's boxes, some of which the export does not hold): kept as is
+        assert y["scale_factor"] == 1.0
+    rules = pq.ParquetDataset(sorted((second / "segments").glob("*.parquet"))).read(columns=["scale_rule"])
+    assert set(rules["scale_rule"].to_pylist()) == {"given"}
 
 
 def test_kitti_tracking_sequence_keeps_track_ids(kitti_dir, tmp_path):

@@ -220,7 +220,7 @@ EXPECTATIONS = {
     ],
     "segments": [
         ("ExpectColumnValuesToBeUnique", {"column": "segment_id"}),
-        ("ExpectColumnValuesToBeInSet", {"column": "scale_rule", "value_set": ["1/median(z)", "1/max(z)", "none"]}),
+        ("ExpectColumnValuesToBeInSet", {"column": "scale_rule", "value_set": ["1/median(z)", "1/max(z)", "none", "given"]}),
         _between("scale_factor", 0, None, strict_min=True),
         _between("num_boxes", 0, None),
     ],
