@@ -236,6 +236,9 @@ def test_a_missing_custom_style_is_a_declared_precondition(real):
     wd = WordDoc(real("par-alignment.docx"))
     with pytest.raises(AnchorError):
         ops.apply(wd, "apply_paragraph_style", {"paragraph": "Left aligned."}, {"style": "Our House Style"})
+    # a built-in list style would need its numbering definition too: declared, not attempted
+    with pytest.raises(PreconditionError, match="numbering"):
+        ops.apply(wd, "apply_paragraph_style", {"paragraph": "Left aligned."}, {"style": "List Bullet"})
 
 
 # --------------------------------------------------------------------------- build_case

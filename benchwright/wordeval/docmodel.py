@@ -436,7 +436,6 @@ def add_builtin_style(styles_el, name: str, kind: str | None = None, locator: st
     """Add Word's built-in style ``name`` to a styles part that lacks it; returns its style id.
     Styles it is based on, links to or is followed by are added too when they are built-in
     (references to anything else are dropped, as Word falls back to Normal)."""
-    from benchwright.ooxml.schema_order import wtype
     src = builtin_styles().get(name.lower())
     if src is None or (kind is not None and src.get(qn("w:type")) != kind):
         raise AnchorError(locator, f"no style named {name!r} (and it is not a Word built-in style)")
