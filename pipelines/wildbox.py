@@ -155,13 +155,16 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         frame_ok.append(True)
         frame_rows.append((image.shape[1], image.shape[0]))
 
-    # Camera frame, image-resolution projection.
-    fidx = np.array([frame_pos.get(int(fi), 0) for fi in seg.frame_index], dtype=np.int64)
-    ext = np.stack([f.extrinsic for f in seg.frames])[fidx] if n else np.zeros((0, 3, 4))
-    center_cam = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center) + ext[:, :, 3]
-    # R_ext @ R_world drifts off SO(3) by float noise (and stored rotations keep ~9 digits); the checks
-    # above bound the drift, and the stored rotation is the nearest exact one, as 3D IoU needs.
-    R_cam = geometry.project_to_so3(ext[:, :, :3] @ seg.R) if n else np.zeros((0, 3, 3))
+    # Camera frame, image-resolution projection, for the observations that passed the input checks
+    # only: the others (no frame of the segment, NaN, not a rotation...) get NaN geometry, no frame.
+    fidx = np.array([frame_pos.get(int(fi), -1) for fi in seg.frame_index], dtype=np.int64)
+    center_cam, R_cam = np.full((n, 3), np.nan), np.full((n, 3, 3), np.nan)
+    if scale_set.any():
+        ext = np.stack([f.extrinsic for f in seg.frames])[fidx[scale_set]]
+        center_cam[scale_set] = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center[scale_set]) + ext[:, :, 3]
+        # R_ext @ R_world drifts off SO(3) by float noise (and stored rotations keep ~9 digits); the checks
+        # above bound the drift, and the stored rotation is the nearest exact one, as 3D IoU needs.
+        R_cam[scale_set] = geometry.project_to_so3(ext[:, :, :3] @ seg.R[scale_set])
     Ps, sizes = [], []
     for f, row in zip(seg.frames, frame_rows):
         w, h = row if row else (f.calib_size or (1, 1))
@@ -171,6 +174,8 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         sizes.append((w, h))
     P_frame = np.stack(Ps)
     size_frame = np.array(sizes, dtype=np.int64)
+    size_row = np.zeros((n, 2), dtype=np.int64)  # each observation's image size (0 x 0 without a frame)
+    size_row[fidx >= 0] = size_frame[fidx[fidx >= 0]]
     for i in np.flatnonzero(keep & ~(center_cam[:, 2] > 0)):
         yield reject(i, f"behind the camera (z = {center_cam[i, 2]:.3g} <= 0)", FILTERED)
 
@@ -180,20 +185,17 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
     unclipped = np.full((n, 4), np.nan)
     proj = np.full((n, 4), np.nan)
-    for fpos in np.unique(fidx):
-        sel = np.flatnonzero(fidx == fpos)
+    for fpos in np.unique(fidx[scale_set]):
+        sel = np.flatnonzero(scale_set & (fidx == fpos))
         w, h = size_frame[fpos]
         u, c, _ = geometry.projected_boxes(corners_raw[sel], P_frame[fpos], int(w), int(h))
         unclipped[sel], proj[sel] = u, c
-    # every annotated animal of a frame occludes, whether or not its own record is kept
-    visibility = geometry.occlusion_visibility(corners_raw, P_frame[fidx], size_frame[fidx, 0], size_frame[fidx, 1],
-                                               frame=fidx)
     trunc = geometry.truncation(unclipped, proj)
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
     seg_pts = np.zeros(n, dtype=np.int32)
     for i in np.flatnonzero(keep):
-        w, h = size_frame[fidx[i]]
+        w, h = size_row[i]
         if seg.mask_url[i] is not None:
             try:
                 mask = _decode(seg.mask_url[i], cv2.IMREAD_GRAYSCALE)
@@ -217,15 +219,22 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
             source[i] = schema.BBOX_SOURCES.index(seg.bbox_source)
         else:
             tight[i] = proj[i]
-    tight = np.clip(tight, 0, np.stack([size_frame[fidx, 0] - 1, size_frame[fidx, 1] - 1] * 2, axis=1))
+    tight = np.clip(tight, 0, np.tile(size_row - 1, 2))
     small = keep & ~((tight[:, 2] - tight[:, 0] > 1) & (tight[:, 3] - tight[:, 1] > 1))
     for i in np.flatnonzero(small):
         yield reject(i, "2D box 1 px or less after clipping to the image", FILTERED)
 
     # Record checks on the derived values.
-    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_frame[fidx],
+    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_row,
                                          seg.track_id, seg.frame_index, ROTATION_ATOL):
         yield reject(i, reason)
+
+    # Occlusion among the published boxes of each frame only: a rejected observation (a duplicate,
+    # one of no frame, one a check refused) is not an animal of the frame, so it covers nothing.
+    visibility = np.full(n, np.nan)
+    kept = np.flatnonzero(keep)
+    visibility[kept] = geometry.occlusion_visibility(corners_raw[kept], P_frame[fidx[kept]], size_row[kept, 0],
+                                                     size_row[kept, 1], frame=fidx[kept])
 
     # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over
     # every well-formed box in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
@@ -285,8 +294,8 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "frame_index": pa.array(seg.frame_index[order], pa.int32()),
         **cuboid,
         "K": _fixed(P_frame[fidx[order], :, :3], 3, 3),
-        "image_width": pa.array(size_frame[fidx[order], 0], pa.int32()),
-        "image_height": pa.array(size_frame[fidx[order], 1], pa.int32()),
+        "image_width": pa.array(size_row[order, 0], pa.int32()),
+        "image_height": pa.array(size_row[order, 1], pa.int32()),
         "scale_factor": pa.array(np.full(nb, scale)),
         "split": [split] * nb,
     }, schema=schema.BOXES.arrow_schema)
