@@ -10,8 +10,9 @@
    the unit's allowed side effects and volatile parts (rsids, paraIds, drawing ids, proofErr,
    lastRenderedPageBreak, dates, app.xml, generated bookmark names, field results, authors).
 
-Snapshots are aligned by content (difflib), never by position, so an inserted or deleted
-paragraph shows up as exactly that instead of shifting every later comparison.
+Snapshots are aligned by content (equal items anchored, edited ones paired by similarity), never
+by position, so an inserted or deleted paragraph shows up as exactly that instead of shifting
+every later comparison.
 
 Untrusted outputs are evaluated in a worker subprocess with an address-space limit
 (``resource.setrlimit(RLIMIT_AS)``), a CPU limit and a wall-clock timeout; the batch mode keeps
@@ -241,9 +242,9 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
             allowed.append(pat)
     ref_styles, out_styles = _style_names(rf), _style_names(of)
     allowed_re = _compile(allowed, re.IGNORECASE)
-    diffs = []
+    found = []   # (key, difference): sorted once at the end, only the differences
     missing = object()
-    for k in sorted(union - target_keys):
+    for k in union - target_keys:
         a, b = rf.get(k, missing), of.get(k, missing)
         if a == b:
             continue
@@ -260,10 +261,11 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
             if name not in out_styles:
                 if rf.get(f"styles/{name}/used") or rf.get(f"styles/{name}/custom"):
                     if k.endswith("/type"):
-                        diffs.append({"key": f"styles/{name}", "expected": "present", "actual": "missing"})
+                        found.append((k, {"key": f"styles/{name}", "expected": "present", "actual": "missing"}))
                 continue
         if not close(a, b, _tolerance(k, tol_over)):
-            diffs.append({"key": k, "expected": a, "actual": b})
+            found.append((k, {"key": k, "expected": a, "actual": b}))
+    diffs = [d for _, d in sorted(found, key=lambda kd: kd[0])]
     checks.append({"name": "preservation", "passed": not diffs, "n_differences": len(diffs),
                    "differences": diffs[:max_differences]})
     return {"passed": all(c["passed"] for c in checks), "checks": checks}

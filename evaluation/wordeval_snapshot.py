@@ -26,15 +26,19 @@ document's, after aligning by content (``align_snapshots``).
 """
 from __future__ import annotations
 
-import difflib
+import bisect
+import functools
 import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from lxml import etree
+from rapidfuzz import process
+from rapidfuzz.distance import Indel
 
-from benchwright.ooxml.ns import NS, qn
+from benchwright.ooxml.ns import NS, qn as _qn
 from benchwright.ooxml.package import Package
 from benchwright.wordeval.text import (
     DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, field_type, iter_block_paragraphs, normalize_field_code, plain,
@@ -43,6 +47,9 @@ from benchwright.wordeval.text import (
 
 W = NS["w"]
 _WNS = "{%s}" % W
+# qn() is called per element on hot paths; the same few dozen names are resolved millions of times
+qn = functools.lru_cache(maxsize=None)(_qn)
+W_TBL, W_TBLPR, W_TR, W_TC = qn("w:tbl"), qn("w:tblPr"), qn("w:tr"), qn("w:tc")
 _WP = NS["wp"]
 
 # --------------------------------------------------------------------------------------------
@@ -506,6 +513,9 @@ class _Extractor:
         self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None)
         self.snap = Snapshot()
         self._rpr_cache: dict = {}
+        # keyed by lxml elements: the keys keep their proxies alive, so a lookup finds the same object
+        self._tbl_style: dict = {}
+        self._child_idx: dict = {}
         self._img_hash: dict[tuple, str] = {}
 
     # -------------------------------------------------------------- character properties
@@ -582,22 +592,36 @@ class _Extractor:
         return paras
 
     def _table_context(self, p):
-        tbl_style, loc = None, None
+        """(table style, "cell(row,col)") of a paragraph from its nearest enclosing cell and table.
+
+        Row and cell positions come from one index per table / row, built on first use
+        (``_child_index``): looking them up per paragraph made a table's snapshot quadratic in its rows."""
         tc = None
         for anc in p.iterancestors():
-            if anc.tag == qn("w:tc") and tc is None:
+            tag = anc.tag
+            if tag == W_TC and tc is None:
                 tc = anc
-            if anc.tag == qn("w:tbl"):
-                tblpr = anc.find(qn("w:tblPr"))
-                ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
-                tbl_style = _val(ts) if ts is not None else self.styles.default.get("table")
-                tr = tc.getparent() if tc is not None else None
-                if tr is not None:
-                    r = [x for x in anc if x.tag == qn("w:tr")].index(tr) if tr.getparent() is anc else -1
-                    c = [x for x in tr if x.tag == qn("w:tc")].index(tc) if tc.getparent() is tr else -1
+            elif tag == W_TBL:
+                style = self._tbl_style.get(anc)
+                if style is None:
+                    tblpr = anc.find(W_TBLPR)
+                    ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
+                    style = self._tbl_style[anc] = (_val(ts) if ts is not None else self.styles.default.get("table"),)
+                loc = None
+                if tc is not None:
+                    tr = tc.getparent()
+                    r = self._child_index(anc, W_TR).get(tr, -1)
+                    c = self._child_index(tr, W_TC)[tc]
                     loc = f"cell({r + 1},{c + 1})"
-                break
-        return tbl_style, loc
+                return style[0], loc
+        return None, None
+
+    def _child_index(self, parent, tag) -> dict:
+        """{child: position among ``parent``'s children with ``tag``}, built once per parent."""
+        idx = self._child_idx.get(parent)
+        if idx is None:
+            idx = self._child_idx[parent] = {x: i for i, x in enumerate(parent.iterchildren(tag))}
+        return idx
 
     def _paragraph(self, p, pieces, tbl_style, loc, part) -> Para:
         st = self.styles
@@ -938,35 +962,30 @@ class _Extractor:
             })
 
     def _markers(self) -> None:
-        """Bookmarks and comment anchors: covered text and the paragraph where they start."""
+        """Bookmarks and comment anchors: covered text and the paragraph where they start.
+
+        Covered text is a slice of the story text between the start and end offsets (a marker
+        left open used to grow a string per paragraph: quadratic with many open markers)."""
         paras = self.snap.stories["body"]
-        open_bm: dict[str, dict] = {}
-        open_c: dict[str, dict] = {}
+        story_text = "".join(p.text + "\n" for p in paras)
+        open_bm: dict[str, tuple] = {}
+        open_c: dict[str, tuple] = {}
         bookmarks: dict[str, dict] = {}
         c_anchor: dict[str, dict] = {}
         for pi, para in enumerate(paras):
-            walker = ParagraphWalker("final")
-            # re-walk with positions of markers inside this paragraph
-            events = _marker_events(para.el, walker)
-            pos_text = para.text
-            last = 0
-            for pos, kind, ident, name in events:
-                seg = pos_text[last:pos]
-                for rec in list(open_bm.values()) + list(open_c.values()):
-                    rec["text"] += seg
-                last = pos
+            # positions of the markers inside this paragraph
+            for pos, kind, ident, name in _marker_events(para.el, ParagraphWalker("final")):
+                at = para.start + pos
                 if kind == "bookmarkStart":
-                    open_bm[ident] = {"name": name, "para": pi, "text": ""}
+                    open_bm[ident] = (name, pi, at)
                 elif kind == "bookmarkEnd" and ident in open_bm:
-                    rec = open_bm.pop(ident)
-                    bookmarks.setdefault(rec["name"], {"para": rec["para"], "text": plain(rec["text"])})
+                    name, start_pi, start = open_bm.pop(ident)
+                    bookmarks.setdefault(name, {"para": start_pi, "text": plain(story_text[start:at])})
                 elif kind == "commentRangeStart":
-                    open_c[ident] = {"para": pi, "text": ""}
+                    open_c[ident] = (pi, at)
                 elif kind == "commentRangeEnd" and ident in open_c:
-                    c_anchor[ident] = open_c.pop(ident)
-            seg = pos_text[last:]
-            for rec in list(open_bm.values()) + list(open_c.values()):
-                rec["text"] += seg + "\n"
+                    start_pi, start = open_c.pop(ident)
+                    c_anchor[ident] = {"para": start_pi, "text": story_text[start:at]}
         for name, rec in bookmarks.items():
             if name.startswith("_"):
                 continue   # hidden bookmarks (_Toc, _Ref, _GoBack): Word generates their names
@@ -1221,42 +1240,131 @@ def extract_snapshot(data: bytes | Package, locator: str = "<docx>") -> Snapshot
 # alignment by content
 
 
-def align(ref_keys: list, out_keys: list, similarity=None) -> dict[int, int]:
-    """Map output indices to reference indices by content (difflib), never by position alone.
+# An edited item is paired with a reference item at most this many positions past the previous
+# pair of its block (beyond that it shows as inserted, the far reference item as deleted): bounds
+# the similarity work to O(n * window) when every item changed.
+PAIR_WINDOW = 50
+# Anchoring stops refining after this many items scanned per input item (adversarial repetition);
+# what is left unanchored is paired by similarity like any other changed block.
+ANCHOR_WORK = 16
 
-    Equal runs are matched by SequenceMatcher; inside each replaced block, items are paired
-    greedily in order when they are similar enough (ratio >= 0.5), so an edited paragraph still
-    pairs with its reference and its differences are reported as property changes.
+
+def align(ref_keys: list, out_keys: list, similarity=None) -> dict[int, int]:
+    """Map output indices to reference indices by content, never by position alone.
+
+    Equal items are anchored first (``_anchors``: common prefix and suffix, then items unique on
+    both sides in order, recursively between them, as patience diff does); inside each block
+    left between anchors, items are paired greedily in order with the most similar reference item
+    within ``PAIR_WINDOW`` (the nearest of equally similar ones) when similar enough (ratio >= 0.5,
+    ``_ratio`` unless ``similarity`` is given), so an edited paragraph still pairs
+    with its reference and its differences are reported as property changes.  Near-linear:
+    difflib's SequenceMatcher recursion is quadratic when short equal runs alternate with changes,
+    and pairing every changed item against every other was quadratic in the document.
     """
-    sm = difflib.SequenceMatcher(None, ref_keys, out_keys, autojunk=False)
-    mapping: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        if tag == "equal":
-            for k in range(i2 - i1):
-                mapping[j1 + k] = i1 + k
-        elif tag == "replace":
-            used_i = i1
-            for j in range(j1, j2):
+    anchors = _anchors(ref_keys, out_keys)
+    mapping = {j: i for i, j in anchors}
+    ref_s = [x if isinstance(x, str) else str(x) for x in ref_keys] if similarity is None else ref_keys
+    ref_len = [len(x) for x in ref_s] if similarity is None else None
+    prev_i = prev_j = -1
+    for i, j in anchors + [(len(ref_keys), len(out_keys))]:
+        i1, i2, j1, j2 = prev_i + 1, i, prev_j + 1, j
+        prev_i, prev_j = i, j
+        used_i = i1
+        for jj in range(j1, j2 if i2 > i1 else j1):
+            hi = min(i2, used_i + PAIR_WINDOW)
+            if hi <= used_i:
+                break   # every reference item of the block is paired
+            q = out_keys[jj]
+            if similarity is None and len(q) + max(ref_len[used_i:hi]) <= _CHAR_LIMIT:
+                # all candidates compared by characters: one call, the first best wins
+                hit = process.extractOne(q, ref_s[used_i:hi], scorer=Indel.normalized_similarity, score_cutoff=0.5)
+                best = used_i + hit[2] if hit is not None else None
+            else:
                 best, best_r = None, 0.5
-                for i in range(used_i, i2):
-                    r = similarity(ref_keys[i], out_keys[j]) if similarity else _ratio(ref_keys[i], out_keys[j])
-                    if r >= best_r:
-                        best, best_r = i, r
+                for ii in range(used_i, hi):
+                    r = similarity(ref_keys[ii], q) if similarity else _ratio(ref_s[ii], q, best_r)
+                    if r > best_r or (best is None and r >= best_r):
+                        best, best_r = ii, r
                         if r >= 0.999:
                             break
-                if best is not None:
-                    mapping[j] = best
-                    used_i = best + 1
+            if best is not None:
+                mapping[jj] = best
+                used_i = best + 1
     return mapping
 
 
-def _ratio(a, b) -> float:
+def _anchors(a: list, b: list) -> list[tuple[int, int]]:
+    """Sorted (i, j) pairs with ``a[i] == b[j]``, increasing in both: a common subsequence."""
+    pairs: list[tuple[int, int]] = []
+    budget = ANCHOR_WORK * (len(a) + len(b) + 1)
+    stack = [(0, len(a), 0, len(b))]
+    while stack:
+        alo, ahi, blo, bhi = stack.pop()
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            pairs.append((alo, blo))
+            alo, blo = alo + 1, blo + 1
+        while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+            pairs.append((ahi, bhi))
+        budget -= (ahi - alo) + (bhi - blo)
+        if alo == ahi or blo == bhi or budget < 0:
+            continue
+        count_a, count_b = Counter(a[alo:ahi]), Counter(b[blo:bhi])
+        pos_a = {x: i for i, x in enumerate(a[alo:ahi], alo) if count_a[x] == 1}
+        unique = [(pos_a[x], j) for j, x in enumerate(b[blo:bhi], blo) if count_b[x] == 1 and x in pos_a]
+        for i, j in _increasing(unique):
+            pairs.append((i, j))
+            stack.append((alo, i, blo, j))
+            alo, blo = i + 1, j + 1
+        if unique:
+            stack.append((alo, ahi, blo, bhi))
+    pairs.sort()
+    return pairs
+
+
+def _increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Longest run of ``pairs`` (sorted by j) whose i increase too (patience sorting, O(k log k))."""
+    tails: list[int] = []      # smallest last i of an increasing run of each length
+    tail_at: list[int] = []    # index in pairs of that last element
+    back: list[int] = []
+    for k, (i, _) in enumerate(pairs):
+        n = bisect.bisect_left(tails, i)
+        if n == len(tails):
+            tails.append(i)
+            tail_at.append(k)
+        else:
+            tails[n], tail_at[n] = i, k
+        back.append(tail_at[n - 1] if n else -1)
+    out = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        out.append(pairs[k])
+        k = back[k]
+    return out[::-1]
+
+
+# Similarity cost bounds: texts are compared by characters up to _CHAR_LIMIT characters (both
+# together), by words up to _WORD_LIMIT words, beyond that by their multisets of words (linear).
+_CHAR_LIMIT = 10_000
+_WORD_LIMIT = 40_000
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _ratio(a, b, cutoff: float = 0.0) -> float:
+    """Similarity in [0, 1], 0 below ``cutoff``: 2 * LCS / (len(a) + len(b)) (rapidfuzz's Indel,
+    bit-parallel; difflib's ratio is quadratic in the text length), over characters, or over
+    words for long texts; for huge ones the same formula over word multisets (an upper bound)."""
     if a == b:
         return 1.0
     a, b = str(a), str(b)
-    if not a and not b:
-        return 1.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    if len(a) + len(b) > _CHAR_LIMIT:
+        ids: dict[str, int] = {}   # words as ints: equal words equal, whatever str hashing does
+        a = [ids.setdefault(w, len(ids)) for w in _TOKEN.findall(a)]
+        b = [ids.setdefault(w, len(ids)) for w in _TOKEN.findall(b)]
+        if len(a) + len(b) > _WORD_LIMIT:
+            r = 2 * sum((Counter(a) & Counter(b)).values()) / (len(a) + len(b))
+            return r if r >= cutoff else 0.0
+    return Indel.normalized_similarity(a, b, score_cutoff=cutoff)
 
 
 @dataclass
@@ -1348,7 +1456,7 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
             for pk, pv in p.para.items():
                 out[f"{k}/para.{pk}"] = pv
             for ck, segs in p.chars.items():
-                out[f"{k}/chars.{ck}"] = [list(x) for x in segs]
+                out[f"{k}/chars.{ck}"] = segs   # [[start, end, value], ...], never mutated
             for nk, nv in p.num.items():
                 out[f"{k}/num.{nk}"] = nv
             for di, d in enumerate(p.drawings):
@@ -1388,6 +1496,7 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
             out[f"{k}/{hf}.exists"] = info["part"] is not None
     out["sections/count"] = len(snap.sections)
 
+    el_index: dict[str, dict] = {}   # story -> {w:p element: paragraph index}
     for s, flist in snap.fields.items():
         rs = al.stories.get(s, s)
         for i, f in enumerate(flist):
@@ -1398,8 +1507,9 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
                 out[k + "/locked"] = True
             if "entries" in f:
                 out[k + "/entries"] = f["entries"]
-            para_key = _para_key_of(snap, s, f["para"], pkey)
-            out[k + "/para"] = para_key
+            if s not in el_index:
+                el_index[s] = {p.el: i for i, p in enumerate(snap.stories.get(s, []))}
+            out[k + "/para"] = pkey.get(s, {}).get(el_index[s].get(f["para"]))
 
     for kind, notes in snap.notes.items():
         for j, n in enumerate(notes):
@@ -1446,13 +1556,6 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
     for sk, sv in snap.settings.items():
         out[f"settings/{sk}"] = sv
     return out
-
-
-def _para_key_of(snap: Snapshot, story: str, p_el, pkey) -> str | None:
-    for i, p in enumerate(snap.stories.get(story, [])):
-        if p.el is p_el:
-            return pkey[story].get(i)
-    return None
 
 
 def snapshot_dict(snap: Snapshot) -> dict[str, Any]:

@@ -50,6 +50,12 @@ W_FLDSIMPLE = qn("w:fldSimple")
 W_HYPERLINK = qn("w:hyperlink")
 W_PPR = qn("w:pPr")
 W_RPR = qn("w:rPr")
+W_TBL = qn("w:tbl")
+W_TR = qn("w:tr")
+W_TC = qn("w:tc")
+W_SDT = qn("w:sdt")
+W_SDTCONTENT = qn("w:sdtContent")
+W_CUSTOMXML = qn("w:customXml")
 MC_AC = qn("mc:AlternateContent")
 
 FIELD_BEGIN = "\x13"
@@ -306,23 +312,23 @@ def iter_block_paragraphs(container) -> Iterator:
         tag = c.tag
         if tag == W_P:
             yield c
-        elif tag == qn("w:tbl"):
-            for tr in c.iterchildren(qn("w:tr")):
+        elif tag == W_TBL:
+            for tr in c.iterchildren(W_TR):
                 for tc in row_cells(tr):
                     yield from iter_block_paragraphs(tc)
-        elif tag == qn("w:sdt"):
-            content = c.find(qn("w:sdtContent"))
+        elif tag == W_SDT:
+            content = c.find(W_SDTCONTENT)
             if content is not None:
                 yield from iter_block_paragraphs(content)
-        elif tag in (qn("w:customXml"), W_INS, W_DEL, W_MOVETO, W_MOVEFROM):
+        elif tag in (W_CUSTOMXML, W_INS, W_DEL, W_MOVETO, W_MOVEFROM):
             yield from iter_block_paragraphs(c)
 
 
 def row_cells(tr):
     for c in tr:
-        if c.tag == qn("w:tc"):
+        if c.tag == W_TC:
             yield c
-        elif c.tag in (qn("w:sdt"), qn("w:customXml")):
-            content = c.find(qn("w:sdtContent")) if c.tag == qn("w:sdt") else c
+        elif c.tag in (W_SDT, W_CUSTOMXML):
+            content = c.find(W_SDTCONTENT) if c.tag == W_SDT else c
             if content is not None:
-                yield from (x for x in content if x.tag == qn("w:tc"))
+                yield from (x for x in content if x.tag == W_TC)

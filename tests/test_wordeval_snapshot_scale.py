@@ -1,0 +1,118 @@
+"""Snapshot and alignment work grows (near) linearly with the document (issue 8).
+
+Work is counted, not timed: the number of Python lines executed (``sys.settrace``) is the same on
+every run for the same input, so doubling the input must roughly double it (a quadratic step
+quadruples it). Wall-clock numbers on a large document are in ``benchmarks/wordeval.py --large``.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from benchwright.benchmarks.wordeval import edit_every_paragraph, large_document
+from benchwright.evaluation.wordeval import evaluate_docx
+from benchwright.evaluation.wordeval_snapshot import PAIR_WINDOW, align, extract_snapshot
+
+ORACLE = {"targets": [], "allowed_side_effects": []}
+
+
+def _lines(fn, *args) -> int:
+    """Python lines executed by ``fn(*args)`` (all frames, library code included)."""
+    n = 0
+
+    def local(frame, event, arg):
+        nonlocal n
+        if event == "line":
+            n += 1
+        return local
+
+    sys.settrace(lambda frame, event, arg: local)
+    try:
+        fn(*args)
+    finally:
+        sys.settrace(None)
+    return n
+
+
+def _growth(fn, small, large) -> float:
+    fn(small)   # warm caches (styles, names) so both counts measure the same work
+    return _lines(fn, large) / _lines(fn, small)
+
+
+def test_table_snapshot_work_is_linear_in_rows():
+    docs = {rows: large_document(n_paragraphs=2, n_rows=rows) for rows in (60, 240)}
+    growth = _growth(lambda rows: extract_snapshot(docs[rows]), 60, 240)
+    assert growth < 6, growth          # 4x the rows: ~4x the work (was ~13x: every row listed per paragraph)
+
+
+def test_table_positions_are_right():
+    snap = extract_snapshot(large_document(n_paragraphs=3, n_rows=40, n_cols=3))
+    cells = [p for p in snap.stories["body"] if p.loc]
+    assert len(cells) == 120
+    assert [p.loc for p in cells[:4]] == ["cell(1,1)", "cell(1,2)", "cell(1,3)", "cell(2,1)"]
+    assert cells[-1].loc == "cell(40,3)" and cells[-1].text.startswith("r39 c2 ")
+
+
+def _edited(texts):
+    return [t + "*" for t in texts]
+
+
+def _texts(n):
+    return [f"{i}. " + " ".join(["river survey station sample growth"[i % 7:], "northern report", str(i * 7919)])
+            for i in range(n)]
+
+
+@pytest.mark.parametrize("similarity", [None, "callable"])
+def test_every_item_edited_pairs_in_order_with_bounded_work(similarity):
+    ref = _texts(400)
+    calls = []
+
+    def counting(a, b):
+        from benchwright.evaluation.wordeval_snapshot import _ratio
+        calls.append(1)
+        return _ratio(a, b)
+
+    m = align(ref, _edited(ref), counting if similarity else None)
+    assert m == {j: j for j in range(400)}
+    if similarity:
+        assert len(calls) <= 400 * PAIR_WINDOW   # was every remaining item for each: ~80,000
+    growth = _growth(lambda n: align(_texts(n), _edited(_texts(n)), counting if similarity else None), 200, 800)
+    assert growth < 6, growth                    # 4x the items: ~4x the work (was ~16x)
+
+
+def test_alternating_changes_anchor_with_linear_work():
+    def pair(n):
+        ref = _texts(n)
+        out = [t + "*" if i % 2 else t for i, t in enumerate(ref)]   # every other item edited
+        return ref, out
+
+    ref, out = pair(300)
+    assert align(ref, out) == {j: j for j in range(300)}
+    growth = _growth(lambda n: align(*pair(n)), 200, 800)
+    assert growth < 6, growth   # difflib's longest-block recursion took ~16x here
+
+
+def test_alignment_pairs_by_content():
+    ref = ["Intro", "", "Alpha paragraph text", "", "Beta paragraph text", "", "Gamma paragraph text"]
+    # a deleted paragraph, an edited one, an inserted one; the empty paragraphs stay paired in order
+    out = ["Intro", "", "", "Beta paragraph text!", "A brand new line of text", "", "Gamma paragraph text"]
+    m = align(ref, out)
+    assert m[0] == 0 and m[3] == 4 and m[6] == 6 and 4 not in m
+    assert m[1] == 1 and m[2] == 3 and m[5] == 5
+    # an edit far from any equal item still pairs with the most similar candidate, the nearest of equals
+    assert align(["x one", "same text", "same text"], ["same text!"]) == {0: 1}
+    # nothing similar: nothing paired
+    assert align(["completely different"], ["zz"]) == {}
+
+
+def test_large_document_evaluates_and_pairs_every_edited_paragraph():
+    ref = large_document(n_paragraphs=120, n_rows=80)
+    assert evaluate_docx(ref, ref, ORACLE)["passed"]
+    rep = evaluate_docx(ref, edit_every_paragraph(ref), ORACLE)
+    pres = [c for c in rep["checks"] if c["name"] == "preservation"][0]
+    assert not rep["passed"] and rep["rejected"] is None
+    keys = [d["key"] for d in pres["differences"]]
+    # edited paragraphs are reported as text changes of their reference paragraph, not as extra ones
+    assert keys and all("/X" not in k for k in keys), keys
+    assert "body/P0/text" in keys
