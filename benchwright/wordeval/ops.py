@@ -1927,13 +1927,6 @@ def _heading_level(wd: WordDoc, p) -> int | None:
     return None
 
 
-def _toc_styles(wd: WordDoc) -> None:
-    for lvl in range(1, 4):
-        wd.ensure_style(f"TOC{lvl}", f"toc {lvl}", "paragraph", based_on="Normal",
-                        ppr=(f'<w:pPr><w:tabs><w:tab w:val="right" w:leader="dot" w:pos="9350"/></w:tabs>'
-                             f'<w:spacing w:after="100"/><w:ind w:left="{220 * (lvl - 1)}"/></w:pPr>'))
-
-
 def _toc_entries(wd: WordDoc, switches: str) -> list[tuple[int, str]]:
     m = re.search(r'\\o\s+"(\d)-(\d)"', switches)
     lo, hi = (int(m.group(1)), int(m.group(2))) if m else (1, 3)
@@ -1951,7 +1944,8 @@ def _toc_entries(wd: WordDoc, switches: str) -> list[tuple[int, str]]:
 
 
 def _toc_paragraphs(wd: WordDoc, code: str) -> list:
-    _toc_styles(wd)
+    # Word's built-in "toc N" styles (added when the document lacks them)
+    sids = {lvl: wd.style(f"TOC {lvl}", "paragraph").style_id for lvl in range(1, 4)}
     entries = _toc_entries(wd, code)
     no_pages = "\\n" in code
     paras = []
@@ -1960,7 +1954,12 @@ def _toc_paragraphs(wd: WordDoc, code: str) -> list:
     for i, (lvl, text) in enumerate(entries):
         p = w_el("w:p")
         ppr = w_el("w:pPr")
-        ppr.append(w_el("w:pStyle", val=f"TOC{min(lvl, 3)}"))
+        ppr.append(w_el("w:pStyle", val=sids[min(lvl, 3)]))
+        if not no_pages:
+            # the right-aligned, dot-leader tab for the page number sits on each TOC paragraph, as Word writes it
+            tabs = w_el("w:tabs")               # after w:pStyle in CT_PPr order
+            tabs.append(w_el("w:tab", val="right", leader="dot", pos=9350))
+            ppr.append(tabs)
         p.append(ppr)
         if i == 0:
             for r in _field_runs(code, "")[:3]:
