@@ -2,7 +2,8 @@
 
 Reading is lenient about which optional fields exist (so Omni3D's own files load) but strict
 about the geometry it returns. Writing produces exactly the WildBox record of
-docs/reference/wildbox.md, in that key order, as deterministic JSON.
+docs/reference/wildbox.md, in that key order, then our own measured fields (``MEASURED_FIELDS``),
+as deterministic JSON.
 """
 from __future__ import annotations
 
@@ -22,11 +23,14 @@ DOCUMENT_KEYS = ("info", "images", "categories", "annotations")
 INFO_FIELDS = ("id", "source", "name", "split", "version", "known_category_ids", "scene_scales")
 CATEGORY_FIELDS = ("id", "name", "supercategory")
 IMAGE_FIELDS = ("id", "dataset_id", "file_path", "height", "width", "K")
+# Our measurements, in fields of their own: the release's fields, which training code reads, keep
+# the release's meaning (loaders.wildbox.OMNI3D_FIELD_NOTES says what each field holds).
+MEASURED_FIELDS = ("support_points", "projected_truncation", "occlusion_visibility")
 ANNOTATION_FIELDS = (
     "id", "image_id", "dataset_id", "category_id", "category_name", "valid3D", "behind_camera",
     "bbox", "bbox2D_tight", "bbox2D_trunc", "bbox2D_proj", "bbox3D_cam", "center_cam",
     "dimensions", "R_cam", "truncation", "visibility", "segmentation_pts", "lidar_pts",
-    "depth_error", "area", "iscrowd", "track_id", "bbox_source",
+    "depth_error", "area", "iscrowd", "track_id", "bbox_source", *MEASURED_FIELDS,
 )
 # Array fields and their shapes; reading requires the 3D box and K, the 2D boxes when present.
 _IMAGE_ARRAYS = {"K": (3, 3)}

@@ -23,6 +23,73 @@ EXPORT_BOX_COLUMNS = ["box_id", "frame_id", "image_id", "track_id", "species", "
                       "bbox_source", "truncation", "visibility", "segmentation_pts", "support_points",
                       "kitti_representable", "kitti_reason"]
 FIGURES = "_build/figures"
+# What the release's Omni3D files hold where they hold a constant (docs/reference/wildbox.md): stock
+# Cube R-CNN / OVMono3D training ignores a box with lidar_pts or segmentation_pts 0, truncation at or
+# above, or visibility at or below its thresholds, so these keep training on our export the same as
+# on the release. Omni3D writes -1 for a value it does not have; its loader ignores only 0.
+RELEASE_TRUNCATION, RELEASE_VISIBILITY, RELEASE_LIDAR_PTS, RELEASE_DEPTH_ERROR = 0.0, 1.0, 10, 0.0
+UNAVAILABLE = -1
+_SAME = "same meaning"
+_OURS = "same field, our values"
+# Every field of the Omni3D export: (field, what it holds, how it differs from the release's files and why).
+OMNI3D_FIELD_NOTES = (
+    ("info.id", "the collection: 1 train, 2 validation", _OURS),
+    ("info.source", '"wildbox"', _SAME),
+    ("info.name", '"WildBox <split>"', _OURS),
+    ("info.split", "train or validation", _SAME),
+    ("info.version", '"1.0"', _OURS),
+    ("info.known_category_ids", "1000-1005", _SAME),
+    ("info.scene_scales", "per segment, the scale s applied (normalised = raw reconstruction units x s)",
+     "as the release: s = 1/median(z) over all the segment's boxes with z > 0, before any 2D check"),
+    ("images.id", "a stable 53-bit hash of the frame id (exact as a JSON number)", _OURS + " (the same on every rebuild)"),
+    ("images.dataset_id", "the collection (info.id), never the species", _SAME),
+    ("images.file_path", "the frame under exports/images/, relative to the dataset folder",
+     "the release's paths are absolute (they break when the data moves)"),
+    ("images.height, images.width", "the frame's size in pixels", _SAME),
+    ("images.K", "intrinsics at the frame's resolution", _SAME),
+    ("categories", "id 1000-1005, species name, supercategory animal", _SAME),
+    ("annotations.id", "a stable 53-bit hash of the box id", _OURS + " (the same on every rebuild)"),
+    ("annotations.image_id", "the frame's images.id", _SAME),
+    ("annotations.dataset_id", "the frame's collection, never the species", _SAME),
+    ("annotations.category_id, category_name", "the species (1000-1005)", _SAME),
+    ("annotations.valid3D", "true", _SAME),
+    ("annotations.behind_camera", "false: every published centre is in front of the camera",
+     "same meaning; the release also keeps only boxes with z > 0"),
+    ("annotations.bbox", "bbox2D_tight as x, y, w, h", "same field (x, y, w, h)"),
+    ("annotations.bbox2D_tight", "the SAM3 mask extent, else the VGGT (or label) box, else the projected "
+     "box, clipped to the image (bbox_source says which)", _SAME),
+    ("annotations.bbox2D_trunc", "bbox2D_tight",
+     "as the release, whose Cube R-CNN training reads its 2D target here (TRUNC_2D_BOXES=True); Omni3D's "
+     "own datasets put the clipped projected box here, which is bbox2D_proj"),
+    ("annotations.bbox2D_proj", "the projected cuboid's box, clipped to the image", _SAME),
+    ("annotations.bbox3D_cam, center_cam, dimensions", "the cuboid in normalised units, centre, [W, H, L]",
+     _SAME),
+    ("annotations.R_cam", "the rotation to the camera frame (full 3x3)",
+     "the nearest exact rotation to the release's R_ext R_world, which drifts off SO(3) by float noise"),
+    ("annotations.truncation", f"{RELEASE_TRUNCATION:g}",
+     "the release's constant: a measured value would make Cube R-CNN drop truncated boxes the release "
+     "trains on; ours is projected_truncation"),
+    ("annotations.visibility", f"{RELEASE_VISIBILITY:g}",
+     "the release's constant, for the same reason; ours is occlusion_visibility"),
+    ("annotations.segmentation_pts", f"SAM3 mask pixels, capped at 10,000; {UNAVAILABLE} without a mask",
+     "as the release where there is a mask; without one Omni3D's 'unavailable' (-1), as 0 would make "
+     "Cube R-CNN drop the box"),
+    ("annotations.lidar_pts", f"{RELEASE_LIDAR_PTS}",
+     "the release's constant (there is no lidar): our points inside the cuboid are support_points, "
+     "0 for many boxes, which Cube R-CNN would drop"),
+    ("annotations.depth_error", f"{RELEASE_DEPTH_ERROR:g}", "the release's constant"),
+    ("annotations.area", "bbox2D_tight's area in pixels", "same field"),
+    ("annotations.iscrowd", "0", _SAME),
+    ("annotations.track_id", "the track within its segment", _SAME),
+    ("annotations.bbox_source", "sam3, vggt, label (a KITTI / Omni3D source) or projected",
+     "the release has sam3 and vggt only"),
+    ("annotations.support_points", f"reconstruction points inside the cuboid; {UNAVAILABLE} without a point "
+     "cloud (the boxes config's support_points)", "ours only"),
+    ("annotations.projected_truncation", "share of the projected box outside the image (the boxes "
+     "config's truncation)", "ours only"),
+    ("annotations.occlusion_visibility", f"share of the projected cuboid silhouette no nearer published "
+     f"cuboid covers; {UNAVAILABLE} when unknown (the boxes config's visibility)", "ours only"),
+)
 # KITTI's occluded column from ``visibility``: >= 0.9 fully visible (0), >= 0.5 partly occluded
 # (1), else largely occluded (2); unknown (no visibility) is 3, as in KITTI.
 KITTI_OCCLUSION_LEVELS = (0.9, 0.5)
@@ -144,19 +211,24 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
 
     def annotations():
         tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
+        sam3 = schema.BBOX_SOURCES.index("sam3")
         for i, (box_id, track, source, trunc, vis, segpts, support) in enumerate(zip(*columns)):
             x1, y1, x2, y2 = tight[i]
+            # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
             yield {
                 "id": int(_ann_id(box_id)), "image_id": int(a["image_id"][i]), "dataset_id": dataset_id,
                 "category_id": int(a["category_id"][i]), "category_name": schema.SPECIES[a["species"][i]],
                 "valid3D": True, "behind_camera": False,
-                "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": proj[i],
+                "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": tight[i],
                 "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
                 "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
-                "truncation": trunc, "visibility": -1.0 if vis is None else vis,
-                "segmentation_pts": segpts, "lidar_pts": support, "depth_error": -1.0,
+                "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
+                "segmentation_pts": segpts if source == sam3 else UNAVAILABLE, "lidar_pts": RELEASE_LIDAR_PTS,
+                "depth_error": RELEASE_DEPTH_ERROR,
                 "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
                 "bbox_source": schema.BBOX_SOURCES[source],
+                "support_points": support, "projected_truncation": trunc,
+                "occlusion_visibility": UNAVAILABLE if vis is None or np.isnan(vis) else vis,
             }
 
     info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
@@ -270,6 +342,8 @@ def card_statistics(root: Path) -> dict:
         "figures": figures,
     }
     context["label_quality"] = label_quality(root)
+    context["omni3d_fields"] = markdown_table(["field", "holds", "against the release's files"],
+                                              [list(row) for row in OMNI3D_FIELD_NOTES])
     results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
     if results.exists():
         context["results_table"] = results.read_text().strip()

@@ -61,7 +61,7 @@ _CUBOID = {
     "bbox2d_proj": _vec(4),                   # xyxy: projected corners, clipped to the image
     "bbox_source": ClassLabel(names=list(BBOX_SOURCES)),
     "truncation": Value("float32"),           # fraction of the projected box outside the image
-    "visibility": Value("float32"),           # silhouette share no nearer cuboid covers (geometry.occlusion_visibility)
+    "visibility": Value("float32"),           # silhouette share no nearer published cuboid covers (geometry.occlusion_visibility)
     "segmentation_pts": Value("int32"),       # mask pixel count, capped at 10,000
     "support_points": Value("int32"),         # reconstruction points inside the cuboid (Open3D)
     "ground_offset": Value("float32"),        # box bottom above the segment's ground plane, in box heights

@@ -23,7 +23,7 @@ def annotation(ann_id, image_id, center, ypr, category=(1002, "elephant")):
         "bbox2D_proj": box[0], "bbox3D_cam": c[0], "center_cam": np.asarray(center, float), "dimensions": dims,
         "R_cam": R, "truncation": 0.0, "visibility": 1.0, "segmentation_pts": 812, "lidar_pts": 10,
         "depth_error": 0.0, "area": (x2 - x1) * (y2 - y1), "iscrowd": 0, "track_id": ann_id % 2,
-        "bbox_source": "sam3",
+        "bbox_source": "sam3", "support_points": 57, "projected_truncation": 0.0, "occlusion_visibility": 0.8,
     }
 
 

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from benchwright.cli import main as cli_main
+from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox import SPLIT_RULE
 from benchwright.splits import assign
 from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
@@ -186,6 +187,54 @@ def test_exports_omni3d_and_kitti(built):
         rows = sum(len(f.read_text().splitlines()) for f in (kitti / "label_2").glob("*.txt"))
         assert rows + len(listed) == len(doc["annotations"])
         assert all(entry["reason"] for entry in listed)
+
+
+# Stock Cube R-CNN's training filter (cubercnn/data/datasets.py is_ignore) on the fields it reads
+# besides the 2D box size, with the thresholds of its Base.yaml (truncation 0.75, visibility 0.25).
+def cube_rcnn_ignores(ann: dict) -> bool:
+    return bool(ann["behind_camera"] or not ann["valid3D"] or min(ann["dimensions"]) <= 0
+                or ann["lidar_pts"] == 0 or ann["segmentation_pts"] == 0 or ann["depth_error"] > 0.5
+                or 0.75 <= ann["truncation"] or 0 <= ann["visibility"] <= 0.25)
+
+
+def test_omni3d_training_fields_mean_what_the_release_files_mean(built):
+    from benchwright.loaders.omni3d import ANNOTATION_FIELDS
+
+    rows = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
+        columns=["box_id", "bbox2d_tight", "bbox2d_proj", "bbox_source", "truncation", "visibility",
+                 "segmentation_pts", "support_points"]).to_pylist()
+    # the measured values hold boxes Cube R-CNN would drop: no mask pixels, no support points
+    assert any(r["segmentation_pts"] == 0 for r in rows) and any(r["support_points"] == 0 for r in rows)
+    by_id = {stable_int_id(r["box_id"]): r for r in rows}
+    anns = [a for split in ("train", "validation")
+            for a in json.loads((built / "exports" / "omni3d" / f"WildBox_{split}.json").read_text())["annotations"]]
+    assert len(anns) == len(rows)
+    for a in anns:
+        r = by_id[a["id"]]
+        assert list(a) == list(ANNOTATION_FIELDS)
+        assert not cube_rcnn_ignores(a), a["id"]
+        # the release's meaning: the 2D target is the tight box, constants where the release has them
+        assert a["bbox2D_trunc"] == a["bbox2D_tight"] == r["bbox2d_tight"] and a["bbox2D_proj"] == r["bbox2d_proj"]
+        assert (a["truncation"], a["visibility"], a["lidar_pts"], a["depth_error"]) == (0, 1, 10, 0)
+        sam3 = a["bbox_source"] == "sam3"
+        assert a["segmentation_pts"] == (r["segmentation_pts"] if sam3 else -1) and (a["segmentation_pts"] > 0) == sam3
+        # our measurements, in fields of their own
+        assert a["support_points"] == r["support_points"]
+        assert a["projected_truncation"] == r["truncation"]
+        assert a["occlusion_visibility"] == (-1 if r["visibility"] is None else r["visibility"])
+
+
+def test_the_card_lists_every_exported_field(built):
+    from benchwright.loaders import omni3d
+    from benchwright.loaders.wildbox import OMNI3D_FIELD_NOTES
+
+    documented = {part.strip().split(".")[-1] for name, _, _ in OMNI3D_FIELD_NOTES for part in name.split(",")}
+    sections = {name.split(".")[0] for name, _, _ in OMNI3D_FIELD_NOTES}
+    assert set(omni3d.ANNOTATION_FIELDS) | set(omni3d.IMAGE_FIELDS) | set(omni3d.INFO_FIELDS) <= documented
+    assert set(omni3d.DOCUMENT_KEYS) == sections
+    card = (built / "README.md").read_text()
+    for name, holds, release in OMNI3D_FIELD_NOTES:
+        assert f"| {name} | {holds} | {release} |" in card
 
 
 def test_two_builds_are_byte_identical_in_memory_and_multiprocessing(source, built, tmp_path):
