@@ -377,11 +377,14 @@ class WordDoc:
 
 # Word's built-in definitions of the styles its own template does not carry: the TOC levels as
 # Word 2013+ writes them when a table of contents first uses them (220 twips more indent a level).
-_EXTRA_BUILTINS = "".join(
-    f'<w:style w:type="paragraph" w:styleId="TOC{n}"><w:name w:val="toc {n}"/><w:basedOn w:val="Normal"/>'
-    f'<w:next w:val="Normal"/><w:autoRedefine/><w:uiPriority w:val="39"/><w:unhideWhenUsed/>'
-    f'<w:pPr><w:spacing w:after="100"/>{f"<w:ind w:left={chr(34)}{220 * (n - 1)}{chr(34)}/>" if n > 1 else ""}'
-    f'</w:pPr></w:style>' for n in range(1, 10))
+def _toc_style_xml(n: int) -> str:
+    ind = f'<w:ind w:left="{220 * (n - 1)}"/>' if n > 1 else ""
+    return (f'<w:style w:type="paragraph" w:styleId="TOC{n}"><w:name w:val="toc {n}"/><w:basedOn w:val="Normal"/>'
+            f'<w:next w:val="Normal"/><w:autoRedefine/><w:uiPriority w:val="39"/><w:unhideWhenUsed/>'
+            f'<w:pPr><w:spacing w:after="100"/>{ind}</w:pPr></w:style>')
+
+
+_EXTRA_BUILTINS = "".join(_toc_style_xml(n) for n in range(1, 10))
 
 
 @functools.lru_cache(maxsize=1)
