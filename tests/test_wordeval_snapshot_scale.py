@@ -116,3 +116,45 @@ def test_large_document_evaluates_and_pairs_every_edited_paragraph():
     # edited paragraphs are reported as text changes of their reference paragraph, not as extra ones
     assert keys and all("/X" not in k for k in keys), keys
     assert "body/P0/text" in keys
+
+
+def _paragraphs_with(n: int, inner_xml) -> bytes:
+    """n body paragraphs, each holding ``inner_xml`` (a str formatted with the paragraph's index, or
+    a function of it) before its text."""
+    import io
+
+    import docx
+    from lxml import etree
+
+    d = docx.Document()
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    for i in range(n):
+        p = d.add_paragraph(f"Paragraph {i} text")
+        inner = inner_xml(i) if callable(inner_xml) else inner_xml.format(i=i)
+        for el in etree.fromstring(f"<x {w}>{inner}</x>"):
+            p._p.insert(0, el)
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+def test_open_bookmarks_cost_linear_work():
+    # every paragraph opens a bookmark that never closes, and one bookmark spans the whole body
+    docs = {n: _paragraphs_with(n, '<w:bookmarkStart w:id="{i}" w:name="open{i}"/>') for n in (50, 400)}
+    growth = _growth(lambda n: extract_snapshot(docs[n]), 50, 400)
+    assert growth < 9, growth   # 8x the paragraphs; each open bookmark's text grew by every later one: ~14x
+    # covered text is still the text between start and end, across paragraphs
+    spanning = _paragraphs_with(3, lambda i: {0: '<w:bookmarkStart w:id="90" w:name="all"/>',
+                                              2: '<w:bookmarkEnd w:id="90"/>'}.get(i, ""))
+    assert extract_snapshot(spanning).bookmarks["all"] == {"para": 0, "text": "Paragraph 0 text\nParagraph 1 text\n"}
+
+
+def test_fields_flatten_with_linear_work():
+    from benchwright.evaluation.wordeval_snapshot import snapshot_dict
+    snaps = {n: extract_snapshot(_paragraphs_with(n, '<w:fldSimple w:instr=" PAGE "><w:r><w:t>{i}</w:t></w:r>'
+                                                     '</w:fldSimple>')) for n in (50, 400)}
+    assert len(snaps[50].fields["body"]) == 50
+    flat = snapshot_dict(snaps[50])
+    assert flat["fields/body/F7/para"] == "body/P7" and flat["fields/body/F7/code"] == "PAGE"
+    growth = _growth(lambda n: snapshot_dict(snaps[n]), 50, 400)
+    assert growth < 9, growth   # 8x the fields; each looked its paragraph up in the whole story: ~11x
