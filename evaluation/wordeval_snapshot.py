@@ -38,6 +38,7 @@ from lxml import etree
 from rapidfuzz import process
 from rapidfuzz.distance import Indel
 
+from benchwright.errors import RecordError
 from benchwright.ooxml.ns import NS, qn as _qn
 from benchwright.ooxml.package import Package
 from benchwright.wordeval.text import (
@@ -370,14 +371,16 @@ def theme_fonts(pkg: Package, main: str) -> dict[str, str]:
 
 
 class Numbering:
-    def __init__(self, root):
+    def __init__(self, root, locator: str = "numbering.xml"):
         self.abstract: dict[str, dict[int, dict]] = {}
         self.nums: dict[str, tuple[str, dict[int, dict]]] = {}
         if root is None:
             return
         for an in root.findall(qn("w:abstractNum")):
             aid = an.get(_WNS + "abstractNumId")
-            self.abstract[aid] = {_int(lvl.get(_WNS + "ilvl")): self._level(lvl) for lvl in an.findall(qn("w:lvl"))}
+            where = f"{locator}#abstractNumId={aid}"
+            self.abstract[aid] = {_int(lvl.get(_WNS + "ilvl")): self._level(lvl, where)
+                                  for lvl in an.findall(qn("w:lvl"))}
             link = an.find(qn("w:numStyleLink"))
             if link is not None:
                 self.abstract[aid]["_styleLink"] = _val(link)
@@ -387,20 +390,22 @@ class Numbering:
             overrides = {}
             for ov in num.findall(qn("w:lvlOverride")):
                 ilvl = _int(ov.get(_WNS + "ilvl"))
+                where = f"{locator}#numId={nid},ilvl={ilvl}"
                 rec = {}
                 so = ov.find(qn("w:startOverride"))
                 if so is not None:
-                    rec["startOverride"] = _int(_val(so))
+                    rec["startOverride"] = _decimal(_val(so), where, "w:startOverride")
                 lvl = ov.find(qn("w:lvl"))
                 if lvl is not None:
-                    rec["lvl"] = self._level(lvl)
+                    rec["lvl"] = self._level(lvl, where)
                 overrides[ilvl] = rec
             self.nums[nid] = (aid, overrides)
 
     @staticmethod
-    def _level(lvl) -> dict:
+    def _level(lvl, where: str) -> dict:
+        start = _child_val(lvl, "start")
         return {
-            "start": _int(_child_val(lvl, "start") or 1),
+            "start": 1 if start is None else _decimal(start, f"{where},ilvl={lvl.get(_WNS + 'ilvl')}", "w:start"),
             "numFmt": _child_val(lvl, "numFmt") or "decimal",
             "lvlText": _child_val(lvl, "lvlText") or "",
             "lvlRestart": _int(_child_val(lvl, "lvlRestart")) if _child_val(lvl, "lvlRestart") else None,
@@ -420,23 +425,45 @@ class Numbering:
         return aid, lvl
 
 
-_ROMAN = [(1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"),
+def _decimal(value: str | None, locator: str, what: str) -> int:
+    """A numbering value (ST_DecimalNumber, an integer). Anything else refuses the document by
+    name: which value Word would count from is not documented, so no label could be trusted."""
+    v = (value or "").strip()
+    if re.fullmatch(r"[+-]?[0-9]+", v):
+        try:
+            return int(v)
+        except ValueError:   # more digits than Python converts (sys.get_int_max_str_digits)
+            pass
+    raise RecordError(locator, f"{what} value {value!r} is not an integer (ST_DecimalNumber)")
+
+
+_ROMAN = [(900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"),
           (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")]
+# Letter and roman labels repeat a symbol as often as the value demands (lowerLetter 27 -> "aa",
+# lowerRoman 4000 -> "mmmm", thousands as repeated "m" as the numerals have no larger symbol);
+# a run longer than _MAX_RUN is written "<symbol>*<count>", so a huge w:start (2,000,000,000 in
+# lowerLetter is 76,923,077 letters) costs a few bytes, in constant time, and still compares exactly.
+_MAX_RUN = 32
+
+
+def _repeat(symbol: str, count: int) -> str:
+    return symbol * count if count <= _MAX_RUN else f"{symbol}*{count}"
 
 
 def format_number(n: int, fmt: str) -> str:
+    """Word's list label for value ``n`` in number format ``fmt``, computed arithmetically."""
     if fmt in ("decimal", "decimalZero"):
         return f"{n:02d}" if fmt == "decimalZero" and n < 10 else str(n)
     if fmt in ("lowerLetter", "upperLetter"):
         n = max(n, 1)
-        s = chr(ord("a") + (n - 1) % 26) * ((n - 1) // 26 + 1)
+        s = _repeat(chr(ord("a") + (n - 1) % 26), (n - 1) // 26 + 1)
         return s.upper() if fmt == "upperLetter" else s
     if fmt in ("lowerRoman", "upperRoman"):
-        out, m = "", max(n, 1)
-        for v, sym in _ROMAN:
-            while m >= v:
-                out += sym
-                m -= v
+        thousands, m = divmod(max(n, 1), 1000)
+        out = _repeat("m", thousands)
+        for v, sym in _ROMAN:   # m < 1000: at most a dozen steps
+            k, m = divmod(m, v)
+            out += sym * k
         return out.upper() if fmt == "upperRoman" else out
     if fmt == "bullet":
         return "•"
@@ -510,7 +537,8 @@ class _Extractor:
                 _STYLES_CACHE.pop(next(iter(_STYLES_CACHE)))
         self.styles = cached
         nparts = pkg.related(self.main, "numbering")
-        self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None)
+        self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None,
+                                   f"{pkg.locator}:{nparts[0]}" if nparts else pkg.locator)
         self.snap = Snapshot()
         self._rpr_cache: dict = {}
         # keyed by lxml elements: the keys keep their proxies alive, so a lookup finds the same object
