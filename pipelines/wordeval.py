@@ -104,6 +104,7 @@ class WordEval(Dataset):
     license = "mit"
     task_categories = ("text-generation",)
     tags = ("docx", "office", "document-editing", "agents", "evaluation")
+    synth = "benchwright.wordeval.synth:write_catalogue_source"
     evaluator = "benchwright.evaluation.wordeval:run_cli"
     libreoffice_gate = LIBREOFFICE_GATE
     seeds = SEEDS
