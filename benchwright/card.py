@@ -78,3 +78,27 @@ def render_card(dataset, root: Path, reconciliation: dict) -> Path:
     path = root / "README.md"
     path.write_text(text)
     return path
+
+
+FIGURES_DIR = "_build/figures"
+
+
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (no display; imported only when a card draws)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig, root: Path, name: str) -> str:
+    """Write ``fig`` as ``_build/figures/<name>.png`` under ``root`` with fixed metadata (matplotlib
+    otherwise stamps the PNG with its version and a date, and two builds would differ); returns the
+    path relative to ``root``, as the card links it."""
+    rel = f"{FIGURES_DIR}/{name}.png"
+    (root / FIGURES_DIR).mkdir(parents=True, exist_ok=True)
+    fig.savefig(root / rel, dpi=90, metadata={"Software": None})
+    pyplot().close(fig)
+    return rel

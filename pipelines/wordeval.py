@@ -152,7 +152,7 @@ class WordEval(Dataset):
         return export_cases(Path(staging))
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.loaders.wordeval import card_statistics
+        from benchwright.cards.wordeval import card_statistics
 
         return card_statistics(Path(staging))
 
