@@ -17,13 +17,12 @@ x-z plane. The projection of a box is a zonotope with three generators (the proj
 axes), so its hull is a hexagon built in closed form (``geometry.bev_hexagons``) -- no per-box hull
 call. For a yaw-only box it degenerates to KITTI's rotated rectangle (two vertices repeat).
 
-3D IoU is exact for arbitrary rotations: the intersection of two convex cuboids is a convex
-polyhedron whose faces are (faces of A clipped by B) and (faces of B clipped by A). Each face
-is clipped with a batched Sutherland-Hodgman pass against the other box's six slabs (in the
-other box's local frame, where they are axis-aligned), and the volume follows from the
-divergence theorem, V = 1/3 sum_f d_f * area_f, with d_f the signed distance of face f's
-plane from a common origin (B's centre). A face of A that coincides with a face of B (same
-plane and outward normal) is counted once.
+3D IoU is exact for arbitrary rotations: box A, as a closed polyhedron in B's local frame (where
+B's six planes are axis-aligned), is clipped by each of B's planes in turn -- a batched
+Sutherland-Hodgman pass over all its faces plus a cap face on the plane -- and the volume is the
+signed sum of tetrahedra over the faces. Faces share every vertex bit for bit, so the surface
+stays closed under rounding and nearly coplanar faces (boxes whose rotations differ by 1e-12 rad
+or by 1e-3) need no special case; checked against scipy's half-space intersection.
 """
 from __future__ import annotations
 
@@ -39,17 +38,13 @@ __all__ = [
 
 # Relative tolerance (times the pair's size) for BEV "on the line" tests.
 _REL_EPS = 1e-10
-# Relative tolerance (times the pair's extent) for 3D "on the plane" tests: far above the rounding
-# noise of stored boxes (1e-9), far below any overlap the metrics can resolve.
-_PLANE_TOL = 1e-7
+# 3D clipping moves the clipping box's planes out by this much (times the pair's extent): far above
+# the rounding noise of the arithmetic (~1e-15), so a face lying on a plane is kept whole, and far
+# below anything the metrics resolve.
+_CLIP_TOL = 1e-12
 # Faces of a cuboid as corner indices (CONVENTIONS corner order), counter-clockwise seen from
-# outside, with the local axis and side of their outward normal.
+# outside (-x, +x, -y, +y, -z, +z).
 _FACES = np.array([[0, 4, 7, 3], [1, 2, 6, 5], [0, 1, 5, 4], [3, 7, 6, 2], [0, 3, 2, 1], [4, 5, 6, 7]])
-_FACE_AXIS = np.array([0, 0, 1, 1, 2, 2])
-_FACE_SIGN = np.array([-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
-# The two local axes spanning each face (its edge directions).
-_FACE_TAN_U = np.array([1, 1, 0, 0, 0, 0])
-_FACE_TAN_V = np.array([2, 2, 2, 2, 1, 1])
 _CORNER_SIGNS = np.array(
     [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
      [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], dtype=float)
@@ -289,84 +284,127 @@ def _separated(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     return sep
 
 
-def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
-    """(K,) exact intersection volume of cuboids with half extents h (local x, y, z).
+def _clip_polygons(poly: np.ndarray, count: np.ndarray, dist: np.ndarray, axis: int, plane: np.ndarray):
+    """Clip convex 3D polygons, in place, by a plane (Sutherland-Hodgman).
 
-    Each face is clipped in its own 2D coordinates (u, v) along its two edge directions, where
-    a slab plane of the other box is the line alpha + beta u + gamma v >= 0 and the area is a
-    plain shoelace (the face axes are orthonormal, so areas are preserved).
+    poly (M, C, 3) padded vertex buffers (C must exceed the largest count by one), count (M,),
+    dist (M, W) each vertex's signed distance to the plane (>= 0: kept; W >= the largest count),
+    where the plane is x[axis] = plane (M,). Polygons entirely dropped get count 0. Returns the
+    rows that were cut and, for each, the point where its boundary enters the kept side (the
+    cap polygon's vertices).
+
+    A cut point is always interpolated from the kept vertex towards the dropped one and then put
+    exactly on the plane, so the two faces sharing an edge compute it bit for bit alike: every
+    vertex of the clipped polyhedron is one value, seen the same way by all its faces.
+    """
+    w_all = dist.shape[1]
+    idx = np.arange(w_all)
+    valid = idx[None, :] < count[:, None]
+    n_in = (valid & (dist >= 0)).sum(axis=1)
+    count[n_in == 0] = 0
+    sub = np.flatnonzero((n_in > 0) & (n_in < count))
+    if len(sub) == 0:
+        return sub, np.zeros((0, 3))
+    cnt = count[sub]
+    w = int(cnt.max())
+    if w + 1 > poly.shape[1]:
+        raise AssertionError("polygon buffer too small")  # cannot happen: faces of two boxes' overlap
+    p, dd = poly[sub, :w], dist[sub, :w]
+    rows = np.arange(len(sub))
+    dn = np.roll(dd, -1, axis=1)  # the next vertex's distance (cyclic within each count)
+    dn[rows, cnt - 1] = dd[:, 0]
+    ok = idx[None, :w] < cnt[:, None]
+    cur_in, nxt_in = dd >= 0, dn >= 0
+    emit_cur = ok & cur_in
+    emit_cut = ok & (cur_in != nxt_in)
+    # the cuts only: from the kept vertex (d_in >= 0) towards the dropped one (d_out < 0)
+    r, c = np.nonzero(emit_cut)
+    nc = np.where(c + 1 < cnt[r], c + 1, 0)
+    ci = cur_in[r, c]
+    a, b = p[r, c], p[r, nc]
+    p_in = np.where(ci[:, None], a, b)
+    p_out = np.where(ci[:, None], b, a)
+    da, db = dd[r, c], dd[r, nc]
+    d_in = np.where(ci, da, db)
+    d_out = np.where(ci, db, da)
+    cut = p_in + (d_in / (d_in - d_out))[:, None] * (p_out - p_in)
+    cut[:, axis] = plane[sub[r]]
+    # Output slot of each emitted vertex (the current vertex first, then the edge's cut); ``p`` is a
+    # copy, so the polygons are rewritten in place. Slots past the new count are left as they are.
+    n_emit = emit_cur.astype(np.int64) + emit_cut
+    start = np.cumsum(n_emit, axis=1) - n_emit
+    rc, cc = np.nonzero(emit_cur)
+    poly[sub[rc], start[rc, cc]] = p[rc, cc]
+    poly[sub[r], start[r, c] + emit_cur[r, c]] = cut
+    count[sub] = n_emit.sum(axis=1)
+    # The entering cut: the edge from a dropped vertex to a kept one (one per convex face).
+    enter = np.zeros((len(sub), 3))
+    e = ~ci
+    enter[r[e]] = cut[e]
+    return sub, enter
+
+
+def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
+    """(K,) intersection volume of cuboids with half extents h (local x, y, z).
+
+    Box A, as a closed polyhedron in B's frame (where B is the axis-aligned box [-hb, hb]), is
+    clipped by B's six planes in turn: every face is clipped (``_clip_polygons``) and the cut
+    adds a cap face on the plane through the cut points. Faces share their vertices bit for bit,
+    so the surface stays closed whatever the rounding, and the volume is the signed sum of the
+    tetrahedra from an inner point to the fan-triangulated faces -- no face of A is ever matched
+    to a face of B, so nearly coplanar faces need no special case. B's planes are moved out by
+    a relative 1e-12 so that a face of A lying on a face of B (identical boxes) is kept whole
+    instead of cut by rounding noise (an error of 1e-12 of the box size, far below any metric).
     """
     k = len(ca)
+    n_faces, cap = 12, 13  # 6 faces + one cap per plane; a face of the overlap has <= 11 vertices
     Rrel = np.einsum("kji,kjl->kil", Rb, Ra)  # Rb^T Ra: columns = A's axes in B's frame
     t_ab = np.einsum("kji,kj->ki", Rb, ca - cb)  # A's centre in B's frame
-    t_ba = -np.einsum("kji,kj->ki", Rrel, t_ab)  # B's centre in A's frame
-    axes_a = np.swapaxes(Rrel, 1, 2)  # (K, 3, 3): A's local axis n in B's frame is axes_a[:, n]
-    axes_b = Rrel  # B's local axis n in A's frame is Rrel[:, n, :] (a row of Rrel)
-    n, i, j, sgn = _FACE_AXIS, _FACE_TAN_U, _FACE_TAN_V, _FACE_SIGN
-    # Face centre, in-plane axes and half sizes; A's 6 faces (in B's frame), then B's (in A's).
-    centre = np.concatenate([t_ab[:, None] + (sgn * ha[:, n])[..., None] * axes_a[:, n],
-                             t_ba[:, None] + (sgn * hb[:, n])[..., None] * axes_b[:, n]], axis=1)
-    U = np.concatenate([axes_a[:, i], axes_b[:, i]], axis=1)  # (K, 12, 3)
-    V = np.concatenate([axes_a[:, j], axes_b[:, j]], axis=1)
-    half_u = np.concatenate([ha[:, i], hb[:, i]], axis=1).reshape(-1)
-    half_v = np.concatenate([ha[:, j], hb[:, j]], axis=1).reshape(-1)
-    box = np.concatenate([np.repeat(hb[:, None], 6, 1), np.repeat(ha[:, None], 6, 1)], 1)  # clipping box
+    corners = t_ab[:, None, :] + np.einsum("kij,kcj->kci", Rrel, _CORNER_SIGNS[None] * ha[:, None, :])
     scale = np.maximum(ha.max(axis=1), hb.max(axis=1)) + np.abs(t_ab).max(axis=1)
-    eps = _REL_EPS * scale
-    # Plane p = (axis m, side s): inside when s * x_m <= box_m, i.e. alpha + beta u + gamma v >= 0.
-    side = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
-    axis = np.array([0, 1, 2, 0, 1, 2])
-    offset = box[..., axis] - side * centre[..., axis]  # (K, 12, 6): plane distance of each face centre
-    # A face lying on one of the other box's planes (same outward normal, within _PLANE_TOL) is not
-    # cut by that plane: rounding can tilt it by ~1e-9 and would otherwise cut it in half.
-    normals = np.concatenate([axes_a[:, n], axes_b[:, n]], axis=1) * np.concatenate([sgn, sgn])[None, :, None]
-    on_plane = ((side * normals[..., axis] > 1 - 1e-9)
-                & (np.abs(offset) <= _PLANE_TOL * scale[:, None, None]))
-    slack = eps[:, None, None] + np.where(on_plane, _PLANE_TOL * scale[:, None, None], 0.0)
-    alpha = (offset + slack).reshape(-1, 6)
-    beta = (-side * U[..., axis]).reshape(-1, 6)
-    gamma = (-side * V[..., axis]).reshape(-1, 6)
-    quad = np.stack([np.stack([-half_u, half_u, half_u, -half_u], 1),
-                     np.stack([-half_v, -half_v, half_v, half_v], 1)], axis=2)  # (M, 4, 2)
-    dist0 = alpha[:, None, :] + beta[:, None, :] * quad[..., 0:1] + gamma[:, None, :] * quad[..., 1:2]
-    inside = dist0 >= 0  # (M, 4, 6)
-    all_in = inside.all(axis=1)  # (M, 6): the plane does not cut the face
-    all_out = (~inside).all(axis=1).any(axis=1)  # some plane has the whole face outside
-    full = all_in.all(axis=1)
-    area = np.where(full, 4 * half_u * half_v, 0.0)
-    todo = np.flatnonzero(~full & ~all_out)
-    if len(todo):
-        poly = np.zeros((len(todo), 11, 2))  # a quad clipped by 6 lines has at most 10 vertices
-        poly[:, :4] = quad[todo]
-        count = np.full(len(todo), 4)
-        need = ~all_in[todo]
-        a_t, b_t, g_t = alpha[todo], beta[todo], gamma[todo]
-        for plane in range(6):
-            rows = np.flatnonzero(need[:, plane] & (count > 0))
-            if len(rows) == 0:
-                continue
-            w = int(count[rows].max()) + 1
-            sub, cnt = poly[rows, :w], count[rows]
-            dist = (a_t[rows, plane, None] + b_t[rows, plane, None] * sub[..., 0]
-                    + g_t[rows, plane, None] * sub[..., 1])
-            sub, cnt = _clip(sub, cnt, dist)
-            poly[rows, :w] = sub
-            count[rows] = cnt
-        area[todo] = np.abs(_polygon_area_2d(poly, count))
-    area = area.reshape(k, 12)
-    # Outward normals of A's faces in B's frame and their planes' distance from B's centre.
-    normals_a = axes_a[:, n] * sgn[None, :, None]  # (K, 6, 3)
-    d_a = np.einsum("kfi,ki->kf", normals_a, t_ab) + ha[:, n]
-    d_b = hb[:, n]
-    # A face of B coplanar with a face of A (same outward normal) is the same face: count once.
-    same_dir = np.swapaxes(normals_a[:, :, n], 1, 2) * sgn[None, :, None]  # (K, 6 B-faces, 6 A-faces)
-    coplanar = (same_dir > 1 - 1e-9) & (
-        np.abs(d_a[:, None, :] - d_b[:, :, None]) <= _PLANE_TOL * scale[:, None, None])
-    # The shared region counts once, as the larger of the two clipped faces: boxes that agree to
-    # ~1e-9 (rounded copies) can leave one of the twins clipped away as just outside the other box.
-    area_a = np.maximum(area[:, :6], np.max(np.where(coplanar, area[:, 6:, None], 0.0), axis=1))
-    area_b = np.where(coplanar.any(axis=2), 0.0, area[:, 6:])
-    vol = (np.einsum("kf,kf->k", d_a, area_a) + np.einsum("kf,kf->k", d_b, area_b)) / 3.0
+    bound = hb + (_CLIP_TOL * scale)[:, None]  # (K, 3)
+    poly = np.zeros((k, n_faces, cap, 3))
+    poly[:, :6, :4] = corners[:, _FACES]
+    count = np.zeros((k, n_faces), np.int64)
+    count[:, :6] = 4
+    flat_p = poly.reshape(k * n_faces, cap, 3)  # views: the clipping works on every face at once
+    flat_c = count.reshape(k * n_faces)
+    for plane in range(6):
+        axis, side = plane % 3, (1.0 if plane < 3 else -1.0)
+        w = int(flat_c.max())
+        plane_at = np.repeat(side * bound[:, axis], n_faces)
+        dist = side * (plane_at[:, None] - flat_p[:, :w, axis])  # inside: side * x <= bound
+        sub, enter = _clip_polygons(flat_p, flat_c, dist, axis, plane_at)
+        if len(sub) == 0:
+            continue
+        # The cap: per pair, the entering points, counter-clockwise seen from outside (+side * axis).
+        pair, face = np.divmod(sub, n_faces)
+        rows, first = np.unique(pair, return_index=True)
+        n_cap = np.diff(np.r_[first, len(pair)])
+        pts = np.zeros((len(rows), n_faces, 3))
+        has = np.zeros((len(rows), n_faces), bool)
+        slot = np.searchsorted(rows, pair)
+        pts[slot, face] = enter
+        has[slot, face] = True
+        u, v = (axis + 1) % 3, (axis + 2) % 3
+        centre = pts.sum(axis=1) / n_cap[:, None]
+        ang = side * np.arctan2(pts[..., v] - centre[:, None, v], pts[..., u] - centre[:, None, u])
+        order = np.argsort(np.where(has, ang, np.inf), axis=1, kind="stable")
+        poly[rows, 6 + plane, :n_faces] = np.take_along_axis(pts, order[..., None], axis=1)
+        count[rows, 6 + plane] = np.where(n_cap >= 3, n_cap, 0)
+    count[count < 3] = 0
+    # Signed volume: tetrahedra from A's centre to each face's fan (v0, vi, vi+1); the surface is
+    # closed, so any origin gives the same sum, and one near the overlap keeps the terms small.
+    w = int(count.max()) if k else 0
+    if w < 3:
+        return np.zeros(k)
+    x, y, z = np.moveaxis(poly[:, :, :w] - t_ab[:, None, None, :], 3, 0)  # (K, 12, w) each
+    bx, by, bz = x[..., 1:-1], y[..., 1:-1], z[..., 1:-1]
+    cx, cy, cz = x[..., 2:], y[..., 2:], z[..., 2:]
+    det = (x[..., :1] * (by * cz - bz * cy) + y[..., :1] * (bz * cx - bx * cz)
+           + z[..., :1] * (bx * cy - by * cx))
+    tri = np.arange(2, w)[None, None, :] < count[..., None]  # triangle (0, i, i+1) exists
+    vol = np.where(tri, det, 0.0).sum(axis=(1, 2)) / 6.0
     vmax = 8 * np.minimum(ha.prod(axis=1), hb.prod(axis=1))
     return np.clip(vol, 0.0, vmax)
 
@@ -391,6 +429,18 @@ def intersection_3d_pairs(ca, da, Ra, cb, db, Rb, chunk: int = _CHUNK_3D) -> np.
     return out
 
 
+def _nearest_rotations(R: np.ndarray) -> np.ndarray:
+    """R with every matrix more than 1e-12 off SO(3) replaced by its nearest rotation (the SVD is
+    the costly part of a 3D IoU call, and rotations are usually exact already)."""
+    ortho, det_pos = geometry.check_rotations(R, atol=1e-12)
+    fix = ~(ortho & det_pos)
+    if not fix.any():
+        return R
+    R = R.copy()
+    R[fix] = geometry.project_to_so3(R[fix])
+    return R
+
+
 def iou_3d_pairs(ca, da, Ra, cb, db, Rb, chunk: int = _CHUNK_3D) -> np.ndarray:
     """(K,) exact oriented 3D IoU of cuboids a[k] and b[k].
 
@@ -399,7 +449,7 @@ def iou_3d_pairs(ca, da, Ra, cb, db, Rb, chunk: int = _CHUNK_3D) -> np.ndarray:
     """
     ca, da, Ra = _boxes(ca, da, Ra)
     cb, db, Rb = _boxes(cb, db, Rb)
-    Ra, Rb = geometry.project_to_so3(Ra), geometry.project_to_so3(Rb)
+    Ra, Rb = _nearest_rotations(Ra), _nearest_rotations(Rb)
     inter = intersection_3d_pairs(ca, da, Ra, cb, db, Rb, chunk=chunk)
     union = box_volume(da) + box_volume(db) - inter
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -234,6 +234,29 @@ def test_perfect_predictor_scores_100_and_nhd_0(gt):
     assert m["rel_ap3d"]["scale"] == pytest.approx(1.0)
 
 
+def test_predictions_a_tiny_rotation_off_the_ground_truth_score_100(gt):
+    """Issue 8.1: the same boxes turned by 1e-5 rad (or rotations rounded to 6 decimals, as text
+    files do) have 3D IoU 1 - O(1e-5); the old face merging scored such a file AP-3D 62."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(8)
+    preds = _perfect(gt)
+    axis = rng.normal(size=(len(preds["pose"]), 3))
+    axis *= 1e-5 / np.linalg.norm(axis, axis=1, keepdims=True)
+    turned = dict(preds, pose=preds["pose"] @ Rotation.from_rotvec(axis).as_matrix())
+    rounded = dict(preds, pose=np.round(preds["pose"], 6))
+    for p in (turned, rounded):
+        m = ev.evaluate(gt, p)
+        for key in ("ap3d@0.25", "ap3d", "rel_ap3d", "ap_bev@0.25", "ap_bev@0.50"):
+            assert m[key]["micro"] == pytest.approx(100.0), key
+            assert m[key]["macro"] == pytest.approx(100.0), key
+    from benchwright.evaluation import iou as ioum
+    g = (gt["center_cam"], gt["dimensions"], gt["R_cam"])
+    for p in (turned, rounded):
+        v = ioum.iou_3d_pairs(*g, p["center_cam"], p["dimensions"], p["pose"])
+        assert v.min() > 0.999, v.min()
+
+
 def test_shuffled_labels_lower_class_aware_ap_only(gt):
     perfect = _perfect(gt)
     shuffled = dict(perfect)

@@ -30,18 +30,36 @@ def _halfspaces(c, d, R):
     return np.array(rows)
 
 
-def _reference_iou_3d(c1, d1, R1, c2, d2, R2):
+def _reference_intersection_3d(c1, d1, R1, c2, d2, R2):
     """scipy: HalfspaceIntersection of the 12 half-spaces, ConvexHull volume."""
     if min(d1) <= 0 or min(d2) <= 0:
         return 0.0
-    hs = np.vstack([_halfspaces(c1, d1, R1), _halfspaces(c2, d2, R2)])
+    # In units of the smallest dimension, about the first box's centre: the LP's and Qhull's
+    # tolerances are absolute.
+    unit = min(min(d1), min(d2))
+    hs = np.vstack([_halfspaces(np.zeros(3), np.asarray(d1) / unit, R1),
+                    _halfspaces((np.asarray(c2) - c1) / unit, np.asarray(d2) / unit, R2)])
     A, b = hs[:, :3], -hs[:, 3]
-    # Chebyshev centre: an interior point, if the intersection has one.
+    # Chebyshev centre: an interior point, if the intersection has one. Thinner than 1e-7 of the
+    # smallest dimension (a volume below 2e-7 of the smaller box): empty.
     norm = np.linalg.norm(A, axis=1)
-    res = linprog(np.r_[0, 0, 0, -1], A_ub=np.c_[A, norm], b_ub=b, bounds=[(None, None)] * 3 + [(0, None)])
-    if res.status != 0 or res.x[3] < 1e-9:
-        return 0.0
-    inter = ConvexHull(HalfspaceIntersection(hs, res.x[:3]).intersections).volume
+    point = None
+    # HiGHS's default feasibility tolerance (1e-7) can leave a thin overlap's centre just outside
+    # a half-space; then solve again with tighter tolerances.
+    for options in ({}, {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}):
+        res = linprog(np.r_[0, 0, 0, -1], A_ub=np.c_[A, norm], b_ub=b, bounds=[(None, None)] * 3 + [(0, None)],
+                      options=options)
+        if res.status != 0 or res.x[3] < 1e-7:  # infeasible (disjoint), or HiGHS gave up on a sliver
+            return 0.0
+        if np.min((b - A @ res.x[:3]) / norm) >= 1e-7:
+            point = res.x[:3]
+            break
+    assert point is not None, "no interior point found"
+    return ConvexHull(HalfspaceIntersection(hs, point).intersections).volume * unit ** 3
+
+
+def _reference_iou_3d(c1, d1, R1, c2, d2, R2):
+    inter = _reference_intersection_3d(c1, d1, R1, c2, d2, R2)
     return inter / (np.prod(d1) + np.prod(d2) - inter)
 
 
@@ -216,7 +234,8 @@ def test_kitti_3d_reduces_to_bev_times_height_for_yaw_only_boxes():
                         - np.maximum(c1[:, 1] - d1[:, 1] / 2, c2[:, 1] - d2[:, 1] / 2), 0, None)
     inter = inter_bev * y_overlap
     expected = inter / (d1.prod(1) + d2.prod(1) - inter)
-    assert np.abs(iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2) - expected).max() < 1e-9
+    # 1e-8: the BEV kernel clips with a relative 1e-10 slack, the 3D one with 1e-12
+    assert np.abs(iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2) - expected).max() < 1e-8
 
 
 def test_rotations_a_few_ulps_off_so3_still_give_iou_one():
@@ -237,3 +256,123 @@ def test_boxes_rounded_to_nine_digits_keep_iou_one():
     rounded = np.vectorize(lambda v: float(f"{v:.9g}"))
     v = iou.iou_3d_pairs(c, d, R, rounded(c), rounded(d), rounded(R))
     np.testing.assert_allclose(v, 1.0, atol=1e-6)
+
+
+def _axis_angle(axis, angle):
+    """(n, 3, 3) rotations by ``angle`` (n,) about unit ``axis`` (n, 3)."""
+    return Rotation.from_rotvec(np.asarray(axis) * np.asarray(angle)[:, None]).as_matrix()
+
+
+def _stress_pairs(rng, n_per_regime=300):
+    """Box pairs covering the regimes where clipping is fragile, at scales 1e-3 .. 1e2.
+
+    Each regime yields (c1, d1, R1, c2, d2, R2) arrays; boxes sit up to 20 box sizes from the
+    camera origin. Rotation differences are log-uniform in 1e-12 .. 1e-3 rad about random axes.
+    """
+    n = n_per_regime
+
+    def base():
+        scale = 10 ** rng.uniform(-3, 2, n)
+        d = rng.uniform(0.2, 1.5, (n, 3)) * scale[:, None]
+        c = rng.normal(0, 8, (n, 3)) * scale[:, None]
+        R = Rotation.random(n, random_state=rng).as_matrix()
+        axis = rng.normal(size=(n, 3))
+        axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+        tiny = _axis_angle(axis, 10 ** rng.uniform(-12, -3, n))
+        return scale, c, d, R, tiny
+
+    def local_shift(R, v):
+        return np.einsum("kij,kj->ki", R, v)
+
+    def face_shift(d):
+        """(n, 3) local shift by the full extent along one random local axis, either way."""
+        ext = np.zeros((n, 3))
+        k = rng.integers(0, 3, n)
+        ext[np.arange(n), k] = d[:, ::-1][np.arange(n), k] * np.sign(rng.normal(size=n))
+        return ext
+
+    out = {}
+    # 1. the same box, rotated by a tiny angle about its centre (the issue's case)
+    scale, c, d, R, tiny = base()
+    out["rotated copy"] = (c, d, R, c.copy(), d.copy(), R @ tiny)
+    # 2. ... about one of its own axes (one pair of faces stays exactly coplanar)
+    scale, c, d, R, _ = base()
+    face_axis = np.eye(3)[rng.integers(0, 3, n)]
+    out["rotated about a box axis"] = (c, d, R, c.copy(), d.copy(), R @ _axis_angle(face_axis, 10 ** rng.uniform(-12, -3, n)))
+    # 3. near duplicates: tiny rotation, centre and size changes of the same order
+    scale, c, d, R, tiny = base()
+    eps = 10 ** rng.uniform(-12, -3, (n, 1))
+    out["near duplicate"] = (c, d, R, c + rng.normal(size=(n, 3)) * eps * scale[:, None],
+                             d * (1 + rng.normal(size=(n, 3)) * eps), R @ tiny)
+    # 4. nested: a smaller box inside, half of them pushed against a face (exactly coplanar),
+    #    with the same rotation or a tiny rotation away from it
+    scale, c, d, R, tiny = base()
+    small = d * rng.uniform(0.2, 0.9, (n, 3))
+    slack = (d - small)[:, ::-1] / 2  # local (x, y, z) room on each side
+    push = rng.uniform(-1, 1, (n, 3)) * slack
+    against = rng.random(n) < 0.5
+    k = rng.integers(0, 3, n)
+    push[against, k[against]] = np.sign(rng.normal(size=against.sum())) * slack[against, k[against]]
+    R_small = np.where((rng.random(n) < 0.5)[:, None, None], R, R @ tiny)
+    out["nested"] = (c + local_shift(R, push), small, R_small, c, d, R)
+    # 5. touching along a face (shifted by exactly the extent along a local axis), tiny rotation
+    scale, c, d, R, tiny = base()
+    ext = face_shift(d)
+    out["touching"] = (c, d, R, c + local_shift(R, ext), d.copy(), np.where((rng.random(n) < 0.5)[:, None, None], R, R @ tiny))
+    # 6. disjoint: just apart along a local axis, or far away
+    scale, c, d, R, tiny = base()
+    ext = face_shift(d)
+    gap = 1 + 10 ** rng.uniform(-9, 1, n)
+    out["disjoint"] = (c, d, R, c + local_shift(R, ext * gap[:, None]), d.copy(), R @ tiny)
+    # 7. generic overlaps at every rotation
+    scale, c, d, R, _ = base()
+    out["generic"] = (c, d, R, c + rng.normal(0, 0.3, (n, 3)) * scale[:, None],
+                      rng.uniform(0.2, 1.5, (n, 3)) * scale[:, None], Rotation.random(n, random_state=rng).as_matrix())
+    # 8. partial overlap along a local axis with a tiny rotation (coplanar side faces)
+    scale, c, d, R, tiny = base()
+    ext = face_shift(d)
+    frac = rng.uniform(0.05, 0.95, n)
+    out["sliding"] = (c, d, R, c + local_shift(R, ext * frac[:, None]), d.copy(), R @ tiny)
+    return out
+
+
+def test_iou_3d_matches_exact_reference_on_near_degenerate_pairs():
+    """>= 2,000 pairs: tiny rotation differences (1e-12 .. 1e-3 rad), nested, touching, disjoint,
+    scales 1e-3 .. 1e2; the intersection volume agrees with scipy's half-space intersection to
+    1e-6 of the smaller box's volume."""
+    rng = np.random.default_rng(20)
+    regimes = _stress_pairs(rng)
+    n_total, worst, worst_iou = 0, {}, {}
+    for name, (c1, d1, R1, c2, d2, R2) in regimes.items():
+        got = iou.intersection_3d_pairs(c1, d1, R1, c2, d2, R2)
+        ref = np.array([_reference_intersection_3d(c1[k], d1[k], R1[k], c2[k], d2[k], R2[k])
+                        for k in range(len(c1))])
+        smaller = np.minimum(d1.prod(1), d2.prod(1))
+        worst[name] = float(np.max(np.abs(got - ref) / smaller))
+        # and the IoU as the evaluators see it (rotations projected to SO(3) first)
+        union = d1.prod(1) + d2.prod(1) - ref
+        worst_iou[name] = float(np.max(np.abs(iou.iou_3d_pairs(c1, d1, R1, c2, d2, R2) - ref / union)))
+        n_total += len(c1)
+        if name in ("rotated copy", "rotated about a box axis", "near duplicate"):
+            assert np.median(ref / union) > 0.999  # the regime really is near-coincident boxes
+    assert n_total >= 2000
+    assert max(worst.values()) < 1e-6, worst
+    assert max(worst_iou.values()) < 1e-6, worst_iou
+
+
+@pytest.mark.parametrize("angle", [1e-12, 1e-10, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 0.1])
+def test_unit_cube_rotated_about_z_has_the_closed_form_iou(angle):
+    # The overlap of a unit square and its copy rotated by a about the centre: the square minus
+    # four corner triangles with legs (1 - tan(a/2)) / 2 and (cos a + sin a - 1) / (2 cos a).
+    tri = 0.5 * (0.5 * (1 - np.tan(angle / 2))) * (0.5 * (np.cos(angle) + np.sin(angle) - 1) / np.cos(angle))
+    inter = 1 - 4 * tri
+    want = inter / (2 - inter)
+    c, d = np.zeros((1, 3)), np.ones((1, 3))
+    Rz = Rotation.from_rotvec([0, 0, angle]).as_matrix()[None]
+    assert iou.iou_3d_pairs(c, d, np.eye(3)[None], c, d, Rz)[0] == pytest.approx(want, abs=1e-11)
+    # about the axis (1, 2, 3): no face stays coplanar; the scipy reference decides
+    axis = np.array([1.0, 2, 3]) / np.sqrt(14)
+    Ra = Rotation.from_rotvec(axis * angle).as_matrix()
+    want = _reference_iou_3d(c[0], d[0], np.eye(3), c[0], d[0], Ra)
+    assert iou.iou_3d_pairs(c, d, np.eye(3)[None], c, d, Ra[None])[0] == pytest.approx(want, abs=1e-11)
+    assert want > 1 - 10 * angle
