@@ -472,6 +472,27 @@ def format_number(n: int, fmt: str) -> str:
     return str(n)
 
 
+# Generated lists whose entries end in page numbers, which Word recomputes on every update.
+_PAGE_NUMBERED = ("TOC", "TOA", "INDEX")
+_PAGE_REF = re.compile(r"(?:\t(?:[ivxlcdm]+|[IVXLCDM]+)|\t?[0-9]+(?:\s*[-\u2013,]\s*[0-9]+)*)$")
+
+
+def _entries(f, ftype: str) -> list[str]:
+    """The entries of a field result that spans paragraphs (a TOC, a bibliography, a citation
+    manager's reference list): one per non-empty paragraph, as displayed, nested fields' results
+    included.  This is what a user would miss: a deleted or reworded entry fails preservation.
+    What an update regenerates is left out: page numbers (TOC, TOA, INDEX); the result's runs,
+    formatting and bookmark names, like the result as a whole, stay volatile."""
+    out = []
+    for line in f.shown_text.split("\n"):
+        line = plain(line)
+        if ftype in _PAGE_NUMBERED:
+            line = _PAGE_REF.sub("", line)
+        if line.strip():
+            out.append(line.strip())
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # snapshot records
 
@@ -599,7 +620,7 @@ class _Extractor:
             tbl_style, loc = self._table_context(p) if tbl_ctx else (None, None)
             raw = walker.pieces(p)
             if walker.started_in_result:
-                continue  # inside a multi-paragraph field result (TOC entries): field owns it
+                continue  # inside a multi-paragraph field result: the field's entries hold it
             para = self._paragraph(p, view(raw, "compare"), tbl_style, loc, part)
             para.read = plain("".join(pc.text for pc in view(raw, "read")))
             para.start = pos
@@ -611,9 +632,8 @@ class _Extractor:
             code = normalize_field_code(f.code)
             rec = {"code": code, "type": field_type(code), "result": f.result_text.strip("\n"),
                    "para": f.story_para, "locked": f.locked}
-            if rec["type"] in ("TOC",):
-                rec["entries"] = [re.sub(r"\t?\d+$", "", line).strip() for line in f.result_text.split("\n")
-                                  if line.strip()]
+            if rec["type"] == "TOC" or len(f.paragraphs) > 1:
+                rec["entries"] = _entries(f, rec["type"])
             flist.append(rec)
         if flist:
             self.snap.fields[name] = flist

@@ -120,8 +120,18 @@ class FieldInfo:
     simple: bool
     begin: object = None        # the begin w:fldChar (or the w:fldSimple element)
     locked: bool = False
-    result_text: str = ""
     paragraphs: list = field(default_factory=list)
+    # pieces of text, joined on demand (appending to one string per run is quadratic in a long result):
+    result_parts: list = field(default_factory=list)   # its own result, "\n" between paragraphs
+    shown_parts: list = field(default_factory=list)    # what it displays: with nested fields' results
+
+    @property
+    def result_text(self) -> str:
+        return "".join(self.result_parts)
+
+    @property
+    def shown_text(self) -> str:
+        return "".join(self.shown_parts)
 
 
 def _run_child_text(c) -> str:
@@ -176,9 +186,18 @@ class ParagraphWalker:
         for f in self.stack:
             f["info"].paragraphs.append(p)
             if f["sep"]:
-                f["info"].result_text += "\n"
+                f["info"].result_parts.append("\n")
+                f["info"].shown_parts.append("\n")
         self._walk(p, p, out, None, None)
         return out
+
+    def _shown(self, text: str) -> None:
+        """Text in the result of the innermost field is displayed by it and by each enclosing field
+        up to the first one still in its code region."""
+        for f in reversed(self.stack):
+            if not f["sep"]:
+                break
+            f["info"].shown_parts.append(text)
 
     def _emit(self, out, run, text, hyperlink, rev, kind="text", link=None):
         if not text:
@@ -212,7 +231,9 @@ class ParagraphWalker:
                 inner: list[Piece] = []
                 sub = ParagraphWalker(self.view)
                 sub._walk(c, p, inner, hyperlink, rev)
-                info.result_text = "".join(pc.text for pc in inner)
+                info.result_parts = [pc.text for pc in inner]
+                info.shown_parts = list(info.result_parts)
+                self._shown(info.result_text)
                 if ftype == "HYPERLINK":
                     target = hyperlink_field_target(code)
                     for pc in inner:
@@ -237,7 +258,8 @@ class ParagraphWalker:
                 top = self.stack[-1]
                 if not top["sep"]:
                     return  # field code region
-                top["info"].result_text += text
+                top["info"].result_parts.append(text)
+                self._shown(text)
                 if top["type"] != "HYPERLINK":
                     if all(f["sep"] for f in self.stack):
                         self._emit(out, r, text, hyperlink, rev, "result")

@@ -1,0 +1,139 @@
+"""Paragraphs inside a multi-paragraph field result are seen by preservation (issue 9): a deleted or
+reworded bibliography / TOC entry fails, a refreshed field (new page numbers, other run splitting
+and formatting of the result) passes."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from benchwright.evaluation.wordeval import evaluate_docx
+from benchwright.evaluation.wordeval_snapshot import extract_snapshot, snapshot_dict
+
+ORACLE = {"targets": [], "allowed_side_effects": []}
+W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _r(text: str, bold: bool = False) -> str:
+    rpr = "<w:rPr><w:b/></w:rPr>" if bold else ""
+    return f'<w:r>{rpr}<w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def _fld(kind: str) -> str:
+    return f'<w:r><w:fldChar w:fldCharType="{kind}"/></w:r>'
+
+
+def _code(code: str) -> str:
+    return f'<w:r><w:instrText xml:space="preserve"> {code} </w:instrText></w:r>'
+
+
+def _toc_entry(text: str, page: str, bookmark: str, split: bool = False) -> str:
+    runs = _r(text[:4]) + _r(text[4:], bold=True) if split else _r(text)
+    pageref = _code("PAGEREF " + bookmark + " \\h")
+    return f"{runs}<w:r><w:tab/></w:r>{_fld('begin')}{pageref}{_fld('separate')}{_r(page)}{_fld('end')}"
+
+
+def _document(toc=(("Introduction", "3"), ("Methods", "5"), ("Results", "8")),
+              bib=("Adams, D. (1979). The Hitchhiker's Guide. Pan Books.",
+                   "Brown, A. (2001). Citations in Practice. 2nd ed.",
+                   "Chen, L. (2015). Reference Managers Compared, 12-19."),
+              bib_code="ADDIN ZOTERO_BIBL {\"uncited\":[]} CSL_BIBLIOGRAPHY", split: bool = False,
+              sdt: bool = False) -> bytes:
+    """Title, a three-entry TOC (PAGEREF page numbers), body text, a bibliography field whose
+    result is one paragraph per entry, a closing paragraph."""
+    import docx
+    from lxml import etree
+
+    from benchwright.ooxml.ns import qn
+    from benchwright.ooxml.package import Package
+
+    paras = ["<w:p>" + _r("Report title") + "</w:p>"]
+    for k, (text, page) in enumerate(toc):
+        head = _fld("begin") + _code('TOC \\o "1-3" \\h') + _fld("separate") if k == 0 else ""
+        tail = _fld("end") if k == len(toc) - 1 else ""
+        paras.append("<w:p>" + head + _toc_entry(text, page, f"_Toc{k}", split) + tail + "</w:p>")
+    paras += ["<w:p>" + _r("Introduction") + "</w:p>", "<w:p>" + _r("Body text.") + "</w:p>"]
+    bib_paras = []
+    for k, entry in enumerate(bib):
+        head = _fld("begin") + _code(bib_code) + _fld("separate") if k == 0 else ""
+        tail = _fld("end") if k == len(bib) - 1 else ""
+        runs = _r(entry[:10]) + _r(entry[10:], bold=True) if split else _r(entry)
+        bib_paras.append(f"<w:p>{head}{runs}{tail}</w:p>")
+    if sdt:   # Word's own bibliography sits in a building-block content control
+        bib_paras = ['<w:sdt><w:sdtPr><w:docPartObj><w:docPartGallery w:val="Bibliographies"/></w:docPartObj>'
+                     "</w:sdtPr><w:sdtContent>" + "".join(bib_paras) + "</w:sdtContent></w:sdt>"]
+    paras += bib_paras + ["<w:p>" + _r("After the bibliography.") + "</w:p>"]
+    d = docx.Document()
+    buf = io.BytesIO()
+    d.save(buf)
+    pkg = Package.from_bytes(buf.getvalue())
+    body = pkg.xml("word/document.xml").find(qn("w:body"))
+    sect = body.find(qn("w:sectPr"))
+    for el in list(body):
+        if el is not sect:
+            body.remove(el)
+    for xml in paras:
+        sect.addprevious(etree.fromstring(xml.replace("<w:p>", f"<w:p {W}>", 1) if xml.startswith("<w:p>")
+                                          else xml.replace("<w:sdt>", f"<w:sdt {W}>", 1)))
+    return pkg.to_bytes()
+
+
+BIB = ("Adams, D. (1979). The Hitchhiker's Guide. Pan Books.",
+       "Brown, A. (2001). Citations in Practice. 2nd ed.",
+       "Chen, L. (2015). Reference Managers Compared, 12-19.")
+CODES = {"citation manager": ("ADDIN ZOTERO_BIBL {\"uncited\":[]} CSL_BIBLIOGRAPHY", False),
+         "Word": ("BIBLIOGRAPHY", True)}
+
+
+def _preservation_keys(rep) -> list[str]:
+    return [d["key"] for c in rep["checks"] if c["name"] == "preservation" for d in c["differences"]]
+
+
+@pytest.mark.parametrize("kind", CODES)
+def test_entries_are_recorded_as_displayed(kind):
+    code, sdt = CODES[kind]
+    snap = extract_snapshot(_document(bib_code=code, sdt=sdt))
+    fields = {f["type"]: f for f in snap.fields["body"]}
+    assert fields["TOC"]["entries"] == ["Introduction", "Methods", "Results"]   # page numbers left out
+    assert fields[code.split()[0]]["entries"] == list(BIB)                        # page ranges kept: text
+    assert [p.text for p in snap.stories["body"]][-1] == "After the bibliography."
+
+
+@pytest.mark.parametrize("kind", CODES)
+def test_a_deleted_or_reworded_bibliography_entry_fails_preservation(kind):
+    code, sdt = CODES[kind]
+    ref = _document(bib_code=code, sdt=sdt)
+    assert evaluate_docx(ref, ref, ORACLE)["passed"]
+    deleted = _document(bib=(BIB[0], BIB[2]), bib_code=code, sdt=sdt)
+    rep = evaluate_docx(ref, deleted, ORACLE)
+    assert not rep["passed"]
+    assert any(k.endswith("/entries") for k in _preservation_keys(rep)), _preservation_keys(rep)
+    reworded = _document(bib=(BIB[0], BIB[1].replace("2001", "2002"), BIB[2]), bib_code=code, sdt=sdt)
+    assert not evaluate_docx(ref, reworded, ORACLE)["passed"]
+
+
+def test_a_deleted_toc_entry_fails_preservation():
+    ref = _document()
+    rep = evaluate_docx(ref, _document(toc=(("Introduction", "3"), ("Results", "8"))), ORACLE)
+    assert not rep["passed"] and any(k.endswith("/entries") for k in _preservation_keys(rep))
+
+
+@pytest.mark.parametrize("kind", CODES)
+def test_a_refreshed_field_passes(kind):
+    code, sdt = CODES[kind]
+    ref = _document(bib_code=code, sdt=sdt)
+    # an update: every page number moved, result runs split and formatted differently
+    refreshed = _document(toc=(("Introduction", "4"), ("Methods", "6"), ("Results", "11")), bib_code=code,
+                          sdt=sdt, split=True)
+    rep = evaluate_docx(ref, refreshed, ORACLE)
+    assert rep["passed"], _preservation_keys(rep)
+    # roman page numbers too
+    roman = _document(toc=(("Introduction", "iii"), ("Methods", "v"), ("Results", "viii")), bib_code=code, sdt=sdt)
+    assert evaluate_docx(ref, roman, ORACLE)["passed"]
+
+
+def test_toc_entries_keep_their_own_numbers():
+    snap = extract_snapshot(_document(toc=(("Chapter 2\tPart II", "7"), ("Appendix", "ix"))))
+    flat = snapshot_dict(snap)
+    toc = [k for k, v in flat.items() if k.endswith("/code") and v.startswith("TOC")][0]
+    assert flat[toc.replace("/code", "/entries")] == ["Chapter 2\tPart II", "Appendix"]
