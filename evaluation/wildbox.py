@@ -12,6 +12,9 @@ Protocol (every choice is also written to ``metrics["meta"]["protocol"]``):
   classes' predictions into one ranking against all ground truth (the class must still match).
 * At most ``max_dets`` (100) predictions per image and class are kept (COCO's maxDets); for the
   class-agnostic metric, 100 per image.
+* Ranking: by descending score; equal scores rank by image id (as COCOeval, which walks the
+  images in id order), and within an image by the predictions' values -- never by their place
+  in the file, so any order of the same predictions gives the same metrics.
 * Matching: greedy by descending score, each prediction takes the unmatched ground truth of
   highest IoU if IoU >= threshold (COCO). AP is 101-point COCO interpolation everywhere
   (``ap_method="coco101"``), including AP-BEV; the WildBox authors used VOC 11-point for BEV,
@@ -367,6 +370,20 @@ def _arrays(d: dict, required, kind: str) -> dict[str, np.ndarray]:
     return out
 
 
+def _canonical_order(p: dict) -> np.ndarray:
+    """Permutation putting predictions in one order whatever the file's: image id, then
+    descending score, then the values (class, box, cuboid) as tie-breaks.
+
+    Every ranking downstream is stable, so equal scores in different images rank by image id
+    (as COCOeval, which walks images in id order) and equal scores in one image by their values,
+    never by their place in the file; identical predictions are interchangeable.
+    """
+    n = len(p["score"])
+    priority = [p["image_id"], -np.asarray(p["score"], float), p["category_id"]] + [
+        col for k in ("bbox", "center_cam", "dimensions", "pose") for col in np.asarray(p[k], float).reshape(n, -1).T]
+    return np.lexsort(priority[::-1])  # lexsort's last key is the primary one
+
+
 def _rotations(R: np.ndarray) -> np.ndarray:
     R = np.asarray(R, float)
     if len(R) == 0:
@@ -611,6 +628,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
             p = {k: v[inside] for k, v in p.items()}
     grid = SCALE_GRID if scale_grid is None else np.asarray(scale_grid, float)
     p["score"] = p["score"].astype(float)
+    p = {k: v[_canonical_order(p)] for k, v in p.items()}
     g_R, p_R = _rotations(g["R_cam"]), _rotations(p["pose"])
     g_c, g_d = g["center_cam"].astype(float), g["dimensions"].astype(float)
     p_c, p_d = p["center_cam"].astype(float), p["dimensions"].astype(float)
@@ -726,6 +744,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
             "ap_method": ap_method, "bev_ap_method": bev_method, "max_dets": max_dets,
             "ignore": (ignore if isinstance(ignore, str) else "none" if ignore is None else "given mask"),
             **({"omni3d_ignore": dict(OMNI3D_IGNORE)} if isinstance(ignore, str) and ignore == "omni3d" else {}),
+            "ranking": "descending score; ties by image id, then by the prediction's values",
             "matching": "greedy by score to the unmatched GT of highest IoU, IoU >= threshold",
             "ap2d": "class-aware vs bbox2d_proj; agnostic vs bbox2d_tight",
             "bev_footprint": "convex hull of the 8 corners on the camera x-z plane",
@@ -998,7 +1017,9 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     as the C++ devkit does) are not false positives. A match needs overlap strictly above the
     class threshold (Car 0.7, Pedestrian and Cyclist 0.5; ``overlap="loose"``: 0.5 / 0.25 for
     BEV and 3D). Precision is sampled at the devkit's 41 score thresholds, made monotone, and
-    averaged over 11 points (AP11) and over recall 1/40..1 (AP40). Overlaps: 2D IoU; BEV = IoU
+    averaged over 11 points (AP11) and over recall 1/40..1 (AP40). Where the devkit takes the first
+    of equally good detections, a frame's detections are in descending score, ties by their values
+    (``_kitti_sorted``), not in the file's line order. Overlaps: 2D IoU; BEV = IoU
     of the rotated rectangles in x-z; 3D = BEV intersection x overlap in y (a box spans
     [y - h, y]) over the union of volumes.
 
@@ -1036,7 +1057,7 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
                 pts = geometry.corners(dt["center"][bad], dt["dims"][bad], dt["R"][bad])
                 unclipped, _, _ = geometry.projected_boxes(pts, P2, 10 ** 6, 10 ** 6)
                 dt["bbox"][bad] = np.nan_to_num(unclipped, nan=0.0)
-        frames_dt.append(dt)
+        frames_dt.append(_kitti_sorted(dt))
     found = {t for f in frames_gt for t in f["name"] if t != "DontCare"}
     if classes is None:
         standard = KITTI_OVERLAPS[overlap]
@@ -1064,6 +1085,19 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
                     "overlap strictly above threshold, DontCare regions for every metric"
                     + (", AOS with 2D" if with_aos else ""),
     }
+
+
+def _kitti_sorted(dt: dict) -> dict:
+    """A frame's detections by descending score, ties by the rows' values (type, box, h w l, x y z,
+    rotation_y, alpha): the devkit takes the first of equal candidates, which must not be the
+    file's line order."""
+    n = len(dt["score"])
+    if n < 2:
+        return dt
+    priority = [-dt["score"], np.asarray(dt["name"], dtype=str)] + [
+        col for k in ("bbox", "hwl", "xyz", "ry", "alpha") for col in np.asarray(dt[k], float).reshape(n, -1).T]
+    order = np.lexsort(priority[::-1])  # lexsort's last key is the primary one
+    return {k: v[order] for k, v in dt.items()}
 
 
 def _read_kitti_frame_empty() -> dict:

@@ -128,6 +128,20 @@ def test_aos_hand_computed(kitti_dir, predictions):
     assert "aos11" not in result["classes"]["Car"]["2d"]["moderate"]
 
 
+def test_line_order_of_a_result_file_changes_nothing(kitti_dir, predictions):
+    """Issue 8.2: two detections of car B with the same score and box but different alpha: which
+    one takes B decides AOS; it must not be the line order (ties go by the rows' values)."""
+    turned = CAR_B.replace(" 1.55 ", " 3.12 ")
+    results = []
+    for lines in ([f"{CAR_B} 0.90", f"{turned} 0.90"], [f"{turned} 0.90", f"{CAR_B} 0.90"]):
+        (predictions / "000003.txt").write_text("".join(f"{line}\n" for line in lines))
+        results.append(ev.evaluate_kitti(kitti_dir / "label_2", predictions))
+    assert results[0] == results[1]
+    # equal up to alpha, the smaller alpha (B's own, 1.55) ranks first and takes B: AOS = AP
+    entry = results[0]["classes"]["Car"]["2d"]["moderate"]
+    assert entry["aos11"] == pytest.approx(entry["ap11"])
+
+
 def test_loose_table_accepts_the_shifted_car(kitti_dir, predictions):
     # With Car at 0.5 for BEV / 3D the shifted detection of A is a TP: same as 2D moderate.
     result = ev.evaluate_kitti(kitti_dir / "label_2", predictions, overlap="loose")

@@ -381,6 +381,48 @@ def test_micro_macro_and_classes_without_gt():
     assert m["ap3d"]["micro"] == pytest.approx(67 * (2 / 3) / 101 * 100)
 
 
+def test_tied_scores_across_images_rank_in_image_order():
+    """Issue 8.2: equal scores in different images rank by image id (as COCOeval), not by file order."""
+    gt, preds, _ = _one_box_case()
+    two = {k: np.repeat(v, 2, axis=0) for k, v in gt.items()}
+    two["image_id"] = np.array([3, 5])
+    p = {k: np.repeat(v, 2, axis=0) for k, v in preds.items()}
+    p["image_id"] = np.array([3, 5])
+    p["score"] = np.array([0.5, 0.5])
+    p["center_cam"] = p["center_cam"] * np.array([[1.0], [3.0]])  # image 5's box is far off: a 3D FP
+    # Image 3 first: TP then FP, recall 1/2 at precision 1 -> 51 points of 101 at 1.
+    want = 51 / 101 * 100
+    for order in ([0, 1], [1, 0]):
+        m = ev.evaluate(two, {k: v[order] for k, v in p.items()})
+        assert m["ap3d"]["micro"] == pytest.approx(want)
+        assert m["ap3d@0.25"]["micro"] == pytest.approx(want)
+    # The FP in the lower image id ranks first: precision 0 then 1/2 -> 51 points at 1/2.
+    p["image_id"] = np.array([5, 3])
+    m = ev.evaluate({**two, "image_id": np.array([5, 3])}, p)
+    assert m["ap3d"]["micro"] == pytest.approx(want / 2)
+
+
+def test_shuffled_prediction_file_changes_no_metric(tmp_path, gt):
+    """Issue 8.2: the same predictions in any order (entries and instances) give identical metrics."""
+    rng = np.random.default_rng(12)
+    preds = jitter_predictions(gt, 1.0, seed=4)
+    preds["score"] = np.round(preds["score"], 1)  # many ties, within and across images
+    # exact duplicates and same-score twins in one image, differing only in the box
+    twin = {k: v[:40].copy() for k, v in preds.items()}
+    twin["center_cam"] = twin["center_cam"] * 1.01
+    preds = {k: np.concatenate([preds[k], twin[k], preds[k][:10]]) for k in preds}
+    texts = set()
+    for trial in range(4):
+        order = np.arange(len(preds["score"])) if trial == 0 else rng.permutation(len(preds["score"]))
+        path = tmp_path / f"preds{trial}.json"
+        _write_json_preds(path, {k: v[order] for k, v in preds.items()})
+        m = ev.evaluate(gt, ev.load_predictions(path))
+        texts.add(json.dumps(m, sort_keys=True, allow_nan=False))
+    assert len(texts) == 1
+    m = json.loads(texts.pop())
+    assert 5.0 < m["ap3d"]["micro"] < 95.0 and 5.0 < m["ap2d_agnostic@0.75"]["micro"] < 95.0  # not trivial
+
+
 def test_max_dets_keeps_the_best_scored_per_image_and_class():
     gt, preds, _ = _one_box_case()
     p = {k: np.repeat(v, 3, axis=0) for k, v in preds.items()}
