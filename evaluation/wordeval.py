@@ -313,6 +313,8 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
         report["checks"] = [{"name": "readable", "passed": False, "reason": exc.reason}]
         report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
         return report
+    except (TimeoutError, MemoryError):
+        raise   # the worker's limits, not a property of the file: reported as such by the worker
     except Exception as exc:  # noqa: BLE001 - any parse failure means the output is unusable
         reason = f"unreadable: {type(exc).__name__}: {exc}"
         report["rejected"] = reason

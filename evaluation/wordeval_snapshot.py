@@ -869,6 +869,7 @@ class _Extractor:
                 para.num["pattern"] = n["pattern"]
 
     def _tables(self, body) -> None:
+        text_of = {para.el: para for para in self.snap.stories["body"]}   # cell text as the story read it
         for tbl in body.iter(qn("w:tbl")):
             tblpr = tbl.find(qn("w:tblPr"))
             ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
@@ -885,7 +886,8 @@ class _Extractor:
                 for tc in tr.findall(qn("w:tc")):
                     row_cells.append(finish_props(flatten_props(tc.find(qn("w:tcPr")), {"cnfStyle"}),
                                                   {"vAlign": "top", "gridSpan": 1}))
-                    row_text.append("\n".join(plain(self._plain_p(p)) for p in iter_block_paragraphs(tc)))
+                    row_text.append("\n".join(plain(text_of[p].text if p in text_of else self._plain_p(p))
+                                               for p in iter_block_paragraphs(tc)))
                 rec["cells"].append(row_cells)
                 texts.append(row_text)
             rec["text"] = texts

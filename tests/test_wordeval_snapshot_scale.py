@@ -158,3 +158,17 @@ def test_fields_flatten_with_linear_work():
     assert flat["fields/body/F7/para"] == "body/P7" and flat["fields/body/F7/code"] == "PAGE"
     growth = _growth(lambda n: snapshot_dict(snaps[n]), 50, 400)
     assert growth < 9, growth   # 8x the fields; each looked its paragraph up in the whole story: ~11x
+
+
+@pytest.mark.parametrize("exc", [TimeoutError, MemoryError])
+def test_worker_limits_are_not_reported_as_unreadable(monkeypatch, exc):
+    # the worker turns these into "timed out after ...s" / "exceeded ... MiB"; evaluate_docx used to
+    # swallow them as "unreadable: TimeoutError", blaming the document for the evaluator's limit
+    from benchwright.evaluation import wordeval as ev
+
+    def limited(*args, **kwargs):
+        raise exc("limit")
+
+    monkeypatch.setattr(ev, "extract_snapshot", limited)
+    with pytest.raises(exc):
+        ev.evaluate_docx(b"ref", b"out", ORACLE)
