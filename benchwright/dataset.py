@@ -61,6 +61,11 @@ class Dataset:
         """Dataset-specific table checks beyond the great-expectations suites: [{check, ok, detail}]."""
         return []
 
+    def plant_bad_record(self, source: str) -> str:
+        """Damage one record of a tiny source written by ``synth`` (the contract test's bad input) and
+        return the start of the quarantine locator that must name it."""
+        raise NotImplementedError(f"{self.name}: the contract needs plant_bad_record")
+
     def expectation_suites(self) -> dict:
         """{config: [great-expectations expectation configs]} run on the written Parquet."""
         return {}

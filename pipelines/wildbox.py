@@ -417,5 +417,13 @@ class WildBox(Dataset):
     def expectation_suites(self) -> dict:
         return checks.EXPECTATIONS
 
+    def plant_bad_record(self, source: str) -> str:
+        """The first frame of the first segment becomes an undecodable JPEG."""
+        fs, root = fsspec.core.url_to_fs(source)
+        frame = sorted(p for p in fs.find(root) if posixpath.basename(p).startswith("frame_")
+                       and p.endswith(".jpg"))[0]
+        fs.pipe_file(frame, b"\xff\xd8\xff\xe0 this is not a JPEG")
+        return posixpath.relpath(frame, root)
+
 
 DATASET = WildBox()

@@ -161,6 +161,18 @@ class WordEval(Dataset):
 
         return EXPECTATIONS
 
+    def plant_bad_record(self, source: str) -> str:
+        """A catalogue value no operation can write: font_color's colours become non-hex."""
+        import yaml
+
+        path = Path(source) / "units" / "01_character_formatting.yaml"
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        unit = next(u for u in doc["units"] if u["id"] == "font_color")
+        for choice in unit["value"]["choices"]:
+            choice["value"] = "NOTHEX"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        return "font_color@"
+
     def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
         from benchwright.validation.wordeval import table_checks
 

@@ -1,0 +1,135 @@
+"""The dataset contract, once for every registered dataset (in the manner of TFDS's
+``DatasetBuilderTestCase``): a dataset that registers gets all of these from its tiny synthetic
+source, with no test of its own."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from benchwright import registry
+from benchwright.build import build
+from benchwright.cli import main as cli_main
+from benchwright.manifest import MANIFEST
+from benchwright.options import BuildOptions
+from tests.wildbox_helpers import published_hashes
+
+
+def _build(name: str, source: Path, out: Path, **kw) -> Path:
+    options = BuildOptions(out=str(out), progress=False, **kw)
+    return Path(build(registry.get(name), str(source), options))
+
+
+@pytest.fixture(scope="module", params=registry.names())
+def tiny(request, tmp_path_factory):
+    """(name, tiny source, its build) for each registered dataset."""
+    name = request.param
+    source = tmp_path_factory.mktemp(f"{name}-raw") / "raw"
+    registry.part(name, "synth")(str(source), scale="tiny", seed=0)
+    return name, source, _build(name, source, tmp_path_factory.mktemp(f"{name}-out"))
+
+
+def card_header(root: Path) -> dict:
+    text = (root / "README.md").read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def parquet_rows(root: Path) -> dict[str, dict[str, int]]:
+    rows: dict[str, dict[str, int]] = {}
+    for f in sorted(root.glob("*/*.parquet")):
+        split = f.name.split("-", 1)[0]
+        rows.setdefault(f.parent.name, {}).setdefault(split, 0)
+        rows[f.parent.name][split] += pq.ParquetFile(f).metadata.num_rows
+    return rows
+
+
+def test_card_counts_equal_the_files_and_the_manifest(tiny):
+    name, _, root = tiny
+    header = card_header(root)
+    card = {info["config_name"]: {s["name"]: s["num_examples"] for s in info["splits"]}
+            for info in header["dataset_info"]}
+    files = parquet_rows(root)
+    assert card == files
+    assert set(card) == set(registry.get(name).configs)
+    assert json.loads((root / MANIFEST).read_text())["reconciliation"]["rows"] == files
+    assert all(n > 0 for splits in files.values() for n in splits.values())
+
+
+def test_loads_with_plain_datasets_in_a_clean_interpreter(tiny):
+    _, _, root = tiny
+    script = textwrap.dedent(f"""
+        import json, sys
+        from datasets import get_dataset_config_names, load_dataset
+        root = {str(root)!r}
+        out = {{}}
+        for config in get_dataset_config_names(root):
+            ds = load_dataset(root, config)
+            out[config] = {{split: d.num_rows for split, d in ds.items()}}
+        assert not [m for m in sys.modules if m.split(".")[0] == "benchwright"], "benchwright was imported"
+        print(json.dumps(out))
+    """)
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+           "HF_HOME": str(root.parent / "hf-home")}
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, env=env,
+                          cwd=root.parent, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == parquet_rows(root)
+
+
+def test_a_rebuild_is_byte_identical(tiny, tmp_path):
+    name, source, root = tiny
+    again = _build(name, source, tmp_path / "again")
+    assert published_hashes(again) == published_hashes(root)
+
+
+def test_validate_passes_then_fails_on_a_flipped_byte(tiny, tmp_path, capsys):
+    _, _, root = tiny
+    copy = tmp_path / root.name
+    shutil.copytree(root, copy)
+    assert cli_main(["validate", str(copy)]) == 0
+    shard = sorted(copy.glob("*/*.parquet"))[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert cli_main(["validate", str(copy)]) == 1
+    assert shard.relative_to(copy).as_posix() in capsys.readouterr().out
+
+
+def test_a_planted_bad_record_is_quarantined_and_counts_reconcile(tiny, tmp_path):
+    name, source, _ = tiny
+    damaged = tmp_path / "raw"
+    shutil.copytree(source, damaged)
+    locator = registry.get(name).plant_bad_record(str(damaged))
+    built = _build(name, damaged, tmp_path / "out", max_bad_fraction=1.0)
+    rows = [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
+            for line in f.read_text().splitlines()]
+    hits = [r for r in rows if r["locator"].startswith(locator)]
+    assert hits, f"nothing quarantined under {locator!r}: {rows[:5]}"
+    assert all(r["reason"] for r in hits)
+    manifest = json.loads((built / MANIFEST).read_text())
+    units = manifest["reconciliation"]["units"]
+    for unit, e in units.items():
+        assert e["read"] == e["written"] + e["quarantined"] + e["filtered"], unit
+    assert sum(e["quarantined"] for e in units.values()) > 0
+
+
+def test_card_figures_are_present(tiny):
+    _, _, root = tiny
+    text = (root / "README.md").read_text(encoding="utf-8")
+    figures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert figures, "the card shows no figure"
+    for rel in figures:
+        path = root / rel
+        assert path.is_file(), rel
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", rel
+    listed = {f["path"] for f in json.loads((root / MANIFEST).read_text())["files"]}
+    assert set(figures) <= listed
