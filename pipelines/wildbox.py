@@ -407,7 +407,7 @@ class WildBox(Dataset):
         return export_all(Path(staging))
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.loaders.wildbox import card_statistics
+        from benchwright.cards.wildbox import card_statistics
 
         return card_statistics(Path(staging))
 

@@ -1,0 +1,131 @@
+"""The WildBox card: the release's statistics per split and species, label quality, the Omni3D
+field table, figures (class histogram, depth distribution, a sample frame with its cuboids) and
+the baselines' results table when the baselines benchmark has written it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.compute as pc
+
+from benchwright import geometry
+from benchwright.card import FIGURES_DIR, markdown_table, pyplot, save_figure
+from benchwright.loaders.wildbox import OMNI3D_FIELD_NOTES, read_config
+from benchwright.schemas import wildbox as schema
+from benchwright.validation import wildbox as checks
+
+
+def release_table(root: Path) -> tuple[list[str], list[list]]:
+    """The release's statistics: videos, segments, frames, cuboids per split (and the total)."""
+    seg = read_config(root, "segments", columns=["video_id", "split", "num_frames", "num_boxes", "species"])
+    rows = []
+    for split in (*schema.SPLITS, None):
+        t = seg if split is None else seg.filter(pc.equal(seg["split"], split))
+        rows.append([split or "total", len(pc.unique(t["video_id"])), t.num_rows,
+                     int(pc.sum(t["num_frames"]).as_py() or 0), int(pc.sum(t["num_boxes"]).as_py() or 0)])
+    return ["split", "videos", "segments", "frames", "cuboids"], rows
+
+
+def species_table(root: Path) -> tuple[list[str], list[list]]:
+    seg = read_config(root, "segments", columns=["video_id", "split", "species"])
+    boxes = read_config(root, "boxes", columns=["species", "split"])
+    rows = []
+    for k, name in enumerate(schema.SPECIES):
+        row = [name]
+        for split in schema.SPLITS:
+            s = seg.filter(pc.and_(pc.equal(seg["species"], k), pc.equal(seg["split"], split)))
+            b = boxes.filter(pc.and_(pc.equal(boxes["species"], k), pc.equal(boxes["split"], split)))
+            row += [len(pc.unique(s["video_id"])), b.num_rows]
+        rows.append(row)
+    return ["species", "train videos", "train cuboids", "validation videos", "validation cuboids"], rows
+
+
+def card_statistics(root: Path) -> dict:
+    figures = write_figures(root)
+    context = {
+        "release_table": markdown_table(*release_table(root)),
+        "species_table": markdown_table(*species_table(root)),
+        "figures": figures,
+    }
+    context["label_quality"] = label_quality(root)
+    context["omni3d_fields"] = markdown_table(["field", "holds", "against the release's files"],
+                                              [list(row) for row in OMNI3D_FIELD_NOTES])
+    results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
+    if results.exists():
+        context["results_table"] = results.read_text().strip()
+    return context
+
+
+def label_quality(root: Path) -> list[str]:
+    """The label-quality findings (validation.wildbox) as card lines: rotation flips, ground offsets."""
+    boxes = read_config(root, "boxes", columns=["box_id", "segment_id", "track_id", "frame_index", "R_cam",
+                                                "ground_offset"])
+    return [f"{r['check'].removeprefix('boxes: label quality, ')}: {r['detail']}"
+            for r in (checks.rotation_flip_check(boxes), checks.ground_offset_check(boxes))]
+
+
+def write_figures(root: Path) -> dict[str, str]:
+    """Class histogram, depth distribution and a sample frame with projected cuboids (PNG)."""
+    plt = pyplot()
+    boxes = read_config(root, "boxes", columns=["species", "split", "depth"])
+    figures = {}
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    x = np.arange(len(schema.SPECIES))
+    for j, split in enumerate(schema.SPLITS):
+        b = boxes.filter(pc.equal(boxes["split"], split))
+        counts = np.bincount(b["species"].to_numpy(), minlength=len(schema.SPECIES))
+        ax.bar(x + (j - 0.5) * 0.4, counts, width=0.4, label=split)
+    ax.set_xticks(x, schema.SPECIES, rotation=20)
+    ax.set_ylabel("cuboids")
+    ax.set_title("Cuboids per species")
+    ax.legend()
+    fig.tight_layout()
+    figures["class_histogram"] = save_figure(fig, root, "class_histogram")
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    depth = boxes["depth"].to_numpy()
+    ax.hist(depth, bins=np.linspace(0, max(3.0, float(np.quantile(depth, 0.99)) if len(depth) else 3.0), 60))
+    ax.set_xlabel("normalised depth z (1 = the segment's median)")
+    ax.set_ylabel("cuboids")
+    ax.set_title("Depth distribution")
+    fig.tight_layout()
+    figures["depth_distribution"] = save_figure(fig, root, "depth_distribution")
+
+    sample = sample_frame_with_cuboids(root)
+    if sample is not None:
+        import cv2
+
+        figures["sample_frame"] = f"{FIGURES_DIR}/sample_frame.png"
+        cv2.imwrite(str(root / figures["sample_frame"]), sample)
+    return figures
+
+
+def sample_frame_with_cuboids(root: Path):
+    """The frame with the most objects (ties: smallest frame_id), cuboid edges drawn with OpenCV."""
+    import cv2
+
+    frames = read_config(root, "frames", columns=["frame_id", "image", "K", "objects"])
+    if frames.num_rows == 0:
+        return None
+    counts = pc.list_value_length(frames["objects"]).to_numpy()
+    ids = frames["frame_id"].to_pylist()
+    best = min(range(len(ids)), key=lambda i: (-counts[i], ids[i]))
+    row = frames.slice(best, 1).to_pylist()[0]
+    image = cv2.imdecode(np.frombuffer(row["image"]["bytes"], np.uint8), cv2.IMREAD_COLOR)
+    scale = max(1, 640 // image.shape[1])
+    image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)
+    K = np.asarray(row["K"], float) * [[scale], [scale], [1]]
+    colours = [(0, 200, 255), (255, 120, 0), (0, 255, 0), (255, 0, 255), (0, 0, 255), (255, 255, 0)]
+    for obj in row["objects"]:
+        corners = np.asarray(obj["corners_cam"], float)
+        uv = geometry.project_points(corners, K)
+        if not np.isfinite(uv).all():
+            continue
+        colour = colours[obj["species"] % len(colours)]
+        for a, b in geometry.EDGES:
+            cv2.line(image, tuple(np.round(uv[a]).astype(int)), tuple(np.round(uv[b]).astype(int)), colour, 1,
+                     cv2.LINE_AA)
+        x1, y1, x2, y2 = (np.asarray(obj["bbox2d_tight"]) * scale).round().astype(int)
+        cv2.rectangle(image, (x1, y1), (x2, y2), (255, 255, 255), 1)
+    return image
