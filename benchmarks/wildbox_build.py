@@ -89,7 +89,7 @@ def main(argv=None) -> None:
     raw = Path(args.raw or Path(tempfile.gettempdir()) / f"benchwright-wildbox-{args.scale}")
     t = time.perf_counter()
     if not (raw / ".complete").exists():
-        from benchwright.synth.wildbox import write_wildbox_source
+        from benchwright.wildbox.synth import write_wildbox_source
 
         shutil.rmtree(raw, ignore_errors=True)
         write_wildbox_source(raw, scale=args.scale, seed=0)

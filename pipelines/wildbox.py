@@ -356,12 +356,12 @@ class WildBox(Dataset):
     license = "cc-by-nc-sa-4.0"
     task_categories = ("object-detection",)
     tags = ("3d-object-detection", "monocular", "wildlife", "drone", "omni3d", "kitti")
-    synth = "benchwright.synth.wildbox:write_wildbox_source"
+    synth = "benchwright.wildbox.synth:write_wildbox_source"
     evaluator = "benchwright.evaluation.wildbox:run_cli"
     baselines = "benchwright.baselines.wildbox:run_cli"
 
     def default_source(self, workdir: str) -> str:
-        from benchwright.synth.wildbox import write_wildbox_source
+        from benchwright.wildbox.synth import write_wildbox_source
 
         out = Path(workdir) / "wildbox-default"
         if not (out / ".complete").exists():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchwright.schemas.wildbox import SPECIES, SPECIES_DIMENSIONS_M, canonical_species
-from benchwright.synth.wildbox import (
+from benchwright.wildbox.synth import (
     RELEASE_VIDEOS_PER_SPECIES,
     SCALES,
     VGGT_RESOLUTION,

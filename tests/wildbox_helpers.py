@@ -7,7 +7,7 @@ from pathlib import Path
 from benchwright.build import build
 from benchwright.options import BuildOptions
 from benchwright.pipelines.wildbox import DATASET
-from benchwright.synth.wildbox import write_wildbox_source
+from benchwright.wildbox.synth import write_wildbox_source
 
 
 def tiny_source(path: Path, seed: int = 0) -> Path:

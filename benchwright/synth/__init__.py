@@ -1,1 +1,0 @@
-"""Synthetic generators: each writes a dataset's real raw layout to disk."""

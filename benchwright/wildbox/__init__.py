@@ -1,0 +1,1 @@
+"""WildBox domain code with no Beam: the synthetic drone-segment generator (``synth``)."""
