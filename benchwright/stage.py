@@ -1,9 +1,12 @@
 """Quarantining stages: every dataset pipeline's per-record work runs through ``Stage``.
 
 A stage is a generator function ``fn(element)`` that yields records, ``Reject`` rows for sub-records
-it refuses, or raises ``RecordError`` for the whole element. ``Stage`` turns both kinds of failure
-into quarantine (or filtered) rows and counts everything (Beam Metrics counters), so finalize can
-reconcile ``read == written + quarantined + filtered`` per unit.
+it refuses, ``Read`` marks for sub-units it read, or raises ``RecordError`` for the whole element.
+``Stage`` turns both kinds of failure into quarantine (or filtered) rows and counts everything
+(Beam Metrics counters), so finalize can reconcile ``read == written + quarantined + filtered`` per
+unit. The stage that reads a unit from the source is marked ``source=True``: every record it yields,
+every row it rejects and every element that fails counts as read there, so no pipeline counts
+reads by hand.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ QUARANTINE = "quarantine"
 FILTERED = "filtered"
 METRICS_NAMESPACE = "benchwright"
 
+
 @dataclasses.dataclass(frozen=True)
 class Reject:
     """A sub-record a stage refuses: ``kind`` is quarantine (bad input) or filtered (a rule, with reason)."""
@@ -28,6 +32,15 @@ class Reject:
     reason: str
     kind: str = QUARANTINE
     count: int = 1  # how many units this row stands for
+
+
+@dataclasses.dataclass(frozen=True)
+class Read:
+    """Yielded by a stage function: ``count`` units of ``unit`` (e.g. a segment's frames) were read.
+    Counted only when the whole element succeeds: a failure counts the element once, as its unit."""
+
+    unit: str
+    count: int = 1
 
 
 def counter(name: str):
@@ -43,8 +56,9 @@ class Stage(beam.DoFn):
     """Runs a stage function with quarantine: failures become tagged rows, never lost, never fatal."""
 
     def __init__(self, name: str, fn: Callable[[Any], Iterable[Any]], unit: str,
-                 locate: Callable[[Any], str] = str):
+                 locate: Callable[[Any], str] = str, source: bool = False):
         self._name, self._fn, self._unit, self._locate = name, fn, unit, locate
+        self._source = source
 
     def setup(self):
         self._in = counter(f"stage.{self._name}.in")
@@ -57,26 +71,36 @@ class Stage(beam.DoFn):
             # Materialise first: a generator that fails half-way must not leak half its output.
             outputs = list(self._fn(element, *side_inputs))
         except RecordError as err:
-            self._failed.inc()
-            yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(Reject(self._unit, err.locator, err.reason)))
+            yield from self._failure(Reject(self._unit, err.locator, err.reason))
             return
         except Exception as err:  # an unexpected failure still names the element; finalize counts it
-            self._failed.inc()
-            reason = f"{type(err).__name__}: {err}"
-            yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(Reject(self._unit, self._locate(element), reason)))
+            yield from self._failure(Reject(self._unit, self._locate(element), f"{type(err).__name__}: {err}"))
             return
         for out in outputs:
-            if isinstance(out, Reject):
+            if isinstance(out, Read):
+                read_counter(out.unit).inc(out.count)
+            elif isinstance(out, Reject):
                 self._rejected[out.kind].inc(out.count)
+                if self._source:
+                    read_counter(out.unit).inc(out.count)
                 yield beam.pvalue.TaggedOutput(out.kind, self._row(out))
             else:
+                if self._source:
+                    read_counter(self._unit).inc()
                 yield out
+
+    def _failure(self, reject: Reject):
+        self._failed.inc()
+        if self._source:
+            read_counter(self._unit).inc()
+        yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(reject))
 
     def _row(self, reject: Reject) -> dict:
         return {"stage": self._name, **dataclasses.asdict(reject)}
 
 
-def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=()):
-    """``pcoll | Stage`` with outputs (main, quarantine, filtered); side inputs go to ``fn`` after the element."""
-    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate), *side_inputs).with_outputs(
+def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False):
+    """``pcoll | Stage`` with outputs (main, quarantine, filtered); side inputs go to ``fn`` after the element.
+    ``source=True``: this stage reads ``unit`` from the source (see the module docstring)."""
+    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate, source), *side_inputs).with_outputs(
         QUARANTINE, FILTERED, main="main")

@@ -18,12 +18,12 @@ import pyarrow as pa
 
 from benchwright import geometry
 from benchwright.dataset import Dataset, Unit
-from benchwright.errors import RecordError, SourceError
+from benchwright.errors import SourceError
 from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
-from benchwright.stage import FILTERED, Reject, read_counter, run_stage
+from benchwright.stage import FILTERED, Read, Reject, run_stage
 from benchwright.validation import wildbox as checks
 
 # Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos
@@ -337,9 +337,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "num_masks_missing": pa.array([int(sum(seg.mask_url[i] is None for i in order))], pa.int32()),
         "split": [split],
     }, schema=schema.SEGMENTS.arrow_schema)
-    # Counted last: a segment that fails half-way is one quarantined segment, none of its frames or boxes read.
-    read_counter("frame").inc(len(seg.frames))
-    read_counter("box").inc(n)
+    # Counted only if the whole segment succeeds: one that fails half-way is one quarantined segment.
+    yield Read("frame", len(seg.frames))
+    yield Read("box", n)
     yield {"frames": frames, "boxes": boxes, "segments": segments}
 
 
@@ -375,20 +375,9 @@ class WildBox(Dataset):
             raise SourceError(f"{source}: a {fmt} source with nothing in it")
         previous_splits = read_previous(previous)
 
-        def parse(unit):
-            try:
-                items = list(parse_unit(source, fmt, unit))
-            except RecordError:
-                read_counter("segment").inc()  # the unit was read, and is quarantined whole
-                raise
-            for item in items:
-                read_counter(item.unit if isinstance(item, Reject) else "segment").inc(
-                    item.count if isinstance(item, Reject) else 1)
-            return items
-
         parsed = run_stage(
             pipeline | "ListUnits" >> beam.Create(units) | "Spread" >> beam.Reshuffle(),
-            "ParseSegment", parse, unit="segment")
+            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit="segment", source=True)
         splits = (
             parsed.main
             | "VideoSpecies" >> beam.Map(lambda s: (s.video_id, s.species))

@@ -14,7 +14,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from benchwright.dataset import Dataset, Unit
-from benchwright.stage import Reject, read_counter, run_stage
+from benchwright.stage import Reject, run_stage
 from benchwright.writer import rows_to_table
 from benchwright.schemas import wordeval as schema
 
@@ -60,7 +60,6 @@ def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
 
     errors: list[dict] = []
     cases = list(iter_cases(_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
-    read_counter("atomic_case").inc(len(cases) + len(errors))
     for e in errors:
         yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
@@ -75,7 +74,6 @@ def build_compositional(template_id: str, atomic_ids: list[str], source: str, ga
     one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})
     errors: list[dict] = []
     cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors))
-    read_counter("compositional_case").inc(len(cases) + len(errors))
     for e in errors:
         yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
@@ -120,14 +118,15 @@ class WordEval(Dataset):
         unit_ids = sorted(self.unit_ids or cat.units)
         gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
-                           "BuildAtomic", lambda u: build_atomic(u, source, gates, self.seeds), unit="atomic_case")
+                           "BuildAtomic", lambda u: build_atomic(u, source, gates, self.seeds), unit="atomic_case",
+                           source=True)
         atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
         templates = sorted(t for t in cat.templates
                            if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
         compositional = run_stage(
             pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
             "BuildCompositional", lambda t, ids: build_compositional(t, ids, source, gates, self.seeds),
-            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)])
+            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True)
         tables, rejects = {}, [atomic, compositional]
         for config, built in (("atomic", atomic), ("compositional", compositional)):
             cases = built.main
