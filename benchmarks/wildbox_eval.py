@@ -169,7 +169,7 @@ def main(argv=None) -> int:
         "n_gt": int(len(gt["image_id"])), "n_pred": int(len(preds["image_id"])),
         "n_images": int(len(image_ids)),
         "seconds": {**{k: round(v, 3) for k, v in timings.items()}, "synthesis": round(t_data, 3)},
-        "headline": {k: metrics[k]["macro"] for k in ("ap2d@0.50", "ap2d_agnostic@0.50", "ap_bev@0.50",
+        "headline": {k: metrics[k]["macro"] for k in ("ap2d@0.50", "ap2d_agnostic@0.50", "ap_bev_voc11@0.50",
                                                      "ap3d@0.25", "ap3d", "rel_ap3d")},
         "rel_ap3d_scale": metrics["rel_ap3d"]["scale"],
         "nhd_hungarian_overall": metrics["nhd_hungarian"]["micro"]["overall"],

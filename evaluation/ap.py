@@ -14,7 +14,10 @@ AP methods:
   * ``"coco101"`` (default everywhere in benchwright): precision made monotone (running max from
     the right), read at the first rank whose recall >= r for r in 0, 0.01, ..., 1 (0 where the
     recall is never reached), averaged over the 101 points.
-  * ``"voc11"``: VOC 2007 11-point: mean over r in 0, 0.1, ..., 1 of max precision at recall >= r.
+  * ``"voc11"``: VOC 2007 11-point, as the devkit (and the WildBox authors' ``bev_ap_eval.py``):
+    mean over t in np.arange(0., 1.1, 0.1) of the max precision at recall >= t, with recall =
+    TP / n_gt in float64 compared literally -- a recall of exactly 3/10 does not reach
+    t = 0.30000000000000004.
   * ``"r40"``: KITTI's 40 recall points 1/40 ... 1 read like ``coco101`` (for ranked lists).
 AP values are returned as fractions in [0, 1]; the evaluators report percentages.
 """
@@ -28,6 +31,10 @@ __all__ = [
 ]
 
 AP_METHODS = ("coco101", "voc11", "r40")
+# The VOC devkit's recall thresholds exactly as it builds them (np.arange(0., 1.1, 0.1); the same
+# floats as np.linspace(0, 1, 11)): t[3] = 0.30000000000000004, t[6] = 0.6000000000000001 and
+# t[7] = 0.7000000000000001 sit one ulp above 3/10, 6/10, 7/10, and are compared literally.
+_VOC11_RECALLS = np.arange(0.0, 1.1, 0.1)
 
 
 def group_pairs(pred_key: np.ndarray, gt_key: np.ndarray):
@@ -150,11 +157,11 @@ def _interpolated_ap(recall: np.ndarray, precision: np.ndarray, method: str) -> 
     # Monotone precision envelope: p(k) = max precision at rank >= k.
     envelope = np.maximum.accumulate(precision[::-1])[::-1]
     if method == "voc11":
-        pts = np.linspace(0, 1, 11)
-        idx = np.searchsorted(recall, pts - 1e-12, side="left")
-        vals = np.where(idx < len(recall), envelope[np.minimum(idx, len(recall) - 1)], 0.0)
-        return float(vals.mean())
-    pts = np.linspace(0, 1, 101) if method == "coco101" else np.arange(1, 41) / 40.0
+        pts = _VOC11_RECALLS
+    elif method == "coco101":
+        pts = np.linspace(0, 1, 101)
+    else:
+        pts = np.arange(1, 41) / 40.0
     idx = np.searchsorted(recall, pts, side="left")
     vals = np.where(idx < len(recall), envelope[np.minimum(idx, len(recall) - 1)], 0.0)
     return float(vals.mean())

@@ -16,19 +16,25 @@ Protocol (every choice is also written to ``metrics["meta"]["protocol"]``):
   images in id order), and within an image by the predictions' values -- never by their place
   in the file, so any order of the same predictions gives the same metrics.
 * Matching: greedy by descending score, each prediction takes the unmatched ground truth of
-  highest IoU if IoU >= threshold (COCO). AP is 101-point COCO interpolation everywhere
-  (``ap_method="coco101"``), including AP-BEV; the WildBox authors used VOC 11-point for BEV,
-  which ``bev_ap_method="voc11"`` reproduces. AP values are percentages.
+  highest IoU if IoU >= threshold (COCO). AP is 101-point COCO interpolation
+  (``ap_method="coco101"``) for every metric but the default AP-BEV. AP values are percentages.
 * ``ap2d@0.50``: class-aware 2D AP at IoU 0.5 against ``bbox2d_proj`` (the projected cuboid, as
   the authors' configs do). ``ap2d_agnostic@{0.25,0.50,0.75}``: classes ignored in matching,
   against ``bbox2d_tight`` (the SAM3 mask box); its ``micro`` is the class-agnostic AP and its
   ``per_class`` the same matching seen per species: TP = matched to a box of that species
   (whatever the predicted label), FP = unmatched and labelled that species, others ignored.
-* ``ap_bev@{0.25,0.50}``: IoU of the footprints on the camera x-z plane, each the convex hull of
-  the 8 projected corners of the full rotated cuboid (a hexagon under pitch or roll).
+* AP-BEV: IoU of the footprints on the camera x-z plane, each the convex hull of the 8 projected
+  corners of the full rotated cuboid (a hexagon under pitch or roll). Two protocols
+  (``ap_bev_protocol``): ``ap_bev_voc11@{0.25,0.50}`` (default, "voc11") is the WildBox
+  authors' ``bev_ap_eval.py``, so numbers sit beside the paper's: every prediction (no max_dets),
+  greedy by score to the best unmatched same-species GT with IoU >= t, VOC 11-point AP with the
+  devkit's literal ``recall >= t`` (``ap.average_precision(..., "voc11")``), macro = mean of the
+  per-species APs, micro = all species pooled with class-agnostic matching (as their script).
+  ``ap_bev@{0.25,0.50}`` ("coco101") is the COCO-style metric, as ``ap3d``: max_dets,
+  ``ap_method`` interpolation, class-aware micro.
 * ``ap3d@0.25`` and ``ap3d`` (Omni3D: mean of the APs at IoU 0.05, 0.10, ..., 0.50): exact
   oriented 3D IoU for full rotations (``iou.iou_3d_pairs``).
-* ``ap3d_by_depth`` and ``ap_bev@0.25_by_depth``: the metric per relative depth bucket
+* ``ap3d_by_depth`` and (with "coco101") ``ap_bev@0.25_by_depth``: the metric per relative depth bucket
   (``DEPTH_BUCKETS``: near < 0.95 <= medium < 1.05 <= far, the segment median being 1), as
   Omni3D's near / medium / far: GT outside the bucket are ignored, and so are predictions whose
   depth is outside it unless they match a GT of the bucket.
@@ -80,7 +86,7 @@ from benchwright.schemas import wildbox as schema
 __all__ = [
     "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
     "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths", "omni3d_ignore",
-    "OMNI3D_IGNORE", "IGNORE_MODES", "DEPTH_BUCKETS",
+    "OMNI3D_IGNORE", "IGNORE_MODES", "DEPTH_BUCKETS", "AP_BEV_PROTOCOLS",
     "evaluate_kitti", "run_cli",
 ]
 
@@ -91,6 +97,13 @@ SCALE_GRID = np.linspace(0.3, 3.0, 28)
 AP3D_THRESHOLDS = np.round(np.arange(1, 11) * 0.05, 2)  # 0.05 ... 0.50
 AGNOSTIC_THRESHOLDS = (0.25, 0.50, 0.75)
 BEV_THRESHOLDS = (0.25, 0.50)
+# AP-BEV protocols: "voc11" = the WildBox authors' tools/bev_ap_eval.py (their published numbers),
+# "coco101" = the COCO-style metric the other keys use; "both" reports the two.
+AP_BEV_PROTOCOLS = ("voc11", "coco101", "both")
+AP_BEV_VOC11 = ("the WildBox authors' bev_ap_eval.py: every prediction (no max_dets), by descending score, "
+                "takes the unmatched same-species GT of its image with the highest BEV IoU if IoU >= t; "
+                "VOC 11-point (max precision at recall >= t, t = 0, 0.1, ..., 1 compared literally); "
+                "macro = mean of the per-species APs; micro = all species pooled with class-agnostic matching")
 # Omni3D's near / medium / far buckets (10 m, 35 m) mean nothing after the per-segment
 # normalisation; these are relative to the segment's median depth (1) and split WildBox's
 # depths into about equal thirds.
@@ -503,6 +516,33 @@ def _by_depth(buckets, g_depth, p_depth, g_ign, match, sel, score, pred_cls, gt_
     return out
 
 
+def _ap_bev_voc11(p_img, p_cls, score, g_img, g_cls, g_ign, bev_iou) -> dict:
+    """``ap_bev_voc11@{0.25,0.50}``: the WildBox authors' protocol (``AP_BEV_VOC11``).
+
+    Per species: every prediction of it, greedy by score, each taking the unmatched ground truth
+    of its species and image with the highest BEV IoU if IoU >= t; VOC 11-point AP. Macro: the
+    mean over the species that have ground truth (their script counts a species without ground
+    truth as 0; every species has some in the released validation split). Micro: every
+    prediction in one ranking, matched class-agnostically (to the best unmatched GT of its image,
+    whatever the species), as their script's "micro". Ignored GT (``ignore``, not part of their
+    protocol) keep COCO semantics. ``bev_iou(p_idx, g_idx)`` gives the pairs' BEV IoU.
+    """
+    pa, ga = apm.group_pairs(p_img, g_img)  # every prediction with every GT of its image
+    iou = bev_iou(pa, ga)
+    same = p_cls[pa] == g_cls[ga]
+    n_gt = len(g_cls)
+    every = np.arange(len(score))
+    m = apm.greedy_match(p_img * N_CLASSES + p_cls, score, pa[same], ga[same], iou[same], n_gt, BEV_THRESHOLDS,
+                         gt_ignore=g_ign)
+    per, _ = _class_aps(every, m, score, p_cls, g_cls, g_ign, "voc11")
+    m = apm.greedy_match(p_img, score, pa, ga, iou, n_gt, BEV_THRESHOLDS, gt_ignore=g_ign)
+    tp, ign = _split_matches(m, g_ign)
+    n_regular = int((~g_ign).sum())
+    micro = (np.atleast_1d(apm.average_precision(score, tp, n_regular, "voc11", ignore=ign)) if n_regular
+             else np.full(len(BEV_THRESHOLDS), np.nan))
+    return {f"ap_bev_voc11@{t:.2f}": _summary(per[:, k], micro[k]) for k, t in enumerate(BEV_THRESHOLDS)}
+
+
 def _agnostic_aps(sel, matched, score, pred_cls, gt_cls, gt_ign, method) -> tuple[np.ndarray, np.ndarray]:
     """Class-agnostic AP (micro) and its per-species view.
 
@@ -588,7 +628,7 @@ def _nhd_entry(vals: dict[str, np.ndarray], pair_cls: np.ndarray) -> dict:
                         **{SPECIES[c]: int((pair_cls == c).sum()) for c in range(N_CLASSES)}}}
 
 
-def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method: str | None = None,
+def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protocol: str = "voc11",
              max_dets: int = 100, nhd_match_box: str = "bbox2d_proj", scale_grid=None,
              image_ids=None, ignore=None, depth_buckets=None, timings: dict | None = None) -> dict:
     """All WildBox metrics (see the module docstring) as a JSON-ready dict.
@@ -596,6 +636,8 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     ``gt``: arrays keyed image_id, category_id, bbox2d_tight, bbox2d_proj, center_cam,
     dimensions, R_cam (as ``load_ground_truth`` returns). ``preds``: image_id, category_id,
     score, bbox (xyxy), center_cam, dimensions, pose (as ``load_predictions`` returns).
+    ``ap_bev_protocol``: "voc11" (default: the WildBox authors' protocol, keys ``ap_bev_voc11@*``),
+    "coco101" (the COCO-style keys ``ap_bev@*`` and ``ap_bev@0.25_by_depth``) or "both".
     ``image_ids``: the images of the evaluated split; predictions on other images are dropped
     (counted in ``meta``). ``ignore``: None / "none", "omni3d" (``omni3d_ignore``) or a (G,) bool
     array of ignored GT. ``depth_buckets``: {name: (lo, hi)} relative depths (default
@@ -611,10 +653,10 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
         times[name] = times.get(name, 0.0) + now - t0
         t0 = now
 
-    bev_method = bev_ap_method or ap_method
-    for m in (ap_method, bev_method):
-        if m not in apm.AP_METHODS:
-            raise ValueError(f"unknown AP method {m!r}; expected one of {apm.AP_METHODS}")
+    if ap_method not in apm.AP_METHODS:
+        raise ValueError(f"unknown AP method {ap_method!r}; expected one of {apm.AP_METHODS}")
+    if ap_bev_protocol not in AP_BEV_PROTOCOLS:
+        raise ValueError(f"unknown AP-BEV protocol {ap_bev_protocol!r}; expected one of {AP_BEV_PROTOCOLS}")
     if nhd_match_box not in ("bbox2d_proj", "bbox2d_tight"):
         raise ValueError("nhd_match_box must be 'bbox2d_proj' or 'bbox2d_tight'")
     g = _arrays(gt, _REQUIRED_GT, "gt")
@@ -668,15 +710,22 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
     g_fp, p_fp = geometry.bev_hexagons(g_c, g_d, g_R), geometry.bev_hexagons(p_c, p_d, p_R)
     g_area = np.where(g_valid, ioum.bev_area(g_d, g_R), 0.0)
     p_area = np.where(p_valid, ioum.bev_area(p_d, p_R), 0.0)
-    iou_bev = _chunked(len(pp), lambda sl: ioum.bev_iou_from_footprints(
-        p_fp[pp[sl]], p_area[pp[sl]], g_fp[gg[sl]], g_area[gg[sl]]))
-    m = apm.greedy_match(p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS, gt_ignore=g_ign)
-    per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, bev_method)
-    for k, t in enumerate(BEV_THRESHOLDS):
-        out[f"ap_bev@{t:.2f}"] = _summary(per[:, k], micro[k])
-    out["ap_bev@0.25_by_depth"] = _by_depth(buckets, g_c[:, 2], p_c[:, 2], g_ign, lambda ign: apm.greedy_match(
-        p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS[:1], gt_ignore=ign), sel_c, score, p["cls"], g["cls"],
-        bev_method, lambda per, micro: _summary(per[:, 0], micro[0]))
+
+    def bev_iou(pi, gi):
+        return _chunked(len(pi), lambda sl: ioum.bev_iou_from_footprints(
+            p_fp[pi[sl]], p_area[pi[sl]], g_fp[gi[sl]], g_area[gi[sl]]))
+
+    if ap_bev_protocol in ("voc11", "both"):
+        out.update(_ap_bev_voc11(p_img, p["cls"], score, g_img, g["cls"], g_ign, bev_iou))
+    if ap_bev_protocol in ("coco101", "both"):
+        iou_bev = bev_iou(pp, gg)
+        m = apm.greedy_match(p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS, gt_ignore=g_ign)
+        per, micro = _class_aps(sel_c, m, score, p["cls"], g["cls"], g_ign, ap_method)
+        for k, t in enumerate(BEV_THRESHOLDS):
+            out[f"ap_bev@{t:.2f}"] = _summary(per[:, k], micro[k])
+        out["ap_bev@0.25_by_depth"] = _by_depth(buckets, g_c[:, 2], p_c[:, 2], g_ign, lambda ign: apm.greedy_match(
+            p_grp, score, pp, gg, iou_bev, n_gt, BEV_THRESHOLDS[:1], gt_ignore=ign), sel_c, score, p["cls"],
+            g["cls"], ap_method, lambda per, micro: _summary(per[:, 0], micro[0]))
     lap("ap_bev")
 
     # ---- 3D
@@ -741,13 +790,16 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", bev_ap_method
         "n_images": int(len(all_ids)) if image_ids is None else int(len(np.unique(image_ids))),
         "species": list(SPECIES),
         "protocol": {
-            "ap_method": ap_method, "bev_ap_method": bev_method, "max_dets": max_dets,
+            "ap_method": ap_method, "ap_bev_protocol": ap_bev_protocol, "max_dets": max_dets,
             "ignore": (ignore if isinstance(ignore, str) else "none" if ignore is None else "given mask"),
             **({"omni3d_ignore": dict(OMNI3D_IGNORE)} if isinstance(ignore, str) and ignore == "omni3d" else {}),
             "ranking": "descending score; ties by image id, then by the prediction's values",
             "matching": "greedy by score to the unmatched GT of highest IoU, IoU >= threshold",
             "ap2d": "class-aware vs bbox2d_proj; agnostic vs bbox2d_tight",
             "bev_footprint": "convex hull of the 8 corners on the camera x-z plane",
+            **({"ap_bev_voc11": AP_BEV_VOC11} if ap_bev_protocol in ("voc11", "both") else {}),
+            **({"ap_bev": "COCO-style, as ap3d: max_dets, --ap-method interpolation, class-aware micro"}
+               if ap_bev_protocol in ("coco101", "both") else {}),
             "ap3d_thresholds": [float(t) for t in AP3D_THRESHOLDS],
             "depth_buckets": "relative depth (segment median 1) in [lo, hi); GT outside ignored, unmatched "
                              "predictions outside ignored",
@@ -1109,7 +1161,8 @@ def _read_kitti_frame_empty() -> dict:
 
 # ======================================================================================== CLI
 def run_cli(args=None) -> int:
-    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]``.
+    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
+    [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
 
     Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
     exit code: 0, or 2 when the input is bad (the error names the file and entry).
@@ -1119,9 +1172,11 @@ def run_cli(args=None) -> int:
     parser.add_argument("--pred", required=True, help="prediction JSON, or a KITTI result folder")
     parser.add_argument("--split", default="validation")
     parser.add_argument("--out", help="write the metrics JSON here")
-    parser.add_argument("--ap-method", default="coco101", choices=apm.AP_METHODS)
-    parser.add_argument("--bev-ap-method", default=None, choices=apm.AP_METHODS,
-                        help="AP interpolation for AP-BEV (default: --ap-method; the authors used voc11)")
+    parser.add_argument("--ap-method", default="coco101", choices=apm.AP_METHODS,
+                        help="AP interpolation of the COCO-style metrics (2D, 3D, Rel-AP-3D, coco101 AP-BEV)")
+    parser.add_argument("--ap-bev-protocol", default="voc11", choices=AP_BEV_PROTOCOLS,
+                        help="voc11 (default): the WildBox paper's AP-BEV, keys ap_bev_voc11@*; coco101: the "
+                             "COCO-style keys ap_bev@* (and ap_bev@0.25_by_depth); both")
     parser.add_argument("--ignore", default="none", choices=IGNORE_MODES,
                         help="ground truth to ignore: none (the authors' setting) or omni3d (Omni3D's test filter)")
     ns = parser.parse_args(args)
@@ -1130,8 +1185,8 @@ def run_cli(args=None) -> int:
         if (root / "label_2").is_dir() or root.name == "label_2":
             metrics = evaluate_paths(root, ns.pred, ns.split)
         else:
-            metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method, bev_ap_method=ns.bev_ap_method,
-                                     ignore=ns.ignore)
+            metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method,
+                                     ap_bev_protocol=ns.ap_bev_protocol, ignore=ns.ignore)
     except BenchwrightError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -1139,7 +1194,7 @@ def run_cli(args=None) -> int:
     if ns.out:
         Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
         Path(ns.out).write_text(text + "\n", encoding="utf-8")
-        keys = [k for k in ("ap2d@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d") if k in metrics]
+        keys = [k for k in ("ap2d@0.50", "ap_bev_voc11@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d") if k in metrics]
         print(json.dumps({k: metrics[k]["macro"] for k in keys} or {"kitti": "written"}))
     else:
         print(text)

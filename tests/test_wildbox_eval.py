@@ -15,7 +15,8 @@ from benchwright.evaluation import wildbox as ev
 from benchwright.schemas import wildbox as schema
 
 AP_KEYS = ("ap2d@0.50", "ap2d_agnostic@0.25", "ap2d_agnostic@0.50", "ap2d_agnostic@0.75",
-           "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d", "rel_ap3d")
+           "ap_bev_voc11@0.25", "ap_bev_voc11@0.50", "ap3d@0.25", "ap3d", "rel_ap3d")
+COCO_BEV_KEYS = ("ap_bev@0.25", "ap_bev@0.50")  # with ap_bev_protocol="coco101" (or "both")
 NHD_KEYS = ("nhd_hungarian", "nhd_hausdorff")
 
 
@@ -52,6 +53,19 @@ def test_average_precision_hand_computed():
     assert apm.average_precision(scores, tp, 3, "coco101", ignore=[False, False, True]) == pytest.approx(67 / 101)
     assert np.isnan(apm.average_precision(scores, tp, 0))
     assert apm.average_precision(np.zeros(0), np.zeros(0, bool), 5) == 0.0
+
+
+def test_voc11_compares_recall_with_the_devkit_thresholds_literally():
+    """VOC 11-point reads max precision at recall >= t for t in np.arange(0, 1.1, 0.1) compared as
+    floats: t[3] = 0.30000000000000004, so a recall of exactly 3/10 does not reach it (the
+    devkit's and the WildBox authors' arithmetic; a tolerance would count it)."""
+    assert np.arange(0.0, 1.1, 0.1)[3] > 3 / 10
+    # 10 GT, three TPs then nothing: recall 0.1, 0.2, 0.3 at precision 1 -> t = 0, .1, .2 only.
+    assert apm.average_precision(np.array([0.9, 0.8, 0.7]), np.ones(3, bool), 10, "voc11") == pytest.approx(3 / 11)
+    # 5 GT, three TPs: recall 0.2, 0.4, 0.6; t[6] = 0.6000000000000001 is not reached by 3/5.
+    assert apm.average_precision(np.array([3.0, 2, 1]), np.ones(3, bool), 5, "voc11") == pytest.approx(6 / 11)
+    # 4 GT, two TPs: recall 0.25, 0.5 (0.5 == t[5] exactly: reached).
+    assert apm.average_precision(np.array([2.0, 1]), np.ones(2, bool), 4, "voc11") == pytest.approx(6 / 11)
 
 
 def test_greedy_match_takes_best_iou_in_score_order():
@@ -132,10 +146,10 @@ def test_ignored_ground_truth_counts_neither_way(gt):
     ignored = np.random.default_rng(5).random(len(gt["image_id"])) < 0.3
     perfect = _perfect(gt)
     regular_only = {k: v[~ignored] for k, v in perfect.items()}
-    plain = ev.evaluate(gt, regular_only)
-    masked = ev.evaluate(gt, regular_only, ignore=ignored)
-    everything = ev.evaluate(gt, perfect, ignore=ignored)
-    for key in AP_KEYS:
+    plain = ev.evaluate(gt, regular_only, ap_bev_protocol="both")
+    masked = ev.evaluate(gt, regular_only, ignore=ignored, ap_bev_protocol="both")
+    everything = ev.evaluate(gt, perfect, ignore=ignored, ap_bev_protocol="both")
+    for key in AP_KEYS + COCO_BEV_KEYS:
         assert plain[key]["micro"] < 80.0, key                        # the ignored GT are misses without the mask
         assert masked[key]["micro"] == pytest.approx(100.0), key      # ... and not counted with it
         # hits on ignored GT are not FPs (counted as FPs they would cost ~30 points). Not exactly 100:
@@ -152,7 +166,7 @@ def test_ignored_ground_truth_counts_neither_way(gt):
 def test_depth_buckets_ignore_what_lies_outside(gt):
     z = gt["center_cam"][:, 2]
     perfect = _perfect(gt)
-    m = ev.evaluate(gt, perfect)
+    m = ev.evaluate(gt, perfect, ap_bev_protocol="coco101")
     for key in ("ap3d_by_depth", "ap_bev@0.25_by_depth"):
         assert set(m[key]) == {"bounds", "near", "medium", "far"}
         assert sum(m[key][b]["n_gt"] for b in ("near", "medium", "far")) == len(z)
@@ -220,9 +234,9 @@ def test_metrics_json_has_every_key(gt):
 
 
 def test_perfect_predictor_scores_100_and_nhd_0(gt):
-    m = ev.evaluate(gt, _perfect(gt))
+    m = ev.evaluate(gt, _perfect(gt), ap_bev_protocol="both")
     present = {schema.SPECIES[c] for c in np.unique(gt["category_id"] - 1000)}
-    for key in AP_KEYS:
+    for key in AP_KEYS + COCO_BEV_KEYS:
         assert m[key]["macro"] == pytest.approx(100.0), key
         assert m[key]["micro"] == pytest.approx(100.0), key
         for name, value in m[key]["per_class"].items():
@@ -247,7 +261,7 @@ def test_predictions_a_tiny_rotation_off_the_ground_truth_score_100(gt):
     rounded = dict(preds, pose=np.round(preds["pose"], 6))
     for p in (turned, rounded):
         m = ev.evaluate(gt, p)
-        for key in ("ap3d@0.25", "ap3d", "rel_ap3d", "ap_bev@0.25", "ap_bev@0.50"):
+        for key in ("ap3d@0.25", "ap3d", "rel_ap3d", "ap_bev_voc11@0.25", "ap_bev_voc11@0.50"):
             assert m[key]["micro"] == pytest.approx(100.0), key
             assert m[key]["macro"] == pytest.approx(100.0), key
     from benchwright.evaluation import iou as ioum
@@ -262,18 +276,21 @@ def test_shuffled_labels_lower_class_aware_ap_only(gt):
     shuffled = dict(perfect)
     rng = np.random.default_rng(0)
     shuffled["category_id"] = rng.permutation(perfect["category_id"])
-    m = ev.evaluate(gt, shuffled)
+    m = ev.evaluate(gt, shuffled, ap_bev_protocol="both")
     for key in ("ap2d@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d"):
         assert m[key]["micro"] < 90.0, key
         assert m[key]["macro"] < 90.0, key
-    # The class-agnostic AP does not look at labels.
+    assert m["ap_bev_voc11@0.50"]["macro"] < 90.0
+    # The class-agnostic APs do not look at labels (the authors' AP-BEV micro matches across species).
     assert m["ap2d_agnostic@0.50"]["micro"] == pytest.approx(100.0)
+    assert m["ap_bev_voc11@0.50"]["micro"] == pytest.approx(100.0)
 
 
 def test_more_jitter_lowers_ap_and_raises_nhd(gt):
     levels = [0.0, 0.3, 0.7, 1.5, 3.0]
-    runs = [ev.evaluate(gt, _clean(gt, lv)) for lv in levels]
-    for key in ("ap2d_agnostic@0.75", "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d"):
+    runs = [ev.evaluate(gt, _clean(gt, lv), ap_bev_protocol="both") for lv in levels]
+    for key in ("ap2d_agnostic@0.75", "ap_bev_voc11@0.25", "ap_bev_voc11@0.50", "ap_bev@0.25", "ap_bev@0.50",
+                "ap3d@0.25", "ap3d"):
         for agg in ("micro", "macro"):
             vals = [r[key][agg] for r in runs]
             assert all(a >= b for a, b in zip(vals, vals[1:])), (key, agg, vals)
@@ -436,15 +453,89 @@ def test_max_dets_keeps_the_best_scored_per_image_and_class():
     assert ev.evaluate(gt, p)["ap3d"]["micro"] == pytest.approx(100.0)
 
 
-def test_bev_ap_method_option(gt):
+def test_ap_bev_protocol_option(gt):
     preds = _clean(gt, 0.7)
-    coco = ev.evaluate(gt, preds)
-    voc = ev.evaluate(gt, preds, bev_ap_method="voc11")
-    assert voc["ap_bev@0.50"]["micro"] != pytest.approx(coco["ap_bev@0.50"]["micro"])
-    assert voc["ap3d"] == coco["ap3d"]
-    assert voc["meta"]["protocol"]["bev_ap_method"] == "voc11"
+    voc = ev.evaluate(gt, preds)  # default: the WildBox authors' protocol
+    coco = ev.evaluate(gt, preds, ap_bev_protocol="coco101")
+    both = ev.evaluate(gt, preds, ap_bev_protocol="both")
+    voc_keys = {"ap_bev_voc11@0.25", "ap_bev_voc11@0.50"}
+    coco_keys = {"ap_bev@0.25", "ap_bev@0.50", "ap_bev@0.25_by_depth"}
+    assert voc_keys <= set(voc) and not coco_keys & set(voc)
+    assert coco_keys <= set(coco) and not voc_keys & set(coco)
+    assert all(both[k] == voc[k] for k in voc_keys) and all(both[k] == coco[k] for k in coco_keys)
+    assert voc["ap_bev_voc11@0.50"]["macro"] != pytest.approx(coco["ap_bev@0.50"]["macro"])
+    for key in ("ap2d@0.50", "ap3d", "rel_ap3d", "ap3d_by_depth", "nhd_hungarian"):
+        assert voc[key] == coco[key], key
+    assert voc["meta"]["protocol"]["ap_bev_protocol"] == "voc11"
+    assert "bev_ap_eval.py" in voc["meta"]["protocol"]["ap_bev_voc11"]
+    with pytest.raises(ValueError, match="AP-BEV protocol"):
+        ev.evaluate(gt, preds, ap_bev_protocol="voc07")
     with pytest.raises(ValueError):
         ev.evaluate(gt, preds, ap_method="voc7")
+
+
+def _authors_bev_ap(gt, preds, t):
+    """An independent loop over the protocol of the WildBox authors' ``bev_ap_eval.py``: shapely
+    footprints, per species every prediction by descending score takes the best unmatched GT of its
+    image (counted if IoU >= t), VOC 11-point with literal ``recall >= t``; macro over species
+    with GT; micro with all species pooled and matched class-agnostically. Fractions."""
+    from shapely.geometry import MultiPoint
+
+    def hulls(c, d, R):
+        return [MultiPoint([tuple(v) for v in k[:, [0, 2]]]).convex_hull for k in geometry.corners(c, d, R)]
+
+    g_poly = hulls(gt["center_cam"], gt["dimensions"], gt["R_cam"])
+    p_poly = hulls(preds["center_cam"], preds["dimensions"], preds["pose"])
+
+    def iou(a, b):
+        inter = a.intersection(b).area
+        return inter / (a.area + b.area - inter)
+
+    def ap(pred_idx, gt_idx):
+        if len(gt_idx) == 0:
+            return None
+        taken = set()
+        tp = []
+        for i in sorted(pred_idx, key=lambda i: -preds["score"][i]):
+            cands = [j for j in gt_idx if gt["image_id"][j] == preds["image_id"][i] and j not in taken]
+            best_j, best = -1, -1.0
+            for j in cands:
+                v = iou(p_poly[i], g_poly[j])
+                if v > best:
+                    best_j, best = j, v
+            tp.append(best_j >= 0 and best >= t)
+            if tp[-1]:
+                taken.add(best_j)
+        tpc = np.cumsum(tp)
+        recall = tpc / len(gt_idx)
+        precision = tpc / np.arange(1, len(tp) + 1)
+        return sum(precision[recall >= r].max() if (recall >= r).any() else 0.0
+                   for r in np.arange(0.0, 1.1, 0.1)) / 11
+
+    per = [ap(np.flatnonzero(preds["category_id"] == 1000 + c), np.flatnonzero(gt["category_id"] == 1000 + c))
+           for c in range(len(schema.SPECIES))]
+    have = [v for v in per if v is not None]
+    return per, float(np.mean(have)), ap(np.arange(len(preds["score"])), np.arange(len(gt["image_id"])))
+
+
+def test_ap_bev_voc11_is_the_authors_protocol(gt):
+    """Against an independent loop: same per-species, macro and (class-agnostic) micro APs, with
+    every prediction counted (max_dets does not apply) -- duplicates, misses, wrong species."""
+    keep = np.isin(gt["image_id"], np.unique(gt["image_id"])[:80])
+    small = {k: v[keep] for k, v in gt.items()}
+    preds = jitter_predictions(small, 0.5, seed=7, miss=0.15, false_pos=0.2, wrong_class=0.1)
+    dup = {k: v[:60] for k, v in _clean(small, 0.2, seed=8).items()}
+    dup["score"] = dup["score"] * 0.5
+    preds = {k: np.concatenate([preds[k], dup[k]]) for k in preds}
+    m = ev.evaluate(small, preds, max_dets=1)
+    for t in (0.25, 0.50):
+        per, macro, micro = _authors_bev_ap(small, preds, t)
+        got = m[f"ap_bev_voc11@{t:.2f}"]
+        assert got["macro"] == pytest.approx(100 * macro, abs=1e-9)
+        assert got["micro"] == pytest.approx(100 * micro, abs=1e-9)
+        for c, name in enumerate(schema.SPECIES):
+            assert got["per_class"][name] == (None if per[c] is None else pytest.approx(100 * per[c], abs=1e-9))
+        assert 5 < got["macro"] < 95 and got["micro"] != pytest.approx(got["macro"])
 
 
 def test_non_orthonormal_pose_is_projected_to_so3():
@@ -612,6 +703,11 @@ def test_load_ground_truth_from_parquet_and_evaluate_paths(tmp_path, gt):
     assert ev.run_cli(["--gt", str(root), "--pred", str(path), "--out", str(out)]) == 0
     written = json.loads(out.read_text())
     assert set(written) >= set(AP_KEYS + NHD_KEYS) | {"meta"}
+    assert not set(COCO_BEV_KEYS) & set(written)
+    assert ev.run_cli(["--gt", str(root), "--pred", str(path), "--out", str(out), "--ap-bev-protocol", "coco101"]) == 0
+    written = json.loads(out.read_text())
+    assert set(written) >= set(COCO_BEV_KEYS) and "ap_bev_voc11@0.50" not in written
+    assert written["ap_bev@0.50"]["macro"] == pytest.approx(100.0)
     assert written["ap2d@0.50"]["macro"] == pytest.approx(100.0)
     with pytest.raises(Exception, match="no validation"):
         ev.load_ground_truth(tmp_path / "nothing", "validation")
