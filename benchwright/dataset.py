@@ -26,7 +26,8 @@ class Dataset:
 
     name: str = ""
     configs: dict = {}          # config -> datasets.Features
-    id_columns: dict = {}       # config -> the column whose stable hash picks the shard
+    id_columns: dict = {}       # config -> the column whose stable hash picks the shard (unique, non-null)
+    splits: tuple = ()          # the splits a build writes, in card order
     units: tuple = ()           # Unit(...) per reconciled unit
     license: str = ""
     task_categories: tuple = ()

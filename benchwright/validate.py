@@ -61,14 +61,55 @@ def check_reconciliation(dataset, root: Path) -> list[dict]:
                                  f"{e['filtered']} filtered" for u, e in recon["units"].items())}]
 
 
+def derived_expectations(dataset) -> dict[str, list]:
+    """The expectations every dataset gets from its declaration, so no dataset restates them: each
+    config's id column unique and non-null, the id columns of other configs it carries (its keys)
+    non-null, every ClassLabel within its names, a stored split column within the declared splits."""
+    from datasets import ClassLabel
+
+    out = {}
+    for config, features in dataset.configs.items():
+        own = dataset.id_columns[config]
+        exps = [("ExpectColumnValuesToBeUnique", {"column": own}), ("ExpectColumnValuesToNotBeNull", {"column": own})]
+        exps += [("ExpectColumnValuesToNotBeNull", {"column": key})
+                 for key in sorted(set(dataset.id_columns.values()) - {own}) if key in features]
+        exps += [("ExpectColumnValuesToBeInSet", {"column": name, "value_set": list(range(feature.num_classes))})
+                 for name, feature in features.items() if isinstance(feature, ClassLabel)]
+        if "split" in features and dataset.splits:
+            exps.append(("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(dataset.splits)}))
+        out[config] = exps
+    return out
+
+
+def check_splits(dataset, root: Path) -> list[dict]:
+    """Every config holds only declared splits, none of them empty; the primary unit's config holds all."""
+    from benchwright.card import split_sizes
+
+    results = []
+    primary = {u.config for u in dataset.units if u.primary}
+    for config in dataset.configs:
+        sizes = split_sizes(root, config)
+        unknown = sorted(set(sizes) - set(dataset.splits))
+        empty = sorted(s for s, (rows, _) in sizes.items() if rows == 0)
+        missing = sorted(set(dataset.splits) - set(sizes)) if config in primary else []
+        ok = not (unknown or empty or missing)
+        detail = ", ".join(f"{s} {rows:,} rows" for s, (rows, _) in sizes.items()) if ok else \
+            "; ".join(f"{what}: {names}" for what, names in (("undeclared", unknown), ("empty", empty),
+                                                              ("missing", missing)) if names)
+        results.append({"check": f"{config}: split sizes", "ok": ok, "detail": detail})
+    return results
+
+
 def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
-    """Runs each config's suite on its Parquet (all splits) and builds the Data Docs site."""
+    """Runs each config's suite (the derived expectations, then the dataset's own) on its Parquet
+    (all splits) and builds the Data Docs site."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     import great_expectations.expectations as gxe
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    suites = dataset.expectation_suites()
+    own = dataset.expectation_suites()
+    suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     if docs_dir.exists():
@@ -121,6 +162,7 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None) -> dict
     results = list(extra or [])
     results += check_manifest(root)
     results += check_reconciliation(dataset, root)
+    results += check_splits(dataset, root)
     tables = {cfg: sorted((root / cfg).glob("*.parquet")) for cfg in dataset.configs}
     results += dataset.validate_tables(str(root), tables)
     results += run_expectations(dataset, root, vdir)

@@ -352,6 +352,7 @@ class WildBox(Dataset):
     pretty_name = "WildBox: monocular 3D wildlife detection from drone video"
     configs = schema.CONFIGS
     id_columns = {"frames": "frame_id", "boxes": "box_id", "segments": "segment_id"}
+    splits = schema.SPLITS
     units = (Unit("segment", "segments"), Unit("frame", "frames"), Unit("box", "boxes", primary=True))
     license = "cc-by-nc-sa-4.0"
     task_categories = ("object-detection",)

@@ -98,6 +98,7 @@ class WordEval(Dataset):
     pretty_name = "WordEval: Word-native document editing cases with deterministic oracles"
     configs = schema.FEATURES
     id_columns = {"atomic": "case_id", "compositional": "case_id"}
+    splits = (SPLIT,)
     units = (Unit("atomic_case", "atomic", primary=True), Unit("compositional_case", "compositional"))
     license = "mit"
     task_categories = ("text-generation",)

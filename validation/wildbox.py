@@ -199,10 +199,6 @@ def _between(column, lo=None, hi=None, **kw):
 
 EXPECTATIONS = {
     "boxes": [
-        ("ExpectColumnValuesToBeUnique", {"column": "box_id"}),
-        ("ExpectColumnValuesToNotBeNull", {"column": "box_id"}),
-        ("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(schema.SPLITS)}),
-        ("ExpectColumnValuesToBeInSet", {"column": "species", "value_set": list(range(len(schema.SPECIES)))}),
         ("ExpectColumnValuesToBeInSet", {"column": "category_id", "value_set": list(schema.CATEGORY_IDS.values())}),
         _between("depth", 0, None, strict_min=True),
         _between("truncation", 0, 1),
@@ -213,13 +209,10 @@ EXPECTATIONS = {
         ("ExpectColumnValuesToNotBeNull", {"column": "kitti_representable"}),
     ],
     "frames": [
-        ("ExpectColumnValuesToBeUnique", {"column": "frame_id"}),
-        ("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(schema.SPLITS)}),
         _between("width", 1, None),
         _between("height", 1, None),
     ],
     "segments": [
-        ("ExpectColumnValuesToBeUnique", {"column": "segment_id"}),
         ("ExpectColumnValuesToBeInSet", {"column": "scale_rule", "value_set": ["1/median(z)", "1/max(z)", "none", "given"]}),
         _between("scale_factor", 0, None, strict_min=True),
         _between("num_boxes", 0, None),

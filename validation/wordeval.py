@@ -33,7 +33,6 @@ def table_checks(root: Path) -> list[dict]:
 
 def _common(config: str) -> list:
     return [
-        ("ExpectColumnValuesToBeUnique", {"column": "case_id"}),
         ("ExpectColumnValuesToNotBeNull", {"column": "instruction"}),
         ("ExpectColumnValueLengthsToBeBetween", {"column": "instruction", "min_value": 10}),
         ("ExpectColumnValuesToNotBeNull", {"column": "command"}),
