@@ -653,7 +653,8 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
                                            "R_cam")}
         gt["category_id"] = _classes(target) + FIRST_CATEGORY_ID
         for i, combo in enumerate(combos):
-            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0])
+            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0],
+                            ap_bev_protocol="coco101")
             totals[i] += (m["ap_bev@0.25"]["macro"] or 0.0) / n_folds
     best = int(np.flatnonzero(totals >= totals.max() - 1e-9)[0])  # smallest subset among the best
     return {"components": list(combos[best]), "folds": n_folds,
@@ -846,7 +847,7 @@ def run_cli(argv=None) -> int:
         if ns.evaluate:
             from benchwright.evaluation import wildbox as ev
 
-            m = ev.evaluate_paths(ns.data, out, ns.split)
+            m = ev.evaluate_paths(ns.data, out, ns.split, ap_bev_protocol="coco101")
             line += (f"; AP-BEV@0.25 macro {m['ap_bev@0.25']['macro']:.2f}, "
                      f"AP-BEV@0.50 macro {m['ap_bev@0.50']['macro']:.2f}")
         print(line)

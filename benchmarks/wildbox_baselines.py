@@ -115,14 +115,14 @@ def run(data: Path, split: str = "validation", epochs: int = bw.DEFAULT_EPOCHS, 
                                           progress=progress)
             path = bw.write_predictions(out_dir / f"{stem}.json", preds, target["image_ids"])
             t1 = time.perf_counter()
-            heads[name] = _summary(ev.evaluate_paths(data, path, split))
+            heads[name] = _summary(ev.evaluate_paths(data, path, split, ap_bev_protocol="coco101"))
             timings[name] = {"predict_s": round(t1 - t0, 2), "evaluate_s": round(time.perf_counter() - t1, 2),
                              **({"train_s": round(info["train_seconds"], 2)} if "train_seconds" in info else {})}
         for s in extra_seeds:
             preds, info = bw.run_head("learned", train, target, epochs=epochs, seed=s,
                                       checkpoint=out_dir / f"learned_seed{s}.pt", progress=progress)
             path = bw.write_predictions(out_dir / f"learned_seed{s}.json", preds, target["image_ids"])
-            m = _summary(ev.evaluate_paths(data, path, split))
+            m = _summary(ev.evaluate_paths(data, path, split, ap_bev_protocol="coco101"))
             extra[str(s)] = {k: m[k] for k in ("ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "nhd")}
             timings[f"learned seed {s}"] = {"train_s": round(info["train_seconds"], 2)}
     a = {k: heads[k]["ap_bev@0.25"] for k in ("trivial", "lift", "learned")}

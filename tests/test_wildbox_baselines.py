@@ -259,7 +259,7 @@ def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
     gt["category_id"] = merged["species"] + 1000
 
     def ap(preds):
-        return ev.evaluate(gt, preds, image_ids=merged["image_ids"])["ap_bev@0.25"]["macro"]
+        return ev.evaluate(gt, preds, image_ids=merged["image_ids"], ap_bev_protocol="coco101")["ap_bev@0.25"]["macro"]
 
     assert ap(bw.predict_learned(trained, merged)) >= ap(bw.predict_lift(merged, merged))
 
@@ -282,10 +282,10 @@ def test_ground_truth_as_predictions_scores_100(built, splits, tmp_path):
                "score": np.linspace(1.0, 0.5, len(val["image_id"])), "bbox": val["bbox2d_proj"],
                "center_cam": val["center_cam"], "dimensions": val["dimensions"], "pose": val["R_cam"]}
     path = bw.write_predictions(tmp_path / "perfect.json", perfect, val["image_ids"])
-    m = ev.evaluate_paths(built, path, "validation")
+    m = ev.evaluate_paths(built, path, "validation", ap_bev_protocol="both")
     for key in ("ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d"):
         assert m[key]["macro"] == pytest.approx(100.0), key
     assert m["nhd_hungarian"]["macro"]["overall"] == pytest.approx(0.0, abs=1e-6)
     # And the baselines are scored below that, trivial included.
     p = bw.write_predictions(tmp_path / "trivial.json", bw.predict_trivial(splits[0], val), val["image_ids"])
-    assert ev.evaluate_paths(built, p, "validation")["ap_bev@0.50"]["macro"] < 100.0
+    assert ev.evaluate_paths(built, p, "validation", ap_bev_protocol="coco101")["ap_bev@0.50"]["macro"] < 100.0

@@ -317,7 +317,7 @@ def test_a_perfect_predictor_scores_100_on_the_built_dataset(built, tmp_path):
     pred = tmp_path / "perfect.json"
     pred.write_text(json.dumps([{"image_id": k, "instances": v} for k, v in sorted(images.items())]))
     metrics = evaluate_paths(built, pred, split="validation")
-    for key in ("ap2d@0.50", "ap_bev@0.25", "ap_bev@0.50", "ap3d@0.25", "ap3d", "rel_ap3d"):
+    for key in ("ap2d@0.50", "ap_bev_voc11@0.25", "ap_bev_voc11@0.50", "ap3d@0.25", "ap3d", "rel_ap3d"):
         assert metrics[key]["macro"] == pytest.approx(100.0), key
     assert metrics["nhd_hungarian"]["macro"]["overall"] == pytest.approx(0.0, abs=1e-9)
 
