@@ -105,6 +105,7 @@ class WordEval(Dataset):
     tags = ("docx", "office", "document-editing", "agents", "evaluation")
     synth = "benchwright.wordeval.synth:write_catalogue_source"
     evaluator = "benchwright.evaluation.wordeval:run_cli"
+    baselines = "benchwright.baselines.wordeval:run_cli"
     libreoffice_gate = LIBREOFFICE_GATE
     seeds = SEEDS
     unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue

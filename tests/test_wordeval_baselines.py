@@ -1,0 +1,41 @@
+"""WordEval's baseline agents bound the oracle from both sides, scored by the evaluator."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchwright import registry
+from benchwright.baselines.wordeval import run_agent
+from benchwright.build import build
+from benchwright.cli import main as cli_main
+from benchwright.options import BuildOptions
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    source = tmp_path_factory.mktemp("raw") / "catalogue"
+    registry.part("wordeval", "synth")(str(source), scale="tiny")
+    return Path(build(registry.get("wordeval"), str(source),
+                      BuildOptions(out=str(tmp_path_factory.mktemp("out")), progress=False)))
+
+
+@pytest.mark.parametrize("agent, pass_rate", [("null", 0.0), ("replay", 1.0)])
+def test_null_fails_and_replay_passes_every_case(built, agent, pass_rate, tmp_path, capsys):
+    assert cli_main(["baseline", "wordeval", "--data", str(built), "--agent", agent, "--out", str(tmp_path / agent),
+                     "--evaluate", "--report", str(tmp_path / "report.json")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cases = sum(1 for _ in built.glob("exports/cases/*/case.json"))
+    assert result["cases"] == result["summary"]["n_cases"] == cases > 0
+    assert result["summary"]["pass_rate"] == pass_rate
+    reports = json.loads((tmp_path / "report.json").read_text())["reports"]
+    assert all(r["passed"] is (pass_rate == 1.0) for r in reports)
+    if agent == "null":  # the input fails on its target, not only on preservation
+        assert all(any(c["name"].startswith("target") and not c["passed"] for c in r["checks"]) for r in reports)
+
+
+def test_one_config_only(built, tmp_path):
+    n = run_agent(built, "replay", tmp_path, ("compositional",))
+    assert n == len(list(tmp_path.glob("*.docx"))) > 0
+    assert all(p.stem.startswith("comp_") for p in tmp_path.glob("*.docx"))
