@@ -64,7 +64,8 @@ __all__ = [
     "HEADS", "LIFT_MODES", "STAGE_CLASSES", "LEARNED_CONFIG", "DEFAULT_EPOCHS", "CONTINUOUS_FEATURES",
     "load_split", "class_priors", "backproject", "frame_median", "pinhole_depth", "ground_plane_depth",
     "lift_depth", "predict_trivial", "predict_lift", "curriculum_stages", "learned_features",
-    "train_learned", "COMPONENTS", "video_folds", "select_components", "save_checkpoint", "load_checkpoint",
+    "train_learned", "COMPONENTS", "video_folds", "select_components", "ap_bev_key", "fit_score_model",
+    "score_probability", "save_checkpoint", "load_checkpoint",
     "predict_learned", "predictions_to_json",
     "write_predictions", "run_head", "run_cli",
 ]
@@ -89,8 +90,9 @@ LEARNED_CONFIG = {
     "offset_weight": 1.0,        # L1 on the projected-centre offset (in 2D box sizes)
     "depth_residual": 1.0,       # multiplies the learned log-depth correction (0: the lift's depth)
     "uncertainty": True,         # Laplace NLL on log depth (predicts the scale b)
-    "score": "relative",         # size | depth_scale | relative (see _assemble)
+    "score": "tp",               # tp | size | depth_scale | relative (see _assemble)
     "select_folds": 2,           # video-level folds inside train that choose the components (< 2: all)
+    "select_tolerance": 1.0,     # AP points: the fewest components within this of the best fold score win
 }
 LOG_B_INIT = math.log(0.05)      # the log-depth error scale the uncertainty output starts from
 NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a busy 2-core machine
@@ -390,6 +392,78 @@ def _targets(priors: dict, a: dict) -> dict[str, np.ndarray]:
     }
 
 
+# ================================================================================ score model
+# The learned head's score: a logistic regression for "the lift's centre is a true positive" (BEV
+# IoU >= TP_IOU with the true box when size and rotation are the true ones), on a few geometric
+# features. The ground-plane lift fixes each frame's median depth and tilts the frame's depths
+# about it by the assumed ground normal, so its error grows with the box's distance from the
+# frame's median ray, and a footprint large against its depth tolerates more error.
+TP_IOU = 0.25
+SCORE_FEATURES = ("log sqrt(W L) / z (class prior, lift depth)", "log sqrt(w h) / f_y", "|ray_y - frame median|",
+                  "|ray_x - frame median|", "log n_boxes (frame)")
+SCORE_L2 = 1.0  # ridge penalty on the standardised weights (the intercept is free)
+
+
+def _score_features(priors: dict, a: dict) -> np.ndarray:
+    cls = _classes(a)
+    img = np.asarray(a["image_id"], np.int64)
+    dims = priors["dims"][cls]
+    w, h = _box_hw(a["bbox2d_tight"])
+    ray = backproject(_box_center(a["bbox2d_tight"]), a["K"], np.ones(len(cls)))
+    _, inv, counts = np.unique(img, return_inverse=True, return_counts=True)
+    return np.column_stack([
+        np.log(np.sqrt(dims[:, 0] * dims[:, 2]) / ground_plane_depth(priors, a)),
+        np.log(np.sqrt(w * h) / np.asarray(a["K"], float)[:, 1, 1]),
+        np.abs(ray[:, 1] - frame_median(ray[:, 1], img)), np.abs(ray[:, 0] - frame_median(ray[:, 0], img)),
+        np.log(counts[inv]),
+    ])
+
+
+def _lift_centre_tp(priors: dict, a: dict) -> np.ndarray:
+    """(N,) 1.0 where the lift's centre, with the true size and rotation, has BEV IoU >= ``TP_IOU``
+    with the true box (train only; the lift fits nothing per box, so these labels are honest)."""
+    from benchwright.evaluation.iou import bev_iou_pairs
+
+    b = np.asarray(a["bbox2d_tight"], float)
+    centre = backproject(_box_center(b), a["K"], ground_plane_depth(priors, a))
+    iou = bev_iou_pairs(centre, a["dimensions"], a["R_cam"], a["center_cam"], a["dimensions"], a["R_cam"])
+    return (iou >= TP_IOU).astype(np.float64)
+
+
+def fit_score_model(priors: dict, train: dict) -> dict:
+    """Logistic regression of ``_lift_centre_tp`` on ``_score_features`` (train), L2 ``SCORE_L2``.
+
+    scipy's L-BFGS from zero weights on a convex loss: deterministic. Returns {mean, std, weights}
+    (the last weight is the intercept)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    x = _score_features(priors, train)
+    y = _lift_centre_tp(priors, train)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std = np.where(std > 1e-12, std, 1.0)
+    xb = np.column_stack([(x - mean) / std, np.ones(len(x))])
+    n = max(len(x), 1)
+
+    def loss(wts):
+        t = xb @ wts
+        ridge = SCORE_L2 / n * wts[:-1]
+        grad = xb.T @ (expit(t) - y) / n
+        grad[:-1] += ridge
+        return -(y * log_expit(t) + (1 - y) * log_expit(-t)).mean() + 0.5 * ridge @ wts[:-1], grad
+
+    wts = minimize(loss, np.zeros(xb.shape[1]), jac=True, method="L-BFGS-B").x if len(x) else np.zeros(xb.shape[1])
+    return {"mean": mean, "std": std, "weights": wts, "features": list(SCORE_FEATURES)}
+
+
+def score_probability(model: dict, priors: dict, target: dict) -> np.ndarray:
+    """(N,) the score model's probability that the lift's centre of each target box is a true positive."""
+    from scipy.special import expit
+
+    x = (_score_features(priors, target) - model["mean"]) / model["std"]
+    return expit(x @ model["weights"][:-1] + model["weights"][-1])
+
+
 def _torch():
     import torch
 
@@ -576,7 +650,7 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
         "priors": {k: np.asarray(v) for k, v in priors.items()},
         "species": list(SPECIES), "coarse_classes": list(schema.COARSE_CLASSES),
         "config": {**cfg, "epochs": epochs, "seed": seed, "coarse_epochs": coarse_epochs, "n_train": int(n)},
-        "history": history, "components": list(COMPONENTS),
+        "history": history, "components": list(COMPONENTS), "score_model": fit_score_model(priors, train),
     }
 
 
@@ -611,6 +685,13 @@ def video_folds(a: dict, n_folds: int) -> np.ndarray | None:
     return fold if held_out else None
 
 
+def ap_bev_key(metrics: dict, threshold: str = "0.25") -> str:
+    """The key of the evaluator's default AP-BEV protocol in its metrics: ``ap_bev_voc11@t`` when it
+    reports the WildBox authors' VOC 11-point AP-BEV, else ``ap_bev@t`` (COCO 101-point)."""
+    voc = f"ap_bev_voc11@{threshold}"
+    return voc if voc in metrics else f"ap_bev@{threshold}"
+
+
 def _subset(a: dict, mask) -> dict:
     out = {k: np.asarray(v)[mask] for k, v in a.items() if k != "image_ids"}
     out["image_ids"] = np.unique(np.asarray(out["image_id"], np.int64))
@@ -630,10 +711,12 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
     For each fold of ``video_folds(train, select_folds)`` a network is trained (same seed and
     settings) on the other folds and predicts the held-out videos; every subset of
     ``COMPONENTS`` (the parts not in it fall back to the lift) is scored with the evaluator's
-    AP-BEV@0.25 macro (its default protocol) on each held-out fold. The subset with the best
-    mean wins; ties go to the smaller subset, so a correction that does not help stays at zero
-    and the empty subset -- the lift itself -- wins unless something beats it. Returns
-    {components, folds, scores {"+"-joined subset or "lift": mean fold AP}}.
+    AP-BEV@0.25 macro (its default protocol) on each held-out fold. Among the subsets whose mean
+    is within ``select_tolerance`` AP points of the best, the one with the fewest components
+    wins (then the higher mean): a correction stays at zero unless it clearly helps on held-out
+    videos, and the empty subset -- the lift itself -- wins unless something beats it by more
+    than the tolerance (fold scores of near-equal subsets differ by noise; parsimony keeps the
+    choice stable). Returns {components, folds, scores {"+"-joined subset or "lift": mean fold AP}}.
     """
     n_folds = int(cfg.get("select_folds", 0))
     folds = video_folds(train, n_folds) if n_folds >= 2 else None
@@ -655,8 +738,9 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
         for i, combo in enumerate(combos):
             m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0],
                             ap_bev_protocol="coco101")
-            totals[i] += (m["ap_bev@0.25"]["macro"] or 0.0) / n_folds
-    best = int(np.flatnonzero(totals >= totals.max() - 1e-9)[0])  # smallest subset among the best
+            totals[i] += (m[ap_bev_key(m)]["macro"] or 0.0) / n_folds
+    near = np.flatnonzero(totals >= totals.max() - float(cfg.get("select_tolerance", 0.0)) - 1e-9)
+    best = min(near, key=lambda i: (len(combos[i]), -totals[i], i))
     return {"components": list(combos[best]), "folds": n_folds,
             "scores": {("+".join(c) or "lift"): float(v) for c, v in zip(combos, totals)}}
 
@@ -719,7 +803,9 @@ def _assemble(bundle: dict, target: dict, raw: dict, components) -> dict[str, np
     if "score" in comps:
         scale = np.exp(raw["log_b"] if "depth" in comps else raw["log_b_lift"])
         mode = bundle["config"].get("score", "size")
-        if mode == "depth_scale":  # exp(-b): the expected relative depth error
+        if mode == "tp":  # the probability that the lift's centre is a true positive (score model)
+            score = score_probability(bundle["score_model"], priors, target)
+        elif mode == "depth_scale":  # exp(-b): the expected relative depth error
             score = np.exp(-scale)
         elif mode == "relative":  # expected centre error z * b against the footprint size sqrt(W L)
             score = np.exp(-z * scale / np.sqrt(dims[:, 0] * dims[:, 2]))
@@ -801,6 +887,7 @@ def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOC
                 bundle = load_checkpoint(checkpoint)  # predict from what was saved
         info["epochs"] = bundle["config"]["epochs"]
         info["seed"] = bundle["config"]["seed"]
+        info["components"] = list(bundle.get("components", COMPONENTS))
         preds = predict_learned(bundle, target)
     else:
         raise ValueError(f"unknown head {head!r}; expected one of {HEADS}")
@@ -848,8 +935,9 @@ def run_cli(argv=None) -> int:
             from benchwright.evaluation import wildbox as ev
 
             m = ev.evaluate_paths(ns.data, out, ns.split, ap_bev_protocol="coco101")
-            line += (f"; AP-BEV@0.25 macro {m['ap_bev@0.25']['macro']:.2f}, "
-                     f"AP-BEV@0.50 macro {m['ap_bev@0.50']['macro']:.2f}")
+            proto = "VOC 11-point" if ap_bev_key(m).startswith("ap_bev_voc11") else "COCO 101-point"
+            line += (f"; AP-BEV@0.25 macro {m[ap_bev_key(m)]['macro']:.2f}, "
+                     f"AP-BEV@0.50 macro {m[ap_bev_key(m, '0.50')]['macro']:.2f} ({proto})")
         print(line)
     except (BenchwrightError, ValueError, OSError) as err:
         print(f"benchwright baseline wildbox: error: {err}", file=sys.stderr)
