@@ -14,6 +14,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from benchwright.dataset import Dataset, Unit
+from benchwright.pipelines.wordeval_sources import read_catalogue
 from benchwright.stage import Reject, run_stage
 from benchwright.writer import rows_to_table
 from benchwright.schemas import wordeval as schema
@@ -23,12 +24,6 @@ SPLIT = "test"
 LIBREOFFICE_BATCH = 40
 # Which generated files LibreOffice must open: "all" (the build's validation), "none".
 LIBREOFFICE_GATE = "all"
-
-
-def _catalogue(source: str):
-    from benchwright.wordeval.catalogue import load_catalogue
-
-    return load_catalogue(source)
 
 
 class Gates:
@@ -59,7 +54,7 @@ def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
     from benchwright.wordeval.build import iter_cases
 
     errors: list[dict] = []
-    cases = list(iter_cases(_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
+    cases = list(iter_cases(read_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
     for e in errors:
         yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
@@ -70,7 +65,7 @@ def build_compositional(template_id: str, atomic_ids: list[str], source: str, ga
     """The cases of one composition template, each linked to the atomic cases that were published."""
     from benchwright.wordeval.build import iter_compositions
 
-    cat = _catalogue(source)
+    cat = read_catalogue(source)
     one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})
     errors: list[dict] = []
     cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors))
@@ -116,7 +111,7 @@ class WordEval(Dataset):
         return str(CATALOGUE_DIR)
 
     def expand(self, pipeline, source, staging, previous):
-        cat = _catalogue(source)
+        cat = read_catalogue(source)
         unit_ids = sorted(self.unit_ids or cat.units)
         gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),

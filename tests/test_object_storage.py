@@ -13,7 +13,7 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from benchwright import published
+from benchwright import published, registry
 from benchwright.cli import main as cli_main
 from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
@@ -165,3 +165,13 @@ def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3
     assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", f"s3://{BUCKET}/out"]) != 0
     assert published.resolve(url) == second
     assert not fs.exists(f"{url}/{published.STAGING}") or not fs.ls(f"{url}/{published.STAGING}")
+
+
+def test_wordeval_reads_its_catalogue_from_s3(s3_endpoint, tmp_path):
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
+    local = tmp_path / "catalogue"
+    registry.part("wordeval", "synth")(str(local), scale="tiny")
+    fsspec.filesystem("s3").put(str(local), f"{BUCKET}/catalogue", recursive=True)
+    remote, here = read_catalogue(f"s3://{BUCKET}/catalogue"), read_catalogue(str(local))
+    assert remote.units == here.units and remote.templates == here.templates and len(here.units) == 6

@@ -39,3 +39,16 @@ def test_one_config_only(built, tmp_path):
     n = run_agent(built, "replay", tmp_path, ("compositional",))
     assert n == len(list(tmp_path.glob("*.docx"))) > 0
     assert all(p.stem.startswith("comp_") for p in tmp_path.glob("*.docx"))
+
+
+def test_a_broken_catalogue_source_is_refused_by_name(tmp_path):
+    from benchwright.errors import SourceError
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
+    with pytest.raises(SourceError, match="not a WordEval catalogue"):
+        read_catalogue(str(tmp_path))
+    source = tmp_path / "catalogue"
+    registry.part("wordeval", "synth")(str(source), scale="tiny")
+    (source / "units" / "01_character_formatting.yaml").write_text("units: [ {id: x\n")
+    with pytest.raises(SourceError, match=r"malformed catalogue YAML \(line"):
+        read_catalogue(str(source))

@@ -1,0 +1,61 @@
+"""WordEval's raw format: a unit catalogue folder (``catalogue/`` in the package, or one written by
+``benchwright synth wordeval``) at any fsspec URL.
+
+The catalogue is a few hundred kilobytes of YAML, so a remote one is copied once per process into
+a temporary folder and read like a local one.
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import posixpath
+import shutil
+import tempfile
+from pathlib import Path
+
+import fsspec
+import yaml
+from fsspec.implementations.local import LocalFileSystem
+
+from benchwright.errors import BuildError, SourceError
+from benchwright.wordeval.catalogue import Catalogue, load_catalogue
+
+REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
+
+
+def read_catalogue(url: str) -> Catalogue:
+    """The catalogue at ``url``; a missing part or malformed YAML is a ``SourceError`` naming the file.
+    Read once per process and content listing (every unit of a build asks for it; an edited source
+    is read again)."""
+    fs, root = fsspec.core.url_to_fs(url)
+    listing = tuple(sorted((p, info.get("size"), str(info.get("mtime") or info.get("ETag") or ""))
+                           for p, info in fs.find(root, detail=True).items())) if fs.exists(root) else ()
+    return _read(url, listing)
+
+
+@functools.lru_cache(maxsize=8)
+def _read(url: str, listing: tuple) -> Catalogue:
+    fs, root = fsspec.core.url_to_fs(url)
+    missing = [name for name in REQUIRED if not fs.exists(posixpath.join(root, name))]
+    if missing:
+        raise SourceError(f"{url}: not a WordEval catalogue (missing {', '.join(missing)}); "
+                          "`benchwright synth wordeval --out DIR` writes one")
+    if isinstance(fs, LocalFileSystem):
+        local = Path(root)
+    else:
+        local = Path(tempfile.mkdtemp(prefix="benchwright-catalogue-"))
+        atexit.register(shutil.rmtree, local, True)
+        for path in fs.find(root):
+            if path.endswith(".yaml"):
+                target = local / posixpath.relpath(path, root)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fs.get_file(path, str(target))
+    try:
+        # the uncached loader: its own cache is keyed by the folder alone, not by what it holds
+        return load_catalogue.__wrapped__(str(local))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise SourceError(f"{url}: malformed catalogue YAML{where}: {err}") from None
+    except (BuildError, KeyError, TypeError) as err:
+        raise SourceError(f"{url}: invalid catalogue: {err}") from None
