@@ -10,9 +10,9 @@ import os
 import sys
 from pathlib import Path
 
-from benchwright.errors import BenchwrightError
-
 from benchwright import published, registry
+from benchwright.errors import BenchwrightError
+from benchwright.options import RUNNING_MODES
 
 
 def dataset(name: str):
@@ -141,8 +141,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out")
     b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")
-    b.add_argument("--running-mode", default="in_memory", choices=["in_memory", "multi_threading",
-                                                                   "multi_processing"],
+    b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
                    help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
     b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
     b.add_argument("--max-bad-fraction", type=float, default=0.01)

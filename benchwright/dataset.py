@@ -58,7 +58,7 @@ class Dataset:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""
         return {}
 
-    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+    def validate_tables(self, staging: str) -> list[dict]:
         """Dataset-specific table checks beyond the great-expectations suites: [{check, ok, detail}]."""
         return []
 

@@ -670,12 +670,7 @@ def run_cli(args: list[str] | None = None) -> int:
 
 
 __all__ = ["evaluate_case", "evaluate_docx", "evaluate_outputs", "compare", "summarize", "run_cli", "load_case",
-           "IsolatedEvaluator", "resolve_anchor", "write_case_dir", "VOLATILE"]
-
-
-def write_case_dir(case: dict, directory) -> Path:
-    from benchwright.wordeval.build import write_case_dir as _w
-    return _w(case, directory)
+           "IsolatedEvaluator", "resolve_anchor", "VOLATILE"]
 
 
 if __name__ == "__main__":

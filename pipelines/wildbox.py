@@ -401,7 +401,7 @@ class WildBox(Dataset):
 
         return card_statistics(Path(staging))
 
-    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+    def validate_tables(self, staging: str) -> list[dict]:
         return checks.table_checks(Path(staging))
 
     def expectation_suites(self) -> dict:

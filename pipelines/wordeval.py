@@ -169,7 +169,7 @@ class WordEval(Dataset):
         path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
         return "font_color@"
 
-    def validate_tables(self, staging: str, tables_by_config: dict) -> list[dict]:
+    def validate_tables(self, staging: str) -> list[dict]:
         from benchwright.validation.wordeval import table_checks
 
         return table_checks(Path(staging))
