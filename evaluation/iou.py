@@ -113,53 +113,66 @@ def bounding_radius(dims) -> np.ndarray:
 
 
 # -------------------------------------------------------------------------- polygon clipping
-def _clip(poly: np.ndarray, count: np.ndarray, dist: np.ndarray):
-    """One batched Sutherland-Hodgman step, in place.
+def _clip(poly: np.ndarray, count: np.ndarray, dist: np.ndarray, snap=None):
+    """One batched Sutherland-Hodgman step on convex polygons, in place.
 
-    poly (N, C, D) vertices in a buffer of capacity C (rows padded past ``count``), dist
-    (N, C) signed distance of each vertex to the clipping plane, >= 0 inside. A convex polygon
-    gains at most one vertex per step, so C must exceed the largest count by one. Only rows
-    that straddle the plane are recomputed; rows entirely outside get count 0.
+    poly (M, C, D) padded vertex buffers (C must exceed the largest count by one: a convex
+    polygon gains at most one vertex), count (M,), dist (M, W) each vertex's signed distance to
+    the clipping plane (>= 0: kept; W >= the largest count). Only rows that straddle the plane
+    are rewritten; rows entirely outside get count 0; slots past a count are left as they are.
+    ``snap`` = (axis, values (M,)): the plane is x[axis] = value, and cut points are put exactly
+    on it. Returns the rows that were cut and, for each, the point where its boundary enters the
+    kept side (for a polyhedron, the vertices of the cap polygon on the plane).
+
+    A cut point is always interpolated from the kept vertex towards the dropped one, so the two
+    faces of a polyhedron sharing an edge compute it bit for bit alike.
     """
-    cap = poly.shape[1]
-    idx = np.arange(cap)
+    w_all = dist.shape[1]
+    idx = np.arange(w_all)
     valid = idx[None, :] < count[:, None]
-    inside = dist >= 0
-    n_in = (valid & inside).sum(axis=1)
+    n_in = (valid & (dist >= 0)).sum(axis=1)
     count[n_in == 0] = 0
     sub = np.flatnonzero((n_in > 0) & (n_in < count))
     if len(sub) == 0:
-        return poly, count
+        return sub, np.zeros((0, poly.shape[2]))
     cnt = count[sub]
     w = int(cnt.max())
-    p = poly[sub, :w]
-    dd = dist[sub, :w]
-    last = cnt - 1
+    if w + 1 > poly.shape[1]:
+        raise AssertionError("polygon buffer too small")  # cannot happen for convex input
+    p, dd = poly[sub, :w], dist[sub, :w]
     rows = np.arange(len(sub))
-    nxt = np.roll(p, -1, axis=1)
-    nxt[rows, last] = p[:, 0]
-    dist_nxt = np.roll(dd, -1, axis=1)
-    dist_nxt[rows, last] = dd[:, 0]
+    dn = np.roll(dd, -1, axis=1)  # the next vertex's distance (cyclic within each count)
+    dn[rows, cnt - 1] = dd[:, 0]
     ok = idx[None, :w] < cnt[:, None]
-    cur_in = dd >= 0
+    cur_in, nxt_in = dd >= 0, dn >= 0
     emit_cur = ok & cur_in
-    emit_cut = ok & (cur_in != (dist_nxt >= 0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(emit_cut, dd / (dd - dist_nxt), 0.0)
-    cut = p + t[..., None] * (nxt - p)
-    # Output slot of each emitted vertex: the current vertex first, then the edge's cut.
+    emit_cut = ok & (cur_in != nxt_in)
+    # the cuts only: from the kept vertex (d_in >= 0) towards the dropped one (d_out < 0)
+    r, c = np.nonzero(emit_cut)
+    nc = np.where(c + 1 < cnt[r], c + 1, 0)
+    ci = cur_in[r, c]
+    a, b = p[r, c], p[r, nc]
+    p_in = np.where(ci[:, None], a, b)
+    p_out = np.where(ci[:, None], b, a)
+    da, db = dd[r, c], dd[r, nc]
+    d_in = np.where(ci, da, db)
+    d_out = np.where(ci, db, da)
+    cut = p_in + (d_in / (d_in - d_out))[:, None] * (p_out - p_in)
+    if snap is not None:
+        cut[:, snap[0]] = snap[1][sub[r]]
+    # Output slot of each emitted vertex (the current vertex first, then the edge's cut); ``p`` is a
+    # copy, so the polygons are rewritten in place. Slots past the new count are left as they are.
     n_emit = emit_cur.astype(np.int64) + emit_cut
     start = np.cumsum(n_emit, axis=1) - n_emit
-    out = np.zeros((len(sub), w + 1, poly.shape[2]))
-    r, c = np.nonzero(emit_cur)
-    out[r, start[r, c]] = p[r, c]
-    r, c = np.nonzero(emit_cut)
-    out[r, start[r, c] + emit_cur[r, c]] = cut[r, c]
-    if w + 1 > cap:
-        raise AssertionError("polygon buffer too small")  # cannot happen for convex input
-    poly[sub, :w + 1] = out
+    rc, cc = np.nonzero(emit_cur)
+    poly[sub[rc], start[rc, cc]] = p[rc, cc]
+    poly[sub[r], start[r, c] + emit_cur[r, c]] = cut
     count[sub] = n_emit.sum(axis=1)
-    return poly, count
+    # The entering cut: the edge from a dropped vertex to a kept one (one per convex face).
+    enter = np.zeros((len(sub), poly.shape[2]))
+    e = ~ci
+    enter[r[e]] = cut[e]
+    return sub, enter
 
 
 def _polygon_area_2d(poly: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -212,7 +225,7 @@ def _convex_intersection_area(p: np.ndarray, q: np.ndarray) -> np.ndarray:
         e = q[:, (i + 1) % m] - a
         rel = poly - a[:, None, :]
         dist = e[:, None, 0] * rel[..., 1] - e[:, None, 1] * rel[..., 0] + eps[:, None]
-        poly, count = _clip(poly, count, dist)
+        _clip(poly, count, dist)
     return np.clip(_polygon_area_2d(poly, count), 0, None)
 
 
@@ -284,71 +297,11 @@ def _separated(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     return sep
 
 
-def _clip_polygons(poly: np.ndarray, count: np.ndarray, dist: np.ndarray, axis: int, plane: np.ndarray):
-    """Clip convex 3D polygons, in place, by a plane (Sutherland-Hodgman).
-
-    poly (M, C, 3) padded vertex buffers (C must exceed the largest count by one), count (M,),
-    dist (M, W) each vertex's signed distance to the plane (>= 0: kept; W >= the largest count),
-    where the plane is x[axis] = plane (M,). Polygons entirely dropped get count 0. Returns the
-    rows that were cut and, for each, the point where its boundary enters the kept side (the
-    cap polygon's vertices).
-
-    A cut point is always interpolated from the kept vertex towards the dropped one and then put
-    exactly on the plane, so the two faces sharing an edge compute it bit for bit alike: every
-    vertex of the clipped polyhedron is one value, seen the same way by all its faces.
-    """
-    w_all = dist.shape[1]
-    idx = np.arange(w_all)
-    valid = idx[None, :] < count[:, None]
-    n_in = (valid & (dist >= 0)).sum(axis=1)
-    count[n_in == 0] = 0
-    sub = np.flatnonzero((n_in > 0) & (n_in < count))
-    if len(sub) == 0:
-        return sub, np.zeros((0, 3))
-    cnt = count[sub]
-    w = int(cnt.max())
-    if w + 1 > poly.shape[1]:
-        raise AssertionError("polygon buffer too small")  # cannot happen: faces of two boxes' overlap
-    p, dd = poly[sub, :w], dist[sub, :w]
-    rows = np.arange(len(sub))
-    dn = np.roll(dd, -1, axis=1)  # the next vertex's distance (cyclic within each count)
-    dn[rows, cnt - 1] = dd[:, 0]
-    ok = idx[None, :w] < cnt[:, None]
-    cur_in, nxt_in = dd >= 0, dn >= 0
-    emit_cur = ok & cur_in
-    emit_cut = ok & (cur_in != nxt_in)
-    # the cuts only: from the kept vertex (d_in >= 0) towards the dropped one (d_out < 0)
-    r, c = np.nonzero(emit_cut)
-    nc = np.where(c + 1 < cnt[r], c + 1, 0)
-    ci = cur_in[r, c]
-    a, b = p[r, c], p[r, nc]
-    p_in = np.where(ci[:, None], a, b)
-    p_out = np.where(ci[:, None], b, a)
-    da, db = dd[r, c], dd[r, nc]
-    d_in = np.where(ci, da, db)
-    d_out = np.where(ci, db, da)
-    cut = p_in + (d_in / (d_in - d_out))[:, None] * (p_out - p_in)
-    cut[:, axis] = plane[sub[r]]
-    # Output slot of each emitted vertex (the current vertex first, then the edge's cut); ``p`` is a
-    # copy, so the polygons are rewritten in place. Slots past the new count are left as they are.
-    n_emit = emit_cur.astype(np.int64) + emit_cut
-    start = np.cumsum(n_emit, axis=1) - n_emit
-    rc, cc = np.nonzero(emit_cur)
-    poly[sub[rc], start[rc, cc]] = p[rc, cc]
-    poly[sub[r], start[r, c] + emit_cur[r, c]] = cut
-    count[sub] = n_emit.sum(axis=1)
-    # The entering cut: the edge from a dropped vertex to a kept one (one per convex face).
-    enter = np.zeros((len(sub), 3))
-    e = ~ci
-    enter[r[e]] = cut[e]
-    return sub, enter
-
-
 def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
     """(K,) intersection volume of cuboids with half extents h (local x, y, z).
 
     Box A, as a closed polyhedron in B's frame (where B is the axis-aligned box [-hb, hb]), is
-    clipped by B's six planes in turn: every face is clipped (``_clip_polygons``) and the cut
+    clipped by B's six planes in turn: every face is clipped (``_clip``) and the cut
     adds a cap face on the plane through the cut points. Faces share their vertices bit for bit,
     so the surface stays closed whatever the rounding, and the volume is the signed sum of the
     tetrahedra from an inner point to the fan-triangulated faces -- no face of A is ever matched
@@ -374,7 +327,7 @@ def _intersection_volume(ca, ha, Ra, cb, hb, Rb) -> np.ndarray:
         w = int(flat_c.max())
         plane_at = np.repeat(side * bound[:, axis], n_faces)
         dist = side * (plane_at[:, None] - flat_p[:, :w, axis])  # inside: side * x <= bound
-        sub, enter = _clip_polygons(flat_p, flat_c, dist, axis, plane_at)
+        sub, enter = _clip(flat_p, flat_c, dist, snap=(axis, plane_at))
         if len(sub) == 0:
             continue
         # The cap: per pair, the entering points, counter-clockwise seen from outside (+side * axis).
