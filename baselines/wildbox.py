@@ -11,8 +11,8 @@ frame context see the other oracle 2D boxes of the same image, nothing else. No 
 target split's 3D ground truth (centre, dimensions, rotation, depth, corners, ``bbox2d_proj``;
 ``tests/test_wildbox_baselines.py`` fills them with NaN and checks the predictions do not
 change); statistics and weights come from ``train`` only. Nothing was tuned on validation: the
-lift's design and the learned head's settings were chosen on a video-level two-fold split
-inside ``train`` (one video per species held out per fold).
+lift's design and the learned head's settings and parts were chosen on a video-level two-fold
+split inside ``train`` (``video_folds``: about half of each species' videos held out per fold).
 
 Heads (each ``predict_*`` returns the evaluator's prediction arrays: image_id, category_id,
 score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
@@ -34,16 +34,21 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
     through the 2D box centre meets the plane of animal centres, whose normal is the
     class-mean rotation's "down" axis (train), and the frame's depths are scaled to median 1
     (the dataset's normalisation, the assumption d0 makes). See ``ground_plane_depth``.
-* ``learned`` -- a small MLP (torch, CPU) trained on train; see ``train_learned`` and
-  ``learned_features``: the 2D box, K, image size, class (coarse-to-fine curriculum,
-  ``curriculum_stages``), both lift depths (the height prior included) and frame context from
-  the image's other oracle 2D boxes. It predicts log depth, log dimensions, rotation (6D form,
-  Zhou et al. 2019), the projected centre's offset from the 2D box centre and its own log-depth
-  uncertainty.
+* ``learned`` -- the lift plus learned corrections (torch, CPU, trained on train). An MLP on
+  ``learned_features`` (the 2D box, K, image size, class with a coarse-to-fine curriculum,
+  ``curriculum_stages``, both lift depths and frame context from the image's other oracle 2D
+  boxes) predicts residuals on the lift: log depth, the projected centre's offset from the 2D
+  box centre, log dimensions and a rotation applied to the class-mean rotation (6D form, Zhou et
+  al. 2019). Its output layer starts at zero, so the untrained head IS the lift. A logistic
+  score model (``fit_score_model``) predicts whether the lift's centre is a true positive.
+  Which parts (``COMPONENTS``: depth, offset, dims, rotation, score) are used is chosen on
+  video-level folds inside train (``select_components``): the fewest parts within
+  ``select_tolerance`` AP-BEV@0.25 points of the best fold score, so a correction that does
+  not help on held-out videos stays at zero and the head falls back to the lift.
 
 Score: ``trivial`` and ``lift`` score a box by sqrt(2D box area / image area) (deterministic; a
-larger box tolerates the same relative depth error better); ``learned`` by its predicted
-centre uncertainty relative to its footprint size (``LEARNED_CONFIG["score"]``).
+larger box tolerates the same relative depth error better); ``learned`` by the score model when
+its "score" part is chosen (``LEARNED_CONFIG["score"]``), else as the lift.
 """
 from __future__ import annotations
 
