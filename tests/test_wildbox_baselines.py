@@ -305,3 +305,25 @@ def test_score_model_is_the_learned_score(splits, bundle):
     lift = bw.predict_lift(train, val)
     for key in ("center_cam", "dimensions", "pose"):  # the score part alone moves no box
         assert np.array_equal(p[key], lift[key]), key
+
+
+# ----------------------------------------------------------------------------------- benchmark
+def test_benchmark_reports_seed_mean_both_protocols_and_lift_modes(built):
+    """The baselines benchmark: learned = mean over its seeds, both AP-BEV protocols, the verdict on
+    the evaluator's default protocol, and a card table with both lift modes and why they differ."""
+    from benchwright.benchmarks import wildbox_baselines as bench
+
+    result, _ = bench.run(built, epochs=EPOCHS, seed=0, extra_seeds=(1,), progress=False)
+    heads = result["heads"]
+    assert set(heads) == {"trivial", "lift", "lift (pinhole)", "learned"}
+    for row in heads.values():
+        assert {"ap_bev@0.25", "ap_bev_voc11@0.25", "ap_bev@0.50", "ap_bev_voc11@0.50"} <= set(row)
+    key = result["protocol"]["key"]
+    seeds = [heads["learned"][key], result["extra_seeds"]["1"][key]]
+    assert result["learned_mean"][key] == pytest.approx(sum(seeds) / 2)
+    assert result["learned_spread"][key] == [min(seeds), max(seeds)]
+    assert result["ordering"]["learned_mean_minus_lift"] == pytest.approx(sum(seeds) / 2 - heads["lift"][key])
+    assert set(result["learned_components"]) == {"0", "1"}
+    card = bench.markdown(result)
+    assert "| lift (pinhole) |" in card and "| lift |" in card and bench.LIFT_MODES_SENTENCE in card
+    assert "VOC 11" in card and "COCO" in card
