@@ -1,6 +1,7 @@
 """The same pipeline on other runners: PortableRunner with external SDK workers, Dataflow's option check."""
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -32,11 +33,15 @@ def wait_for_port(port: int, timeout: float = 60.0) -> None:
 def portable_services():
     """A local Beam job service and an external SDK worker pool, as separate processes."""
     job_port, pool_port = free_port(), free_port()
+    # The worker pool starts each SDK worker as plain `python` from PATH: put this interpreter's
+    # folder first, so the workers run in the same (virtual) environment as the test.
+    env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
     procs = [
         subprocess.Popen([sys.executable, "-m", "apache_beam.runners.portability.local_job_service_main",
-                          "--port", str(job_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                          "--port", str(job_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env),
         subprocess.Popen([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
-                          "--service_port", str(pool_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+                          "--service_port", str(pool_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=env),
     ]
     try:
         wait_for_port(job_port)
