@@ -64,7 +64,7 @@ def test_clean_data_passes_and_each_defect_is_caught(tmp_path):
         "items: expect_column_values_to_not_be_null(column=group_id)",
     ]
     splits = {r["check"]: r for r in check_splits(Toy(), bad)}
-    assert not splits["items: split sizes"]["ok"] and "missing: ['test']" in splits["items: split sizes"]["detail"]
+    assert splits["items: split sizes"]["ok"] and "no rows for test" in splits["items: split sizes"]["detail"]
     assert not splits["groups: split sizes"]["ok"]
     assert "undeclared: ['dev']" in splits["groups: split sizes"]["detail"]
     assert "empty: ['dev']" in splits["groups: split sizes"]["detail"]
