@@ -9,7 +9,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from benchwright.evaluation.ap import group_pairs
+from benchwright.arrays import group_pairs
 
 # Local corner signs in the pytorch3d box3d_overlap order; local extents are (x, y, z) = (L, H, W).
 CORNER_SIGNS = np.array(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "AP_METHODS", "group_pairs", "rank_within_groups", "greedy_match", "average_precision",
+    "AP_METHODS", "rank_within_groups", "greedy_match", "average_precision",
     "kitti_thresholds", "kitti_ap_from_precision",
 ]
 
@@ -35,26 +35,6 @@ AP_METHODS = ("coco101", "voc11", "r40")
 # floats as np.linspace(0, 1, 11)): t[3] = 0.30000000000000004, t[6] = 0.6000000000000001 and
 # t[7] = 0.7000000000000001 sit one ulp above 3/10, 6/10, 7/10, and are compared literally.
 _VOC11_RECALLS = np.arange(0.0, 1.1, 0.1)
-
-
-def group_pairs(pred_key: np.ndarray, gt_key: np.ndarray):
-    """All (prediction, GT) index pairs whose integer keys are equal.
-
-    Returns ``(p_idx, g_idx)``, sorted by prediction index (pairs of one prediction are
-    contiguous). The number of pairs is sum over groups of n_pred * n_gt.
-    """
-    pred_key = np.asarray(pred_key, np.int64)
-    gt_key = np.asarray(gt_key, np.int64)
-    g_order = np.argsort(gt_key, kind="stable")
-    g_sorted = gt_key[g_order]
-    lo = np.searchsorted(g_sorted, pred_key, "left")
-    hi = np.searchsorted(g_sorted, pred_key, "right")
-    cnt = hi - lo
-    total = int(cnt.sum())
-    p_idx = np.repeat(np.arange(len(pred_key)), cnt)
-    offs = np.arange(total) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    g_idx = g_order[np.repeat(lo, cnt) + offs]
-    return p_idx, g_idx
 
 
 def rank_within_groups(group: np.ndarray, score: np.ndarray) -> np.ndarray:

@@ -14,6 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchwright.formats import kitti
+from benchwright.formats.omni3d import write_omni3d_stream
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
@@ -194,8 +196,6 @@ def export_all(root: Path) -> dict:
 
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
-    from benchwright.loaders.omni3d import write_omni3d_stream
-
     dataset_id = 1 if split == "train" else 2  # the collection id, never the species
     scales = {}
     images = []
@@ -254,8 +254,6 @@ def kitti_occlusion(visibility) -> np.ndarray:
 def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
     from benchwright.errors import RecordError
-    from benchwright.loaders import kitti
-
     base = root / EXPORTS / "kitti" / split
     (base / "label_2").mkdir(parents=True, exist_ok=True)
     (base / "calib").mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,8 @@ import fsspec
 import numpy as np
 
 from benchwright.errors import RecordError, SourceError
+from benchwright.formats import kitti
+from benchwright.formats.omni3d import read_omni3d
 from benchwright.schemas import wildbox as schema
 from benchwright.stage import FILTERED, Reject
 
@@ -197,8 +199,6 @@ def _image_of(fs, root: str, folder: str, stem: str) -> str:
 def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, objects_by_frame: dict,
                    calib_rel: str, label_rel: str, track_of) -> tuple[RawSegment, list[Reject]]:
     """A RawSegment from KITTI rows (camera frame, so the extrinsic is the identity)."""
-    from benchwright.loaders import kitti
-
     calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel), calib_rel)
     raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT)
                   for fi, rel in frames]
@@ -217,8 +217,6 @@ def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, 
 
 def parse_kitti_object_frame(source: str, stem: str):
     """One frame of a KITTI object folder; each frame is its own segment (KITTI has no videos)."""
-    from benchwright.loaders import kitti
-
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_2/{stem}.txt"
     objects, errors = kitti.parse_label_lines(_read_text(fs, posixpath.join(root, label_rel), label_rel), label_rel)
@@ -230,8 +228,6 @@ def parse_kitti_object_frame(source: str, stem: str):
 
 def parse_kitti_tracking_sequence(source: str, seq: str):
     """One sequence of a KITTI tracking folder: a segment whose track ids come from the labels."""
-    from benchwright.loaders import kitti
-
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_02/{seq}.txt"
     text = _read_text(fs, posixpath.join(root, label_rel), label_rel)
@@ -271,8 +267,6 @@ def _pop_line(lines: dict, frame: int, obj) -> int:
 
 def parse_omni3d_file(source: str, json_rel: str):
     """Every segment of an Omni3D document (images grouped by their folder), plus rejects."""
-    from benchwright.loaders.omni3d import read_omni3d
-
     fs, root = fsspec.core.url_to_fs(source)
     try:
         with fs.open(posixpath.join(root, json_rel), "rb") as f:

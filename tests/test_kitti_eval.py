@@ -16,8 +16,9 @@ import pytest
 
 from benchwright import geometry
 from benchwright.evaluation import iou
+from benchwright.evaluation import kitti as kitti_eval
 from benchwright.evaluation import wildbox as ev
-from benchwright.loaders import kitti
+from benchwright.formats import kitti
 
 CAR_A = "Car 0.00 0 -1.67 657.39 190.13 700.07 223.39 1.41 1.58 4.36 3.18 2.27 34.38 -1.58"
 CAR_A_SHIFTED = "Car 0.00 0 -1.67 657.39 190.13 700.07 223.39 1.41 1.58 4.36 3.18 2.27 35.38 -1.58"
@@ -64,7 +65,7 @@ def test_shifted_car_falls_below_the_car_threshold_in_3d_only():
 
 
 def test_kitti_protocol_reproduces_hand_computed_ap(kitti_dir, predictions):
-    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions, kitti_dir / "calib")
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions, kitti_dir / "calib")
     assert result["n_frames"] == 6
 
     # Car, 2D, moderate. Valid GT: A, B, C (3). Pass 1 (score-greedy matching) finds TPs
@@ -107,7 +108,7 @@ def test_kitti_protocol_reproduces_hand_computed_ap(kitti_dir, predictions):
 
 def test_aos_hand_computed(kitti_dir, predictions):
     # The hand-built detections carry their GT's alpha: every TP has similarity 1, so AOS = AP.
-    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions)
     entry = result["classes"]["Car"]["2d"]["moderate"]
     assert (entry["aos11"], entry["aos40"]) == pytest.approx((entry["ap11"], entry["ap40"]))
     assert "aos11" not in result["classes"]["Car"]["3d"]["moderate"]  # AOS goes with 2D detection only
@@ -116,7 +117,7 @@ def test_aos_hand_computed(kitti_dir, predictions):
     # -> 1.5 / 3 = 0.5. Monotone: [0.5, 0.5]: AOS11 = 0.5 / 11, AOS40 = 0.5 / 40; AP does not change.
     turned = CAR_B.replace(" 1.55 ", " 3.12 ")
     (predictions / "000003.txt").write_text(f"{turned} 0.90\n")
-    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions)
     entry = result["classes"]["Car"]["2d"]["moderate"]
     sim_b = (1 + np.cos(1.55 - 3.12)) / 2
     want = max(sim_b / 2, (sim_b + 1) / 3)
@@ -124,7 +125,7 @@ def test_aos_hand_computed(kitti_dir, predictions):
     assert (entry["ap11"], entry["ap40"]) == pytest.approx((100 * (2 / 3) / 11, 100 * (2 / 3) / 40))
     # A detection without orientation (alpha -10, the devkit's convention) switches AOS off.
     (predictions / "000003.txt").write_text(f"{CAR_B.replace(' 1.55 ', ' -10 ')} 0.90\n")
-    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions)
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions)
     assert "aos11" not in result["classes"]["Car"]["2d"]["moderate"]
 
 
@@ -135,7 +136,7 @@ def test_line_order_of_a_result_file_changes_nothing(kitti_dir, predictions):
     results = []
     for lines in ([f"{CAR_B} 0.90", f"{turned} 0.90"], [f"{turned} 0.90", f"{CAR_B} 0.90"]):
         (predictions / "000003.txt").write_text("".join(f"{line}\n" for line in lines))
-        results.append(ev.evaluate_kitti(kitti_dir / "label_2", predictions))
+        results.append(kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions))
     assert results[0] == results[1]
     # equal up to alpha, the smaller alpha (B's own, 1.55) ranks first and takes B: AOS = AP
     entry = results[0]["classes"]["Car"]["2d"]["moderate"]
@@ -144,7 +145,7 @@ def test_line_order_of_a_result_file_changes_nothing(kitti_dir, predictions):
 
 def test_loose_table_accepts_the_shifted_car(kitti_dir, predictions):
     # With Car at 0.5 for BEV / 3D the shifted detection of A is a TP: same as 2D moderate.
-    result = ev.evaluate_kitti(kitti_dir / "label_2", predictions, overlap="loose")
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", predictions, overlap="loose")
     assert _ap(result, "Car", "3d", "moderate") == pytest.approx((100 * (2 / 3) / 11, 100 * (2 / 3) / 40))
     assert result["classes"]["Car"]["min_overlap"]["3d"] == 0.5
 
@@ -154,7 +155,7 @@ def test_without_the_dontcare_region_the_detection_is_a_false_positive(kitti_dir
     shutil.copytree(kitti_dir / "label_2", labels)
     text = (labels / "000004.txt").read_text().splitlines()
     (labels / "000004.txt").write_text("".join(line + "\n" for line in text if "402.27" not in line))
-    result = ev.evaluate_kitti(labels, predictions)
+    result = kitti_eval.evaluate_kitti(labels, predictions)
     # Moderate 2D: t = 0.90 now has 2 FP (0.99, 0.95) and 1 TP -> 1/3; t = 0.60: 2 TP, 2 FP -> 1/2.
     # Monotone: [1/2, 1/2]: AP11 = (1/2)/11, AP40 = (1/2)/40.
     assert _ap(result, "Car", "2d", "moderate") == pytest.approx((100 * 0.5 / 11, 100 * 0.5 / 40))
@@ -167,21 +168,21 @@ def test_neighbour_class_and_strict_threshold(tmp_path):
     # A detection on the Van (class Car, score 0.9) is ignored, not a FP: 1 TP at 0.5 only ->
     # thresholds [0.5] -> precision 1 at sample 0: AP11 = 1/11, AP40 = 0.
     preds = _write(tmp_path / "dt", {"000000": [f"{van.replace('Van', 'Car')} 0.90", f"{car} 0.50"]})
-    result = ev.evaluate_kitti(labels, preds)
+    result = kitti_eval.evaluate_kitti(labels, preds)
     assert _ap(result, "Car", "2d", "easy") == pytest.approx((100 / 11, 0.0))
     # A 2D overlap of exactly 0.7 is not a match (KITTI needs > 0.7): box of width 70 inside 100.
     exact = car.replace("200.00 200.00", "170.00 200.00")
     preds = _write(tmp_path / "dt2", {"000000": [f"{exact} 0.90"]})
-    assert _ap(ev.evaluate_kitti(labels, preds), "Car", "2d", "easy") == pytest.approx((0.0, 0.0))
+    assert _ap(kitti_eval.evaluate_kitti(labels, preds), "Car", "2d", "easy") == pytest.approx((0.0, 0.0))
 
 
 def test_missing_prediction_files_are_empty_and_bad_rows_are_named(kitti_dir, tmp_path):
     empty = _write(tmp_path / "none", {})
-    result = ev.evaluate_kitti(kitti_dir / "label_2", empty)
+    result = kitti_eval.evaluate_kitti(kitti_dir / "label_2", empty)
     assert _ap(result, "Car", "2d", "moderate") == (0.0, 0.0)
     bad = _write(tmp_path / "bad", {"000003": [CAR_B]})  # 15 columns: no score
     with pytest.raises(Exception, match=r"bad/000003.txt:1: a prediction needs 16 columns"):
-        ev.evaluate_kitti(kitti_dir / "label_2", bad)
+        kitti_eval.evaluate_kitti(kitti_dir / "label_2", bad)
 
 
 def test_evaluate_paths_on_kitti_ground_truth(kitti_dir, predictions, tmp_path):
@@ -198,8 +199,8 @@ def test_calib_gives_a_2d_box_to_detections_without_one(kitti_dir, tmp_path):
     # enough to pass every height filter; without calib it is 0 px high and ignored.
     no_box = CAR_B.replace("614.24 181.78 727.31 284.77", "-1.00 -1.00 -1.00 -1.00")
     preds = _write(tmp_path / "dt", {"000003": [f"{no_box} 0.90"]})
-    with_calib = ev.evaluate_kitti(kitti_dir / "label_2", preds, kitti_dir / "calib")
-    without = ev.evaluate_kitti(kitti_dir / "label_2", preds)
+    with_calib = kitti_eval.evaluate_kitti(kitti_dir / "label_2", preds, kitti_dir / "calib")
+    without = kitti_eval.evaluate_kitti(kitti_dir / "label_2", preds)
     assert with_calib["classes"]["Car"]["3d"]["easy"]["ap11"] == pytest.approx(100 / 11)
     assert without["classes"]["Car"]["3d"]["easy"]["ap11"] == 0.0
     calib = kitti.parse_calib(kitti_dir / "calib" / "000003.txt")

@@ -4,7 +4,7 @@ import pytest
 
 from benchwright import geometry
 from benchwright.errors import RecordError
-from benchwright.loaders import kitti
+from benchwright.formats import kitti
 
 FRAMES = ["000000", "000001", "000002", "000003", "000004", "000005"]
 # Rigid objects: the 2D label box is the projected cuboid. Measured max deviation with P2 on the

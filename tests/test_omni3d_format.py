@@ -5,7 +5,7 @@ import pytest
 
 from benchwright import geometry
 from benchwright.errors import RecordError, SourceError
-from benchwright.loaders import omni3d
+from benchwright.formats import omni3d
 
 K = [[1500.0, 0.0, 960.0], [0.0, 1500.0, 540.0], [0.0, 0.0, 1.0]]
 

@@ -172,7 +172,7 @@ def test_boxes_carry_full_rotations_and_kitti_flags(built):
 
 
 def test_exports_omni3d_and_kitti(built):
-    from benchwright.loaders.omni3d import read_omni3d
+    from benchwright.formats.omni3d import read_omni3d
 
     for split in ("train", "validation"):
         path = built / "exports" / "omni3d" / f"WildBox_{split}.json"
@@ -198,7 +198,7 @@ def cube_rcnn_ignores(ann: dict) -> bool:
 
 
 def test_omni3d_training_fields_mean_what_the_release_files_mean(built):
-    from benchwright.loaders.omni3d import ANNOTATION_FIELDS
+    from benchwright.formats.omni3d import ANNOTATION_FIELDS
 
     rows = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
         columns=["box_id", "bbox2d_tight", "bbox2d_proj", "bbox_source", "truncation", "visibility",
@@ -225,7 +225,7 @@ def test_omni3d_training_fields_mean_what_the_release_files_mean(built):
 
 
 def test_the_card_lists_every_exported_field(built):
-    from benchwright.loaders import omni3d
+    from benchwright.formats import omni3d
     from benchwright.loaders.wildbox import OMNI3D_FIELD_NOTES
 
     documented = {part.strip().split(".")[-1] for name, _, _ in OMNI3D_FIELD_NOTES for part in name.split(",")}

@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchwright import geometry
+from benchwright.arrays import group_pairs
 from benchwright.benchmarks.wildbox_eval import jitter_predictions, synth_ground_truth
 from benchwright.errors import RecordError
 from benchwright.evaluation import ap as apm
@@ -119,7 +120,7 @@ def _random_matching_case(seed: int):
 
 def test_greedy_match_equals_reference_loop():
     _, p_group, g_group, score, ious = _random_matching_case(0)
-    p_idx, g_idx = apm.group_pairs(p_group, g_group)
+    p_idx, g_idx = group_pairs(p_group, g_group)
     assert np.all(p_group[p_idx] == g_group[g_idx])
     assert len(p_idx) == sum(int((p_group == k).sum() * (g_group == k).sum()) for k in range(40))
     thresholds = [0.1, 0.5, 0.9]
@@ -131,7 +132,7 @@ def test_greedy_match_equals_reference_loop():
 def test_greedy_match_with_ignored_gt_equals_cocoeval_loop():
     rng, p_group, g_group, score, ious = _random_matching_case(1)
     ignored = rng.random(len(g_group)) < 0.3
-    p_idx, g_idx = apm.group_pairs(p_group, g_group)
+    p_idx, g_idx = group_pairs(p_group, g_group)
     m = apm.greedy_match(p_group, score, p_idx, g_idx, ious[p_idx, g_idx], len(g_group), [0.1, 0.5],
                          gt_ignore=ignored)
     for t, thr in enumerate([0.1, 0.5]):

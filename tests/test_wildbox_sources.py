@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from benchwright.loaders import kitti
+from benchwright.formats import kitti
 from tests.wildbox_helpers import build_wildbox, tiny_source
 
 # The fixture's KITTI classes stand in for species, so the real geometry flows through the build.
