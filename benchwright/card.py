@@ -18,6 +18,7 @@ from benchwright.writer import parse_shard_name
 
 
 def card_yaml(dataset, root: Path) -> str:
+    # datasets takes ~2 s to import: only a card needs it here
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
@@ -85,7 +86,7 @@ FIGURES_DIR = "_build/figures"
 
 def pyplot():
     """matplotlib's pyplot on the Agg backend (no display; imported only when a card draws)."""
-    import matplotlib
+    import matplotlib  # ~1 s to import: only a card that draws pays it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

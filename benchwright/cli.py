@@ -10,9 +10,13 @@ import os
 import sys
 from pathlib import Path
 
+from tqdm import tqdm
+
 from benchwright import published, registry
+from benchwright.build import build
 from benchwright.errors import BenchwrightError
-from benchwright.options import RUNNING_MODES
+from benchwright.options import RUNNING_MODES, BuildOptions
+from benchwright.validate import validate_url
 
 
 def dataset(name: str):
@@ -20,9 +24,6 @@ def dataset(name: str):
 
 
 def cmd_build(args, beam_args) -> int:
-    from benchwright.build import build
-    from benchwright.options import BuildOptions
-
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
@@ -45,8 +46,6 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    from benchwright.validate import validate_url
-
     ds = dataset(_dataset_of(args.path))
     report, where = validate_url(ds, args.path)
     for r in report["results"]:
@@ -117,8 +116,6 @@ def cmd_baseline(args, rest) -> int:
 
 
 def _progress_bar():
-    from tqdm import tqdm
-
     bar = {}
 
     def progress(done: int, total: int, what: str = "") -> None:

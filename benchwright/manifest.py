@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from importlib.metadata import PackageNotFoundError, version
 import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,8 +148,6 @@ def fingerprint_source(dataset: Dataset, source: str) -> dict:
 
 
 def package_versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
     out = {}
     for name in VERSIONED_PACKAGES:
         try:

@@ -7,6 +7,8 @@ Any other runner (Dataflow, Flink, Spark, Portable) gets the pass-through option
 from __future__ import annotations
 
 import dataclasses
+import functools
+import threading
 from typing import Sequence
 
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TestOptions
@@ -77,9 +79,6 @@ def _serialize_buffer_creation() -> None:
 
 def locked(method):
     """``method`` with calls serialized by one lock (marked, so it is wrapped only once)."""
-    import functools
-    import threading
-
     lock = threading.Lock()
 
     @functools.wraps(method)

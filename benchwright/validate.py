@@ -18,6 +18,7 @@ import fsspec
 import pyarrow.parquet as pq
 
 from benchwright import published
+from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
 from benchwright.manifest import MANIFEST, describe_files, reconcile
 
@@ -65,7 +66,7 @@ def derived_expectations(dataset) -> dict[str, list]:
     """The expectations every dataset gets from its declaration, so no dataset restates them: each
     config's id column unique and non-null, the id columns of other configs it carries (its keys)
     non-null, every ClassLabel within its names, a stored split column within the declared splits."""
-    from datasets import ClassLabel
+    from datasets import ClassLabel  # ~2 s to import; validation alone needs it
 
     out = {}
     for config, features in dataset.configs.items():
@@ -84,8 +85,6 @@ def derived_expectations(dataset) -> dict[str, list]:
 def check_splits(dataset, root: Path) -> list[dict]:
     """Every config holds only declared splits, none of them written empty. A declared split with
     no rows is reported, not failed: a small source (one video, say) can fill only one split."""
-    from benchwright.card import split_sizes
-
     results = []
     for config in dataset.configs:
         sizes = split_sizes(root, config)

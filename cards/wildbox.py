@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pyarrow.compute as pc
 
@@ -94,8 +95,6 @@ def write_figures(root: Path) -> dict[str, str]:
 
     sample = sample_frame_with_cuboids(root)
     if sample is not None:
-        import cv2
-
         figures["sample_frame"] = f"{FIGURES_DIR}/sample_frame.png"
         cv2.imwrite(str(root / figures["sample_frame"]), sample)
     return figures
@@ -103,8 +102,6 @@ def write_figures(root: Path) -> dict[str, str]:
 
 def sample_frame_with_cuboids(root: Path):
     """The frame with the most objects (ties: smallest frame_id), cuboid edges drawn with OpenCV."""
-    import cv2
-
     frames = read_config(root, "frames", columns=["frame_id", "image", "K", "objects"])
     if frames.num_rows == 0:
         return None

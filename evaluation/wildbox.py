@@ -84,6 +84,7 @@ from benchwright.evaluation import ap as apm
 from benchwright.evaluation import iou as ioum
 from benchwright.evaluation.kitti import evaluate_kitti
 from benchwright.formats import kitti
+from benchwright.loaders import wildbox as wbl
 from benchwright.schemas import wildbox as schema
 
 __all__ = [
@@ -140,8 +141,6 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
     kitti_representable, image_width, image_height (G,), frame_id and segment_id (G,) object arrays; plus ``image_ids``: every image of the split
     (from the frames config when present, so frames without boxes count too).
     """
-    from benchwright.loaders import wildbox as wbl
-
     root = Path(dataset_dir)
     files = sorted((root / "boxes").glob(f"{split}-*.parquet"))
     if not files:
@@ -163,8 +162,6 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
 
 def _frame_image_ids(root: Path, split: str) -> dict[str, int]:
     """KITTI export frame name (``000123``) -> image_id, through ``exports/kitti/<split>/frame_map.txt``."""
-    from benchwright.loaders import wildbox as wbl
-
     fmap = root / "exports" / "kitti" / split / "frame_map.txt"
     if not fmap.is_file():
         return {}

@@ -14,8 +14,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchwright.errors import RecordError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import write_omni3d_stream
+from benchwright.hashing import stable_int_id
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
@@ -108,7 +110,7 @@ def read_config(root: Path | str, config: str, split: str | None = None, columns
 
 def load(root: Path | str, config: str, split: str | None = None):
     """``datasets.load_dataset`` on a built folder (no script, no benchwright code involved)."""
-    import datasets
+    import datasets  # ~2 s to import: only this helper needs it
 
     return datasets.load_dataset(str(root), config, split=split)
 
@@ -239,8 +241,6 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
 
 
 def _ann_id(box_id: str) -> int:
-    from benchwright.hashing import stable_int_id
-
     return stable_int_id(box_id)
 
 
@@ -253,7 +253,6 @@ def kitti_occlusion(visibility) -> np.ndarray:
 
 def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
-    from benchwright.errors import RecordError
     base = root / EXPORTS / "kitti" / split
     (base / "label_2").mkdir(parents=True, exist_ok=True)
     (base / "calib").mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ numpy batch per segment) -> the core writer. Every refusal is a quarantine or fi
 from __future__ import annotations
 
 import posixpath
+import tempfile
 from pathlib import Path
 
 import apache_beam as beam
@@ -17,14 +18,17 @@ import numpy as np
 import pyarrow as pa
 
 from benchwright import geometry
+from benchwright.cards.wildbox import card_statistics
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import SourceError
 from benchwright.hashing import stable_int_id
+from benchwright.loaders.wildbox import export_all
 from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import FILTERED, Read, Reject, run_stage
 from benchwright.validation import wildbox as checks
+from benchwright.wildbox.synth import write_wildbox_source
 
 # Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos
 # in stable-hash order; a single-video species stays in train).
@@ -83,9 +87,7 @@ def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray
     offsets = np.full(len(keep), np.nan)
     if seg.point_cloud_url is None or not keep.any():
         return counts, offsets
-    import tempfile
-
-    import open3d as o3d
+    import open3d as o3d  # ~2 s to import: only segments with a point cloud need it
 
     with fsspec.open(seg.point_cloud_url, "rb") as f:
         data = f.read()
@@ -362,8 +364,6 @@ class WildBox(Dataset):
     baselines = "benchwright.baselines.wildbox:run_cli"
 
     def default_source(self, workdir: str) -> str:
-        from benchwright.wildbox.synth import write_wildbox_source
-
         out = Path(workdir) / "wildbox-default"
         if not (out / ".complete").exists():
             write_wildbox_source(out, scale="default", seed=0)
@@ -392,13 +392,9 @@ class WildBox(Dataset):
         return tables, [parsed, annotated]
 
     def export(self, staging: str) -> dict:
-        from benchwright.loaders.wildbox import export_all
-
         return export_all(Path(staging))
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.cards.wildbox import card_statistics
-
         return card_statistics(Path(staging))
 
     def validate_tables(self, staging: str) -> list[dict]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import posixpath
+import re
 from collections import Counter
 
 import fsspec
@@ -353,8 +354,6 @@ def discover(source: str) -> tuple[str, list[str]]:
 
 def _looks_like_omni3d(fs, path: str) -> bool:
     """An Omni3D document opens with its top-level lists (checked on the head, not a full parse)."""
-    import re
-
     with fs.open(path, "rb") as f:
         head = f.read(1 << 16)
     return re.search(rb'"(images|annotations)"\s*:\s*\[', head) is not None

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from benchwright import geometry
 from benchwright.schemas import wildbox as schema
@@ -123,9 +125,6 @@ def _track_jumps(keep, center, dims, track_id, frame_index):
 
 def table_checks(root: Path) -> list[dict]:
     """Cross-config checks: no video in two splits; boxes and frames agree."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     def read(config, columns):
         files = sorted((root / config).glob("*.parquet"))
         return pq.ParquetDataset(files).read(columns=columns) if files else None
