@@ -66,7 +66,8 @@ def large_document_benchmark(n_paragraphs: int, n_rows: int) -> dict:
     style cache; each step is timed once, as the worker would run it)."""
     import zipfile
     from benchwright.evaluation import wordeval as ev
-    from benchwright.evaluation.wordeval_snapshot import extract_snapshot
+    from benchwright.wordeval import oracle
+    from benchwright.wordeval.snapshot import extract_snapshot
 
     t = time.perf_counter()
     ref = large_document(n_paragraphs, n_rows)
@@ -81,7 +82,7 @@ def large_document_benchmark(n_paragraphs: int, n_rows: int) -> dict:
     out["snapshot_seconds"] = round(time.perf_counter() - t, 2)
     out["snapshot_cpu_seconds"] = round(time.process_time() - c, 2)   # wall time on a shared machine varies
     out["snapshot_paragraphs"] = len(snap.stories["body"])
-    ev._REF_CACHE.clear()
+    oracle._REF_CACHE.clear()
     for name, output in (("unchanged", ref), ("every_paragraph_edited", edited)):
         t, c = time.perf_counter(), time.process_time()
         rep = ev.evaluate_docx(ref, output, oracle)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.evaluation.wordeval_snapshot import extract_snapshot, snapshot_dict
+from benchwright.wordeval.snapshot import extract_snapshot, snapshot_dict
 
 FIXTURE_SUBDIR = ("docx", "python-docx")
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.evaluation.wordeval_snapshot import extract_snapshot
+from benchwright.wordeval.snapshot import extract_snapshot
 from benchwright.wordeval import text as T
 from benchwright.wordeval.build import build_case
 from benchwright.wordeval.docmodel import WordDoc

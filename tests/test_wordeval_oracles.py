@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from benchwright.evaluation.wordeval import evaluate_docx, resolve_anchor, summarize
-from benchwright.evaluation.wordeval_snapshot import align, extract_snapshot
+from benchwright.evaluation.wordeval import evaluate_docx, summarize
+from benchwright.wordeval.oracle import resolve_anchor
+from benchwright.wordeval.snapshot import align, extract_snapshot
 from benchwright.wordeval.build import build_all, build_case
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import char_style_alternative, mutate_untouched, xml_variant

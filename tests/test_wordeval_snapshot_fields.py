@@ -8,7 +8,7 @@ import io
 import pytest
 
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.evaluation.wordeval_snapshot import extract_snapshot, snapshot_dict
+from benchwright.wordeval.snapshot import extract_snapshot, snapshot_dict
 
 ORACLE = {"targets": [], "allowed_side_effects": []}
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'

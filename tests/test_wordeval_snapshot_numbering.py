@@ -9,7 +9,7 @@ import pytest
 
 from benchwright.errors import RecordError
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.evaluation.wordeval_snapshot import extract_snapshot, format_number, snapshot_dict
+from benchwright.wordeval.snapshot import extract_snapshot, format_number, snapshot_dict
 
 ORACLE = {"targets": [], "allowed_side_effects": []}
 

@@ -12,7 +12,7 @@ import pytest
 
 from benchwright.benchmarks.wordeval import edit_every_paragraph, large_document
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.evaluation.wordeval_snapshot import PAIR_WINDOW, align, extract_snapshot
+from benchwright.wordeval.snapshot import PAIR_WINDOW, align, extract_snapshot
 
 ORACLE = {"targets": [], "allowed_side_effects": []}
 
@@ -69,7 +69,7 @@ def test_every_item_edited_pairs_in_order_with_bounded_work(similarity):
     calls = []
 
     def counting(a, b):
-        from benchwright.evaluation.wordeval_snapshot import _ratio
+        from benchwright.wordeval.snapshot import _ratio
         calls.append(1)
         return _ratio(a, b)
 
@@ -150,7 +150,7 @@ def test_open_bookmarks_cost_linear_work():
 
 
 def test_fields_flatten_with_linear_work():
-    from benchwright.evaluation.wordeval_snapshot import snapshot_dict
+    from benchwright.wordeval.snapshot import snapshot_dict
     snaps = {n: extract_snapshot(_paragraphs_with(n, '<w:fldSimple w:instr=" PAGE "><w:r><w:t>{i}</w:t></w:r>'
                                                      '</w:fldSimple>')) for n in (50, 400)}
     assert len(snaps[50].fields["body"]) == 50

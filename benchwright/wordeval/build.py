@@ -26,6 +26,7 @@ from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
+from benchwright.wordeval.oracle import compare, reference_snapshot
 
 ORACLE_VERSION = 1
 _UNIT_NAMES = {"in": "in", "cm": "cm", "mm": "mm", "pt": "pt"}
@@ -258,9 +259,8 @@ def _fill_keys(keys: list[str], target: dict, params: dict) -> list[str]:
 
 def _check_observable(reference_docx: bytes, input_docx: bytes, oracle: dict, locator: str) -> None:
     """The unedited input must fail the oracle, otherwise the edit is not observable here."""
-    from benchwright.evaluation.wordeval import _reference, compare
-    ref_snap, ref_flat = _reference(reference_docx)
-    inp_snap, _ = _reference(input_docx)
+    ref_snap, ref_flat = reference_snapshot(reference_docx)
+    inp_snap, _ = reference_snapshot(input_docx)
     if compare(ref_snap, inp_snap, oracle, ref_flat)["passed"]:
         raise NotApplicable(locator, "the edit has no observable effect on this base document")
 
