@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     from benchwright.evaluation import wordeval as ev
     from benchwright.ooxml import gate_docx
     from benchwright.ooxml import libreoffice
-    from benchwright.wordeval.build import iter_cases, iter_compositions
+    from benchwright.wordeval.cases import iter_cases, iter_compositions
     from benchwright.wordeval.catalogue import load_catalogue
     import_s = time.perf_counter() - t0
 

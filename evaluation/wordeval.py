@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchwright.ooxml.safety import UnsafeDocxError, blocking_flags
+from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
 from benchwright.wordeval.snapshot import extract_snapshot
 
@@ -99,7 +100,6 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
 def load_case(case_dir_or_case, cases_root: str | Path | None = None) -> dict:
     """A case dict (with ``reference_docx`` bytes and ``oracle``) from a dict, a case directory
     or a case id under ``cases_root`` (default ``exports/cases``)."""
-    from benchwright.wordeval.build import read_case_dir
     if isinstance(case_dir_or_case, dict):
         return case_dir_or_case
     p = Path(case_dir_or_case)

@@ -19,7 +19,7 @@ def read_config(root: Path | str, config: str, columns=None):
 
 def export_cases(root: Path) -> dict:
     """``exports/cases/<case_id>/{input.docx, reference.docx, case.json}`` for every case, streamed."""
-    from benchwright.wordeval.build import write_case_dir
+    from benchwright.wordeval.cases import write_case_dir
 
     counts = {}
     for config in schema.CONFIGS:

@@ -51,7 +51,7 @@ class Gates:
 
 def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
     """Every atomic case of one unit (bases and seed dedupe as the catalogue says), gated."""
-    from benchwright.wordeval.build import iter_cases
+    from benchwright.wordeval.cases import iter_cases
 
     errors: list[dict] = []
     cases = list(iter_cases(read_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
@@ -63,7 +63,7 @@ def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
 
 def build_compositional(template_id: str, atomic_ids: list[str], source: str, gates: Gates, seeds=SEEDS):
     """The cases of one composition template, each linked to the atomic cases that were published."""
-    from benchwright.wordeval.build import iter_compositions
+    from benchwright.wordeval.cases import iter_compositions
 
     cat = read_catalogue(source)
     one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})

@@ -1,6 +1,6 @@
 """WordEval: the datasets.Features of the ``atomic`` and ``compositional`` configs (single source of truth).
 
-Column names are the ones :func:`benchwright.wordeval.build.build_case` returns; the .docx files are
+Column names are the ones :func:`benchwright.wordeval.cases.build_case` returns; the .docx files are
 stored as bytes, the oracle as a JSON string (see ``evaluation/wordeval.py`` for its use).
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from benchwright.wordeval.build import build_all, build_case, describe_target, resolve_param
+from benchwright.wordeval.cases import build_all, build_case, describe_target, resolve_param
 from benchwright.wordeval.catalogue import SUBSYSTEMS, load_catalogue, validate_catalogue
 
 
@@ -120,7 +120,7 @@ def test_schema_features_accept_cases(built):
 
 _DIGEST_SCRIPT = r"""
 import hashlib, json, sys
-from benchwright.wordeval.build import build_case, build_composite
+from benchwright.wordeval.cases import build_case, build_composite
 out = {}
 for cid in json.loads(sys.argv[1]):
     unit, base, seed = cid.split("--")

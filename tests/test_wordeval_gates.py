@@ -16,7 +16,7 @@ from benchwright.ooxml import gate_docx
 from benchwright.ooxml import libreoffice
 from benchwright.ooxml.checks import check_package
 from benchwright.ooxml.package import Package
-from benchwright.wordeval.build import build_all
+from benchwright.wordeval.cases import build_all
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import LIBREOFFICE_LOSSY, LIBREOFFICE_TEST_BASES
 

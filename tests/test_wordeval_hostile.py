@@ -11,7 +11,7 @@ import pytest
 from benchwright.evaluation import wordeval as ev
 from benchwright.ooxml import gate_docx, libreoffice
 from benchwright.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
-from benchwright.wordeval.build import build_case, read_case_dir, write_case_dir
+from benchwright.wordeval.cases import build_case, read_case_dir, write_case_dir
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from benchwright.ooxml.package import Package
 from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.basedocs import _fix_template
-from benchwright.wordeval.build import CaseBuildError, NotApplicable, build_case, iter_cases
+from benchwright.wordeval.cases import CaseBuildError, NotApplicable, build_case, iter_cases
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
 

@@ -10,7 +10,7 @@ import pytest
 from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.wordeval.snapshot import extract_snapshot
 from benchwright.wordeval import text as T
-from benchwright.wordeval.build import build_case
+from benchwright.wordeval.cases import build_case
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.selftest import mutate_untouched
 

@@ -8,7 +8,7 @@ import pytest
 from benchwright.evaluation.wordeval import evaluate_docx, summarize
 from benchwright.wordeval.oracle import resolve_anchor
 from benchwright.wordeval.snapshot import align, extract_snapshot
-from benchwright.wordeval.build import build_all, build_case
+from benchwright.wordeval.cases import build_all, build_case
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import char_style_alternative, mutate_untouched, xml_variant
 

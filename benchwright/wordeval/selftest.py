@@ -137,7 +137,7 @@ def char_style_alternative(case: dict, cat: Catalogue | None = None) -> bytes | 
     unit = cat.units.get(oracle.get("unit_id"))
     if unit is None or "char_style" not in unit.get("alternatives", []):
         return None
-    from benchwright.wordeval.build import _resolve_unit
+    from benchwright.wordeval.cases import _resolve_unit
     # the same target and value draws as build_case
     _, _, _, target, native, _, _ = _resolve_unit(unit, case["seed"], case["base_document"], cat)
     wd = WordDoc(case["input_docx"], "alternative")
