@@ -26,7 +26,7 @@ def large_document(n_paragraphs: int = 10000, n_rows: int = 6000, n_cols: int = 
     """A deterministic .docx with ``n_paragraphs`` body paragraphs (a Heading 1 every 50) followed
     by one ``n_rows`` x ``n_cols`` table, written with python-docx."""
     import docx
-    from benchwright.ooxml.package import normalize_docx
+    from benchwright.formats.ooxml.package import normalize_docx
 
     rng = random.Random(seed)
     d = docx.Document()
@@ -49,8 +49,8 @@ def large_document(n_paragraphs: int = 10000, n_rows: int = 6000, n_cols: int = 
 def edit_every_paragraph(data: bytes) -> bytes:
     """The same document with one character appended to every non-empty paragraph of the body
     (table cells included): each paragraph is still similar to, but no longer equal to, its original."""
-    from benchwright.ooxml.ns import qn
-    from benchwright.ooxml.package import Package
+    from benchwright.formats.ooxml.ns import qn
+    from benchwright.formats.ooxml.package import Package
 
     pkg = Package.from_bytes(data)
     main = pkg.main_part()
@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     from benchwright.evaluation import wordeval as ev
-    from benchwright.ooxml import gate_docx
-    from benchwright.ooxml import libreoffice
+    from benchwright.formats.ooxml import gate_docx
+    from benchwright.formats.ooxml import libreoffice
     from benchwright.wordeval.cases import iter_cases, iter_compositions
     from benchwright.wordeval.catalogue import load_catalogue
     import_s = time.perf_counter() - t0

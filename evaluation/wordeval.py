@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchwright.ooxml.safety import UnsafeDocxError, blocking_flags
+from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
 from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
 from benchwright.wordeval.snapshot import extract_snapshot

@@ -36,7 +36,7 @@ class Gates:
     def __call__(self, case: dict, unit: str):
         import hashlib
 
-        from benchwright.ooxml.gate import gate_docx
+        from benchwright.formats.ooxml.gate import gate_docx
 
         problems = []
         for name in ("input_docx", "reference_docx"):
@@ -78,7 +78,7 @@ def build_compositional(template_id: str, atomic_ids: list[str], source: str, ga
 def libreoffice_gate(batch: list[dict], unit: str):
     """One soffice call for a batch of cases: a case whose input or reference LibreOffice cannot
     open is quarantined."""
-    from benchwright.ooxml.libreoffice import libreoffice_gate as gate
+    from benchwright.formats.ooxml.libreoffice import libreoffice_gate as gate
 
     docs = {f"{c['case_id']}/{name}": c[name] for c in batch for name in ("input_docx", "reference_docx")}
     problems = gate(docs)

@@ -93,7 +93,7 @@ def test_two_builds_are_byte_identical(built, tmp_path):
 
 
 def test_a_case_failing_a_gate_is_quarantined_not_published(monkeypatch, tmp_path):
-    import benchwright.ooxml.gate as gate
+    import benchwright.formats.ooxml.gate as gate
 
     real = gate.gate_docx
 

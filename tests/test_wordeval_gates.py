@@ -12,10 +12,10 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from benchwright.evaluation.wordeval import evaluate_docx
-from benchwright.ooxml import gate_docx
-from benchwright.ooxml import libreoffice
-from benchwright.ooxml.checks import check_package
-from benchwright.ooxml.package import Package
+from benchwright.formats.ooxml import gate_docx
+from benchwright.formats.ooxml import libreoffice
+from benchwright.formats.ooxml.checks import check_package
+from benchwright.formats.ooxml.package import Package
 from benchwright.wordeval.cases import build_all
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import LIBREOFFICE_LOSSY, LIBREOFFICE_TEST_BASES
@@ -93,7 +93,7 @@ def test_gates_catch_broken_ids_relationships_and_fields(good):
 
 def test_gates_catch_duplicate_drawing_ids():
     import copy
-    from benchwright.ooxml.ns import qn
+    from benchwright.formats.ooxml.ns import qn
     from benchwright.wordeval.docmodel import WordDoc
     case = next(c for c in build_all()["atomic"] if c["unit_id"] == "picture_add")
     assert gate_docx(case["reference_docx"]) == []
@@ -123,7 +123,7 @@ def test_libreoffice_profile_is_removed_when_the_process_exits(tmp_path):
     # the per-process LibreOffice profile is reused across calls, then deleted at exit
     import subprocess
     import sys
-    code = ("import sys; from benchwright.ooxml import libreoffice as lo; "
+    code = ("import sys; from benchwright.formats.ooxml import libreoffice as lo; "
             "print(lo._profile_url()); lo.convert_many({'a': open(sys.argv[1], 'rb').read()})")
     sample = tmp_path / "a.docx"
     import docx

@@ -9,8 +9,8 @@ import zipfile
 import pytest
 
 from benchwright.evaluation import wordeval as ev
-from benchwright.ooxml import gate_docx, libreoffice
-from benchwright.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
+from benchwright.formats.ooxml import gate_docx, libreoffice
+from benchwright.formats.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
 from benchwright.wordeval.cases import build_case, read_case_dir, write_case_dir
 
 

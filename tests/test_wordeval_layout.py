@@ -17,3 +17,15 @@ def _modules(folder: Path) -> set[str]:
 def test_no_domain_module_shadows_a_core_module():
     # ``benchwright.wordeval.build`` next to the core's ``benchwright.build`` read as the same thing
     assert not (_modules(DOMAIN) & {p.stem for p in CORE.glob("*.py")})
+
+
+def test_ooxml_is_a_format_declared_with_its_schemas():
+    import tomllib
+
+    cfg = tomllib.loads((CORE.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    ooxml = CORE / "formats" / "ooxml"
+    assert (ooxml / "__init__.py").is_file() and not (CORE / "ooxml").exists()
+    assert "benchwright.formats.ooxml" in cfg["packages"] and "benchwright.ooxml" not in cfg["packages"]
+    # the packaged XSDs the validator and schema_order read ship with the package
+    assert "xsd/*" in cfg["package-data"]["benchwright.formats.ooxml"]
+    assert (ooxml / "xsd" / "wml.xsd").is_file()

@@ -7,10 +7,10 @@ import io
 import docx
 import pytest
 
-from benchwright.ooxml import gate_docx
-from benchwright.ooxml.checks import check_package
-from benchwright.ooxml.ns import RT, qn
-from benchwright.ooxml.package import Package
+from benchwright.formats.ooxml import gate_docx
+from benchwright.formats.ooxml.checks import check_package
+from benchwright.formats.ooxml.ns import RT, qn
+from benchwright.formats.ooxml.package import Package
 from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.basedocs import _fix_template

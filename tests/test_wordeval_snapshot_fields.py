@@ -44,8 +44,8 @@ def _document(toc=(("Introduction", "3"), ("Methods", "5"), ("Results", "8")),
     import docx
     from lxml import etree
 
-    from benchwright.ooxml.ns import qn
-    from benchwright.ooxml.package import Package
+    from benchwright.formats.ooxml.ns import qn
+    from benchwright.formats.ooxml.package import Package
 
     paras = ["<w:p>" + _r("Report title") + "</w:p>"]
     for k, (text, page) in enumerate(toc):

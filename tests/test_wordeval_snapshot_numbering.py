@@ -67,8 +67,8 @@ def _list_doc(start: str, fmt: str = "lowerLetter", n_items: int = 3, override: 
     import docx
     from lxml import etree
 
-    from benchwright.ooxml.ns import qn
-    from benchwright.ooxml.package import Package
+    from benchwright.formats.ooxml.ns import qn
+    from benchwright.formats.ooxml.package import Package
 
     d = docx.Document()
     for i in range(n_items):

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from benchwright.errors import SourceError
-from benchwright.ooxml.ns import qn
+from benchwright.formats.ooxml.ns import qn
 
 HERE = Path(__file__).parent
 CATALOGUE_DIR = HERE / "catalogue"
@@ -40,7 +40,7 @@ def _fix_template(doc) -> None:
     if zoom is not None and zoom.get(qn("w:percent")) is None:
         zoom.set(qn("w:percent"), "100")
     # Word's own Normal template turns widow/orphan control on for every paragraph
-    from benchwright.ooxml.schema_order import get_or_add
+    from benchwright.formats.ooxml.schema_order import get_or_add
     dd = doc.styles.element.find(qn("w:docDefaults"))
     if dd is not None:
         get_or_add(get_or_add(get_or_add(dd, "w:pPrDefault"), "w:pPr"), "w:widowControl")
@@ -93,7 +93,7 @@ def build_recipe(spec: dict) -> bytes:
             paras = doc.paragraphs
             empty, last = paras[-1]._p, paras[-2]._p
             sect = empty.pPr.sectPr
-            from benchwright.ooxml.schema_order import get_or_add, insert_child
+            from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
             insert_child(get_or_add(last, "w:pPr"), sect)
             empty.getparent().remove(empty)
         else:

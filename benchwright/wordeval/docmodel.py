@@ -3,7 +3,7 @@
 The operation library works on this object.  Parts python-docx cannot create (numbering,
 footnotes, endnotes, custom properties) are created here as plain ``XmlPart`` objects related
 to the document, so python-docx still writes them, their relationships and content types.
-Saving goes through :func:`benchwright.ooxml.package.normalize_docx`: fixed member order and
+Saving goes through :func:`benchwright.formats.ooxml.package.normalize_docx`: fixed member order and
 timestamps, fixed dates; the same input and operations always give the same bytes.
 
 Anchors (stable, human-readable targets) are resolved here: a paragraph by the beginning of its
@@ -25,9 +25,9 @@ from docx.oxml.parser import parse_xml
 from lxml import etree
 
 from benchwright.errors import RecordError
-from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, qn
-from benchwright.ooxml.package import normalize_members
-from benchwright.ooxml.schema_order import get_or_add, insert_child
+from benchwright.formats.ooxml.ns import CT, FIXED_DATE, NS, RT, qn
+from benchwright.formats.ooxml.package import normalize_members
+from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 
 def _register_xml_parts() -> None:
@@ -161,7 +161,7 @@ class WordDoc:
         for st in styles.findall(qn("w:style")):
             if st.get(qn("w:styleId")) == style_id:
                 return style_id
-        from benchwright.ooxml.schema_order import wtype
+        from benchwright.formats.ooxml.schema_order import wtype
         el = parse_xml(f'<w:style {W_NS_DECL} w:type="{kind}" w:styleId="{style_id}"/>'.encode())
         children = [f'<w:name w:val="{name}"/>', '<w:uiPriority w:val="99"/>', "<w:unhideWhenUsed/>"]
         if based_on:
@@ -413,7 +413,7 @@ _LATENT_ATTRS = (("uiPriority", "defUIPriority"), ("semiHidden", "defSemiHidden"
 def _apply_latent(styles_el, el, name: str) -> None:
     """Word writes a latent style's behaviour (priority, hidden, quick-style) from the document's
     own ``w:latentStyles`` exception for it when it materialises the style."""
-    from benchwright.ooxml.schema_order import wtype
+    from benchwright.formats.ooxml.schema_order import wtype
     latent = styles_el.find(qn("w:latentStyles"))
     if latent is None:
         return

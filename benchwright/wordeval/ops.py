@@ -1,6 +1,6 @@
 """The operation library: Word commands applied deterministically to a :class:`WordDoc`.
 
-Two layers, as in python-docx: :mod:`benchwright.ooxml.schema_order` knows the XML and where
+Two layers, as in python-docx: :mod:`benchwright.formats.ooxml.schema_order` knows the XML and where
 children go; the functions here are named after what Word does.
 
 * ``set_property`` is the one generic mechanism behind the many formatting commands
@@ -27,8 +27,8 @@ from typing import Callable
 from docx.oxml.parser import parse_xml
 from docx.shared import Emu, Pt, RGBColor, Twips
 
-from benchwright.ooxml.ns import FIXED_DATE, NS, RT, qn
-from benchwright.ooxml.schema_order import get_or_add, insert_child
+from benchwright.formats.ooxml.ns import FIXED_DATE, NS, RT, qn
+from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import (
     AUTHOR, AUTHOR_INITIALS, AnchorError, PreconditionError, W_NS_DECL, WordDoc, make_run, set_paragraph_text, w_el,

@@ -19,7 +19,7 @@ import json
 
 from docx.shared import Inches
 
-from benchwright.ooxml.ns import qn
+from benchwright.formats.ooxml.ns import qn
 from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue

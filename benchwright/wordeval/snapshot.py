@@ -39,8 +39,8 @@ from rapidfuzz import process
 from rapidfuzz.distance import Indel
 
 from benchwright.errors import RecordError
-from benchwright.ooxml.ns import NS, qn as _qn
-from benchwright.ooxml.package import Package
+from benchwright.formats.ooxml.ns import NS, qn as _qn
+from benchwright.formats.ooxml.package import Package
 from benchwright.wordeval.text import (
     DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, field_type, iter_block_paragraphs, normalize_field_code, plain,
     view,

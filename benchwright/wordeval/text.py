@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from benchwright.ooxml.ns import qn
+from benchwright.formats.ooxml.ns import qn
 
 W_P = qn("w:p")
 W_R = qn("w:r")

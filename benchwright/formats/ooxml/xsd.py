@@ -1,6 +1,6 @@
 """XSD validation of WordprocessingML parts against the packaged ECMA-376 (transitional) schemas.
 
-Schemas are loaded from ``benchwright/ooxml/xsd`` through a resolver that serves only local
+Schemas are loaded from ``benchwright/formats/ooxml/xsd`` through a resolver that serves only local
 files: every ``xsd:import`` of the XML namespace is pointed at the packaged ``xml.xsd`` and any
 other URL is refused, so validation never touches the network.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from benchwright.ooxml.ns import CT, NS, qn
+from benchwright.formats.ooxml.ns import CT, NS, qn
 
 XSD_DIR = Path(__file__).with_name("xsd")
 _XML_NS = NS["xml"]

@@ -1,7 +1,7 @@
 """A minimal OPC package over safely read members, and deterministic .docx writing.
 
 ``Package`` keeps members in a dict (name -> bytes), parses XML parts lazily through the hardened
-parser of :mod:`benchwright.ooxml.safety`, resolves relationships and content types, and writes
+parser of :mod:`benchwright.formats.ooxml.safety`, resolves relationships and content types, and writes
 the archive deterministically: a fixed member order (``[Content_Types].xml`` first, then the
 package relationships, the main document and its relationships, then every other member sorted
 by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compression level.
@@ -16,8 +16,8 @@ from typing import Iterable
 
 from lxml import etree
 
-from benchwright.ooxml.ns import CT, FIXED_DATE, NS, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
-from benchwright.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
+from benchwright.formats.ooxml.ns import CT, FIXED_DATE, NS, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
+from benchwright.formats.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
 
 _FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
 

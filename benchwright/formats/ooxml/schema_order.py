@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from benchwright.ooxml.ns import NS
+from benchwright.formats.ooxml.ns import NS
 
 XSD_DIR = Path(__file__).with_name("xsd")
 XS = "http://www.w3.org/2001/XMLSchema"
@@ -185,7 +185,7 @@ def insert_child(parent: etree._Element, child: etree._Element, ctype: str | Non
 
 def get_or_add(parent: etree._Element, tag: str, ctype: str | None = None) -> etree._Element:
     """First child with ``tag`` ("w:ind" or Clark notation), created in schema order if absent."""
-    from benchwright.ooxml.ns import qn
+    from benchwright.formats.ooxml.ns import qn
     q = qn(tag)
     found = parent.find(q)
     if found is not None:

@@ -1,15 +1,15 @@
 """Structural checks Word performs and the schema does not: ids, relationships, content types,
 field balance, and the handful of content rules that make Word refuse a file.
 
-Each function takes a :class:`benchwright.ooxml.package.Package` and returns a list of problem
+Each function takes a :class:`benchwright.formats.ooxml.package.Package` and returns a list of problem
 strings (empty = fine).
 """
 from __future__ import annotations
 
 from collections import Counter
 
-from benchwright.ooxml.ns import CT, NS, qn
-from benchwright.ooxml.package import Package, rels_name
+from benchwright.formats.ooxml.ns import CT, NS, qn
+from benchwright.formats.ooxml.package import Package, rels_name
 
 _W = NS["w"]
 _R = NS["r"]

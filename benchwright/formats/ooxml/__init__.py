@@ -10,9 +10,9 @@
 - :mod:`.gate`     ``gate_docx(bytes) -> list[str]``
 - :mod:`.libreoffice`  ``libreoffice_gate`` (batch), ``resave_docx``
 """
-from benchwright.ooxml.gate import gate_docx
-from benchwright.ooxml.package import Package, normalize_docx, write_zip
-from benchwright.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
+from benchwright.formats.ooxml.gate import gate_docx
+from benchwright.formats.ooxml.package import Package, normalize_docx, write_zip
+from benchwright.formats.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
 
 __all__ = ["gate_docx", "Package", "normalize_docx", "write_zip", "DEFAULT_LIMITS", "Limits", "UnsafeDocxError",
            "parse_xml", "read_members", "scan_flags"]

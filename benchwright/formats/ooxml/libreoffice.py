@@ -108,8 +108,8 @@ def convert_many(docs: dict[str, bytes], fmt: str = "pdf", *, timeout_base: floa
 def _not_a_docx(data: bytes) -> str | None:
     """Why ``data`` is not a .docx at all, or None. LibreOffice opens an empty or foreign file as
     a new blank document and converts that, so it cannot be trusted to refuse one."""
-    from benchwright.ooxml.package import Package
-    from benchwright.ooxml.safety import UnsafeDocxError
+    from benchwright.formats.ooxml.package import Package
+    from benchwright.formats.ooxml.safety import UnsafeDocxError
 
     if not data:
         return "empty file (0 bytes)"

@@ -3,16 +3,16 @@
 ``gate_docx(bytes) -> list[str]`` runs, in order: safe reading (limits, names, DOCTYPE), active
 content flags, a python-docx reload, XSD validation of the WordprocessingML parts, and the id /
 relationship / content-type / field-balance / content checks. LibreOffice is separate and
-batchable: :func:`benchwright.ooxml.libreoffice.libreoffice_gate`.
+batchable: :func:`benchwright.formats.ooxml.libreoffice.libreoffice_gate`.
 """
 from __future__ import annotations
 
 import io
 
-from benchwright.ooxml.checks import check_package
-from benchwright.ooxml.package import Package
-from benchwright.ooxml.safety import UnsafeDocxError, blocking_flags
-from benchwright.ooxml.xsd import validate_package
+from benchwright.formats.ooxml.checks import check_package
+from benchwright.formats.ooxml.package import Package
+from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
+from benchwright.formats.ooxml.xsd import validate_package
 
 
 def python_docx_reload(data: bytes) -> list[str]:
