@@ -1,13 +1,17 @@
 """WildBox baselines: three monocular 3D heads on oracle 2D boxes, and their CLI.
 
 ``benchwright baseline wildbox --data OUT/wildbox --head trivial|lift|learned --out PRED.json
-[--split validation] [--epochs N] [--seed 0] [--checkpoint PATH] [--load] [--lift-mode ground|pinhole]
-[--evaluate]`` writes the WildBox authors' prediction JSON for the split and prints one line.
+[--split validation] [--epochs N] [--seed 0] [--checkpoint PATH] [--load] [--lift-mode ground|pinhole|segment]
+[--context segment|image] [--evaluate]`` writes the WildBox authors' prediction JSON for the split and prints one line.
 
 Setting (all heads): **oracle 2D boxes**. For every ground-truth box of the target split a head
 receives its 2D box (``bbox2d_tight``), its class, the camera K and the image size -- what a
 perfect 2D detector plus the camera would give -- and predicts the 3D cuboid. Heads that use
-frame context see the other oracle 2D boxes of the same image, nothing else. No head reads the
+frame context see the other oracle 2D boxes of the same image, nothing else, EXCEPT the two that
+use **segment context** (labelled so everywhere): ``lift --lift-mode segment`` and ``learned``
+with ``context="segment"`` (its default) also see the oracle 2D boxes of the other frames of the
+same video segment and their track ids (video metadata: which box is the same animal), as a
+video detector would; ``learned --context image`` is the per-image learned head. No head reads the
 target split's 3D ground truth (centre, dimensions, rotation, depth, corners, ``bbox2d_proj``;
 ``tests/test_wildbox_baselines.py`` fills them with NaN and checks the predictions do not
 change); statistics and weights come from ``train`` only. Nothing was tuned on validation: the
@@ -21,7 +25,7 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
   normalisation), centre back-projected from the 2D box centre through K at z = 1, per-class
   median dimensions and per-class mean rotation projected onto SO(3), all from train.
 * ``lift`` -- geometric lifting; dimensions and rotation as ``trivial``, centre back-projected
-  from the 2D box centre at the lifted depth. Two depth rules (``LIFT_MODES``):
+  from the 2D box centre at the lifted depth. Three depth rules (``LIFT_MODES``):
 
   - ``pinhole``: z = c_k f_y H_k / h_2d, H_k the per-class median height (train), h_2d the 2D
     box height in pixels, c_k a per-class ratio correction learned on train: the median of
@@ -34,7 +38,13 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
     through the 2D box centre meets the plane of animal centres, whose normal is the
     class-mean rotation's "down" axis (train), and the frame's depths are scaled to median 1
     (the dataset's normalisation, the assumption d0 makes). See ``ground_plane_depth``.
-* ``learned`` -- the lift plus learned corrections (torch, CPU, trained on train). An MLP on
+  - ``segment`` (segment context): ``ground`` with each frame's depth scale taken from its
+    segment: a track's apparent size times its depth is constant, so a frame whose animals look
+    bigger than along the rest of their tracks is nearer than the segment's median; the
+    segment's depths are then scaled to median 1, the dataset's own rule. See ``segment_depth``.
+* ``learned`` -- the lift plus learned corrections (torch, CPU, trained on train), on top of
+  ``base_depth``: the ``segment`` lift's depth with ``context="segment"`` (the default), the
+  ``ground`` lift's with ``context="image"``. An MLP on
   ``learned_features`` (the 2D box, K, image size, class with a coarse-to-fine curriculum,
   ``curriculum_stages``, both lift depths and frame context from the image's other oracle 2D
   boxes) predicts residuals on the lift: log depth, the projected centre's offset from the 2D
@@ -44,7 +54,7 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
   Which parts (``COMPONENTS``: depth, offset, dims, rotation, score) are used is chosen on
   video-level folds inside train (``select_components``): the fewest parts within
   ``select_tolerance`` AP-BEV@0.25 points of the best fold score, so a correction that does
-  not help on held-out videos stays at zero and the head falls back to the lift.
+  not help on held-out videos stays at zero and the head falls back to the lift (of its context).
 
 Score: ``trivial`` and ``lift`` score a box by sqrt(2D box area / image area) (deterministic; a
 larger box tolerates the same relative depth error better); ``learned`` by the score model when
@@ -68,7 +78,7 @@ from benchwright.schemas import wildbox as schema
 __all__ = [
     "HEADS", "LIFT_MODES", "STAGE_CLASSES", "LEARNED_CONFIG", "DEFAULT_EPOCHS", "CONTINUOUS_FEATURES",
     "load_split", "class_priors", "backproject", "frame_median", "pinhole_depth", "ground_plane_depth",
-    "lift_depth", "predict_trivial", "predict_lift", "curriculum_stages", "learned_features",
+    "lift_depth", "CONTEXTS", "segment_depth", "base_depth", "predict_trivial", "predict_lift", "curriculum_stages", "learned_features",
     "train_learned", "COMPONENTS", "video_folds", "select_components", "ap_bev_key", "fit_score_model",
     "score_probability", "save_checkpoint", "load_checkpoint",
     "predict_learned", "predictions_to_json",
@@ -98,6 +108,7 @@ LEARNED_CONFIG = {
     "score": "tp",               # tp | size | depth_scale | relative (see _assemble)
     "select_folds": 2,           # video-level folds inside train that choose the components (< 2: all)
     "select_tolerance": 1.0,     # AP points: the fewest components within this of the best fold score win
+    "context": "segment",        # image | segment: the depth the residuals correct (``base_depth``)
 }
 LOG_B_INIT = math.log(0.05)      # the log-depth error scale the uncertainty output starts from
 NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a busy 2-core machine
@@ -115,6 +126,9 @@ def load_split(dataset_dir, split: str) -> dict[str, np.ndarray]:
     arrays["image_height"] = table.column("image_height").to_numpy().astype(np.int64)
     arrays["box_id"] = np.asarray(table.column("box_id").to_pylist(), dtype=object)
     arrays["video_id"] = np.asarray(table.column("video_id").to_pylist(), dtype=object)
+    # Which segment and track a box belongs to (video metadata, no 3D): the learned head's segment context.
+    arrays["segment_id"] = np.asarray(table.column("segment_id").to_pylist(), dtype=object)
+    arrays["track_id"] = table.column("track_id").to_numpy().astype(np.int64)
     image_ids = np.unique(arrays["image_id"])
     if sorted((Path(dataset_dir) / "frames").glob(f"{split}-*.parquet")):
         frames = wbl.read_config(dataset_dir, "frames", split, columns=["image_id"])
@@ -266,16 +280,65 @@ def ground_plane_depth(priors: dict, target: dict) -> np.ndarray:
     return z / frame_median(z, target["image_id"])
 
 
-LIFT_MODES = ("ground", "pinhole")
+def _group_ids(*keys) -> np.ndarray:
+    """(N,) dense integer ids of the distinct tuples of ``keys`` (for ``frame_median``'s grouping)."""
+    _, inv = np.unique(np.array([np.asarray(k).astype(str) for k in keys]).T, axis=0, return_inverse=True)
+    return np.asarray(inv, np.int64).reshape(-1)
+
+
+def segment_depth(priors: dict, target: dict) -> np.ndarray:
+    """The ground-plane lift with each frame's scale taken from its segment (uses OTHER frames).
+
+    ``ground_plane_depth`` fixes every frame's median depth at 1, but the dataset fixes each
+    segment's median at 1, so a frame where the drone is nearer or farther than its segment's
+    median carries one common depth error for all its boxes (on train, as large as all the
+    within-frame errors together). The segment's frames tell it: an animal's apparent size
+    times its true depth is its size, constant along its track, so for every box
+    q = log(sqrt(w h) / f_y) + log z_ground is its track's size minus its frame's log scale
+    error. The frame's error is the frame median of q minus its track's median of q (the
+    track's other frames; the medians keep a turning animal's changing outline from
+    dominating), removed from each box of the frame; then each segment's depths are scaled to
+    median 1 (the dataset's normalisation). A frame whose tracks appear nowhere else keeps the
+    lift's scale. Needs the target's ``segment_id`` and ``track_id`` (video metadata, no 3D).
+    """
+    z = ground_plane_depth(priors, target)
+    if len(z) == 0:
+        return z
+    if "segment_id" not in target or "track_id" not in target:
+        raise ValueError("segment context needs the target's segment_id and track_id (load_split gives them)")
+    w, h = _box_hw(target["bbox2d_tight"])
+    q = np.log(np.sqrt(w * h) / np.asarray(target["K"], float)[:, 1, 1]) + np.log(z)
+    track = _group_ids(target["segment_id"], target["track_id"])
+    z = z * np.exp(-frame_median(q - frame_median(q, track), target["image_id"]))
+    return z / frame_median(z, _group_ids(target["segment_id"]))
+
+
+LIFT_MODES = ("ground", "pinhole", "segment")
 
 
 def lift_depth(priors: dict, target: dict, mode: str = "ground") -> np.ndarray:
-    """The lift head's depth: ``ground_plane_depth`` (default) or the literal ``pinhole_depth``."""
+    """The lift head's depth: ``ground_plane_depth`` (default), the literal ``pinhole_depth``, or
+    ``segment_depth`` (the ground-plane lift with each frame's scale from its segment's other frames)."""
     if mode == "ground":
         return ground_plane_depth(priors, target)
     if mode == "pinhole":
         return pinhole_depth(priors, target)
+    if mode == "segment":
+        return segment_depth(priors, target)
     raise ValueError(f"unknown lift mode {mode!r}; expected one of {LIFT_MODES}")
+
+
+CONTEXTS = ("image", "segment")
+
+
+def base_depth(priors: dict, target: dict, context: str = "image") -> np.ndarray:
+    """The depth the learned head corrects: ``ground_plane_depth`` (context "image": the image's own
+    2D boxes only) or ``segment_depth`` (context "segment": also the other frames of the segment)."""
+    if context == "image":
+        return ground_plane_depth(priors, target)
+    if context == "segment":
+        return segment_depth(priors, target)
+    raise ValueError(f"unknown context {context!r}; expected one of {CONTEXTS}")
 
 
 def predict_lift(train: dict, target: dict, mode: str = "ground") -> dict[str, np.ndarray]:
@@ -326,6 +389,8 @@ CONTINUOUS_FEATURES = (
     "frame median log(z_ground w / f_x)", "frame median log(z_ground sqrt(wh) / f_y)",
     # the frame's size gradient along the image vertical, applied to the box
     "frame size slope x (ray_y - frame median)", "frame size slope", "log n_boxes (frame)",
+    # the segment context's scale on the ground-plane depth (0 with context "image")
+    "log z_base / z_ground",
 )
 SLOPE_EPS = 1e-3  # shrinks the frame's size slope when its boxes span little of the image vertical
 
@@ -334,7 +399,7 @@ def _frame_mean(values, inv, counts) -> np.ndarray:
     return (np.bincount(inv, weights=values, minlength=len(counts)) / counts)[inv]
 
 
-def learned_features(priors: dict, target: dict) -> np.ndarray:
+def learned_features(priors: dict, target: dict, context: str = "image") -> np.ndarray:
     """(N, len(CONTINUOUS_FEATURES)) features from the 2D boxes, K, image size and the train priors.
 
     Besides the box and the camera: the two lift depths (ground plane; class-height pinhole
@@ -344,8 +409,10 @@ def learned_features(priors: dict, target: dict) -> np.ndarray:
     box would have there, per box and as the frame's median (one herd shares one scale); the
     frame's size gradient: the slope of log sqrt(wh) against the ray's y over the frame's boxes
     (how fast animals shrink towards the top of the image, which tells the ground's tilt),
-    shrunk by ``SLOPE_EPS`` and times the box's relative ray y. Frame statistics use the oracle
-    2D boxes of the same image only; no 3D ground truth of the target enters.
+    shrunk by ``SLOPE_EPS`` and times the box's relative ray y; last, how much the ``context``'s
+    base depth rescales the ground-plane depth (``base_depth``). Frame statistics use the oracle
+    2D boxes of the same image only (and, with context "segment", the segment's other frames);
+    no 3D ground truth of the target enters.
     """
     K = np.asarray(target["K"], float)
     W, H = _image_size(target)
@@ -375,6 +442,7 @@ def learned_features(priors: dict, target: dict) -> np.ndarray:
         log_h - fm(log_h), log_s - fm(log_s), ray[:, 0] - fm(ray[:, 0]), ry_med, log_ar - fm(log_ar),
         app_h, app_w, fm(app_h), fm(app_w), fm(app_s),
         slope * ry_med, slope, np.log(counts[inv]),
+        np.log(base_depth(priors, target, context) / z_g),
     ]).astype(np.float64)
 
 
@@ -409,7 +477,7 @@ SCORE_FEATURES = ("log sqrt(W L) / z (class prior, lift depth)", "log sqrt(w h) 
 SCORE_L2 = 1.0  # ridge penalty on the standardised weights (the intercept is free)
 
 
-def _score_features(priors: dict, a: dict) -> np.ndarray:
+def _score_features(priors: dict, a: dict, context: str = "image") -> np.ndarray:
     cls = _classes(a)
     img = np.asarray(a["image_id"], np.int64)
     dims = priors["dims"][cls]
@@ -417,25 +485,26 @@ def _score_features(priors: dict, a: dict) -> np.ndarray:
     ray = backproject(_box_center(a["bbox2d_tight"]), a["K"], np.ones(len(cls)))
     _, inv, counts = np.unique(img, return_inverse=True, return_counts=True)
     return np.column_stack([
-        np.log(np.sqrt(dims[:, 0] * dims[:, 2]) / ground_plane_depth(priors, a)),
+        np.log(np.sqrt(dims[:, 0] * dims[:, 2]) / base_depth(priors, a, context)),
         np.log(np.sqrt(w * h) / np.asarray(a["K"], float)[:, 1, 1]),
         np.abs(ray[:, 1] - frame_median(ray[:, 1], img)), np.abs(ray[:, 0] - frame_median(ray[:, 0], img)),
         np.log(counts[inv]),
     ])
 
 
-def _lift_centre_tp(priors: dict, a: dict) -> np.ndarray:
-    """(N,) 1.0 where the lift's centre, with the true size and rotation, has BEV IoU >= ``TP_IOU``
-    with the true box (train only; the lift fits nothing per box, so these labels are honest)."""
+def _lift_centre_tp(priors: dict, a: dict, context: str = "image") -> np.ndarray:
+    """(N,) 1.0 where the lift's centre (at ``base_depth``), with the true size and rotation, has BEV
+    IoU >= ``TP_IOU`` with the true box (train only; the lift fits nothing per box, so these labels
+    are honest)."""
     from benchwright.evaluation.iou import bev_iou_pairs
 
     b = np.asarray(a["bbox2d_tight"], float)
-    centre = backproject(_box_center(b), a["K"], ground_plane_depth(priors, a))
+    centre = backproject(_box_center(b), a["K"], base_depth(priors, a, context))
     iou = bev_iou_pairs(centre, a["dimensions"], a["R_cam"], a["center_cam"], a["dimensions"], a["R_cam"])
     return (iou >= TP_IOU).astype(np.float64)
 
 
-def fit_score_model(priors: dict, train: dict) -> dict:
+def fit_score_model(priors: dict, train: dict, context: str = "image") -> dict:
     """Logistic regression of ``_lift_centre_tp`` on ``_score_features`` (train), L2 ``SCORE_L2``.
 
     scipy's L-BFGS from zero weights on a convex loss: deterministic. Returns {mean, std, weights}
@@ -443,8 +512,8 @@ def fit_score_model(priors: dict, train: dict) -> dict:
     from scipy.optimize import minimize
     from scipy.special import expit, log_expit
 
-    x = _score_features(priors, train)
-    y = _lift_centre_tp(priors, train)
+    x = _score_features(priors, train, context)
+    y = _lift_centre_tp(priors, train, context)
     mean, std = x.mean(axis=0), x.std(axis=0)
     std = np.where(std > 1e-12, std, 1.0)
     xb = np.column_stack([(x - mean) / std, np.ones(len(x))])
@@ -458,14 +527,14 @@ def fit_score_model(priors: dict, train: dict) -> dict:
         return -(y * log_expit(t) + (1 - y) * log_expit(-t)).mean() + 0.5 * ridge @ wts[:-1], grad
 
     wts = minimize(loss, np.zeros(xb.shape[1]), jac=True, method="L-BFGS-B").x if len(x) else np.zeros(xb.shape[1])
-    return {"mean": mean, "std": std, "weights": wts, "features": list(SCORE_FEATURES)}
+    return {"mean": mean, "std": std, "weights": wts, "features": list(SCORE_FEATURES), "context": context}
 
 
 def score_probability(model: dict, priors: dict, target: dict) -> np.ndarray:
     """(N,) the score model's probability that the lift's centre of each target box is a true positive."""
     from scipy.special import expit
 
-    x = (_score_features(priors, target) - model["mean"]) / model["std"]
+    x = (_score_features(priors, target, model.get("context", "image")) - model["mean"]) / model["std"]
     return expit(x @ model["weights"][:-1] + model["weights"][-1])
 
 
@@ -590,7 +659,8 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
     priors = class_priors(train)
-    x = learned_features(priors, train)
+    context = cfg.get("context", "image")
+    x = learned_features(priors, train, context)
     mean, std = x.mean(axis=0), x.std(axis=0)
     std = np.where(std > 1e-12, std, 1.0)
     xn = torch.as_tensor((x - mean) / std, dtype=torch.float32)
@@ -600,7 +670,7 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
     t_log_dims = torch.as_tensor(tg["log_dims"], dtype=torch.float32)
     t_R = torch.as_tensor(tg["R"], dtype=torch.float32)
     t_off = torch.as_tensor(tg["offset"], dtype=torch.float32)
-    p_log_z = torch.as_tensor(np.log(ground_plane_depth(priors, train)), dtype=torch.float32)
+    p_log_z = torch.as_tensor(np.log(base_depth(priors, train, context)), dtype=torch.float32)
     lift_err = (p_log_z - t_log_z).abs()
     p_log_dims = torch.as_tensor(tg["prior_log_dims"], dtype=torch.float32)
     p_R = torch.as_tensor(priors["R"][cls], dtype=torch.float32)
@@ -655,7 +725,7 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
         "priors": {k: np.asarray(v) for k, v in priors.items()},
         "species": list(SPECIES), "coarse_classes": list(schema.COARSE_CLASSES),
         "config": {**cfg, "epochs": epochs, "seed": seed, "coarse_epochs": coarse_epochs, "n_train": int(n)},
-        "history": history, "components": list(COMPONENTS), "score_model": fit_score_model(priors, train),
+        "history": history, "components": list(COMPONENTS), "score_model": fit_score_model(priors, train, context),
     }
 
 
@@ -741,8 +811,7 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
                                            "R_cam")}
         gt["category_id"] = _classes(target) + FIRST_CATEGORY_ID
         for i, combo in enumerate(combos):
-            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0],
-                            ap_bev_protocol="coco101")
+            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0])
             totals[i] += (m[ap_bev_key(m)]["macro"] or 0.0) / n_folds
     near = np.flatnonzero(totals >= totals.max() - float(cfg.get("select_tolerance", 0.0)) - 1e-9)
     best = min(near, key=lambda i: (len(combos[i]), -totals[i], i))
@@ -771,7 +840,7 @@ def _raw_outputs(bundle: dict, target: dict) -> dict[str, np.ndarray]:
     """The network's residuals on ``target`` in float64 (see ``_decode``)."""
     torch = _torch()
     cfg = bundle["config"]
-    x = learned_features(bundle["priors"], target)
+    x = learned_features(bundle["priors"], target, cfg.get("context", "image"))
     xn = (x - bundle["feature_mean"]) / bundle["feature_std"]
     net = _build_model(x.shape[1] + N_COARSE + N_CLASSES, cfg["hidden"], cfg.get("dropout", 0.0))
     net.load_state_dict(bundle["state_dict"])
@@ -790,7 +859,7 @@ def _assemble(bundle: dict, target: dict, raw: dict, components) -> dict[str, np
     comps = set(components)
     priors = bundle["priors"]
     cls = _classes(target)
-    z = ground_plane_depth(priors, target)
+    z = base_depth(priors, target, bundle["config"].get("context", "image"))
     dims = priors["dims"][cls]
     R = priors["R"][cls]
     if "depth" in comps:
@@ -870,9 +939,10 @@ def write_predictions(path, preds: dict, image_ids=None) -> Path:
 
 def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOCHS, seed: int = 0,
              checkpoint=None, load: bool = False, progress: bool = True,
-             lift_mode: str = "ground") -> tuple[dict, dict]:
+             lift_mode: str = "ground", context: str | None = None) -> tuple[dict, dict]:
     """(predictions, info) of one head; the learned head trains (or loads ``checkpoint`` with
-    ``load=True``), saves the checkpoint when a path is given and predicts from the saved file."""
+    ``load=True``), saves the checkpoint when a path is given and predicts from the saved file.
+    ``context``: the learned head's (``CONTEXTS``; None: ``LEARNED_CONFIG["context"]``)."""
     info: dict = {"head": head}
     t0 = time.perf_counter()
     if head == "trivial":
@@ -885,7 +955,8 @@ def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOC
                 raise ValueError("--load needs --checkpoint")
             bundle = load_checkpoint(checkpoint)
         else:
-            bundle = train_learned(train, epochs=epochs, seed=seed, checkpoint=checkpoint, progress=progress)
+            bundle = train_learned(train, epochs=epochs, seed=seed, checkpoint=checkpoint, progress=progress,
+                                   config=None if context is None else {"context": context})
             info["train_seconds"] = time.perf_counter() - t0
             info["final_loss"] = bundle["history"][-1]["loss"] if bundle["history"] else None
             if checkpoint is not None:
@@ -893,6 +964,7 @@ def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOC
         info["epochs"] = bundle["config"]["epochs"]
         info["seed"] = bundle["config"]["seed"]
         info["components"] = list(bundle.get("components", COMPONENTS))
+        info["context"] = bundle["config"].get("context", "image")
         preds = predict_learned(bundle, target)
     else:
         raise ValueError(f"unknown head {head!r}; expected one of {HEADS}")
@@ -916,6 +988,8 @@ def run_cli(argv=None) -> int:
     p.add_argument("--checkpoint", help="learned head: checkpoint path (default: PRED with suffix .pt)")
     p.add_argument("--load", action="store_true", help="learned head: predict from --checkpoint, no training")
     p.add_argument("--lift-mode", default="ground", choices=LIFT_MODES, help="lift head: depth rule")
+    p.add_argument("--context", default=LEARNED_CONFIG["context"], choices=CONTEXTS,
+                   help="learned head: image (the image's own 2D boxes) or segment (also the segment's other frames)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--evaluate", action="store_true", help="also score the predictions (AP-BEV@0.25 in the summary)")
     ns = p.parse_args(argv)
@@ -930,7 +1004,7 @@ def run_cli(argv=None) -> int:
         if ns.head == "learned":
             checkpoint = Path(ns.checkpoint) if ns.checkpoint else Path(ns.out).with_suffix(".pt")
         preds, _ = run_head(ns.head, train, target, epochs=ns.epochs, seed=ns.seed, checkpoint=checkpoint,
-                            load=ns.load, progress=not ns.no_progress, lift_mode=ns.lift_mode)
+                            load=ns.load, progress=not ns.no_progress, lift_mode=ns.lift_mode, context=ns.context)
         out = write_predictions(ns.out, preds, target["image_ids"])
         line = (f"wildbox baseline {ns.head}: {len(preds['image_id'])} instances on {len(target['image_ids'])} "
                 f"{ns.split} images -> {out}")
