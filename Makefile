@@ -10,7 +10,7 @@ OUT ?= ./out
 export PY
 ENV = HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 GX_ANALYTICS_ENABLED=false
 
-.PHONY: build-all test test-slow setup
+.PHONY: build-all test setup
 
 setup:
 	bash scripts/setup.sh
