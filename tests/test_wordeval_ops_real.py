@@ -11,12 +11,15 @@ from benchwright.formats.ooxml import gate_docx
 from benchwright.formats.ooxml.checks import check_package
 from benchwright.formats.ooxml.ns import RT, qn
 from benchwright.formats.ooxml.package import Package
+from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.basedocs import _fix_template
 from benchwright.wordeval.cases import CaseBuildError, NotApplicable, build_case, iter_cases
 from benchwright.wordeval.catalogue import load_catalogue
-from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, w_el
+from benchwright.wordeval.ops.tables import cell_set_text
+from benchwright.wordeval.ops.tables_of_contents import _toc_field
 
 REAL_TABLE_FILES = ("tbl-2x2-table.docx", "tbl-cell-access.docx", "tbl-cell-props.docx", "tbl-col-props.docx",
                     "tbl-having-applied-style.docx", "tbl-having-tables.docx", "tbl-on-off-props.docx",
@@ -60,15 +63,15 @@ def _toc_document() -> bytes:
             d.add_section()
     wd = WordDoc(_save(d))
     ops.apply(wd, "insert_toc", {"paragraph": "Chapter 1"}, {})
-    toc = ops._toc_field(wd)
+    toc = _toc_field(wd)
     title, last = wd.paragraph("Contents page"), toc.paragraphs[-1]
     # the TOC's last paragraph ends section 1: move the first section break onto it (python-docx
     # put it on an empty paragraph of its own)
     carrier = next(p for p in wd.body.iter(qn("w:p")) if p.find(qn("w:pPr") + "/" + qn("w:sectPr")) is not None)
-    ops.get_or_add(last, "w:pPr").append(carrier.find(qn("w:pPr") + "/" + qn("w:sectPr")))
+    get_or_add(last, "w:pPr").append(carrier.find(qn("w:pPr") + "/" + qn("w:sectPr")))
     carrier.getparent().remove(carrier)
-    title.append(ops.w_el("w:bookmarkStart", id=7, name="front"))
-    last.append(ops.w_el("w:bookmarkEnd", id=7))
+    title.append(w_el("w:bookmarkStart", id=7, name="front"))
+    last.append(w_el("w:bookmarkEnd", id=7))
     data = wd.to_bytes()
     assert gate_docx(data) == [] and _sections(data) == 5
     return data
@@ -149,7 +152,7 @@ def _real_tables(real):
         wd = WordDoc(real(name), name)
         tables = [t for t in wd.body.iter(qn("w:tbl")) if not any(a.tag == qn("w:tbl") for a in t.iterancestors())]
         for k, tbl in enumerate(tables):
-            ops._cell_set_text(tbl.find(".//" + qn("w:tc")), f"T{k}")
+            cell_set_text(tbl.find(".//" + qn("w:tc")), f"T{k}")
         data = wd.to_bytes()
         for k, tbl in enumerate(tables):
             yield name, data, f"T{k}", len(tbl.find(qn("w:tblGrid"))), len(tbl.findall(qn("w:tr")))

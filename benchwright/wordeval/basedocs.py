@@ -53,10 +53,10 @@ def _fix_template(doc) -> None:
 
 def _caption(doc, label: str, text: str, number: int) -> None:
     from benchwright.wordeval.docmodel import make_run
-    from benchwright.wordeval.ops import _field_runs
+    from benchwright.wordeval.ops.common import field_runs
     p = doc.add_paragraph(style="Caption")
     p._p.append(make_run(label + " "))
-    for r in _field_runs(f"SEQ {label} \\* ARABIC", str(number)):
+    for r in field_runs(f"SEQ {label} \\* ARABIC", str(number)):
         p._p.append(r)
     p._p.append(make_run(": " + text))
 
@@ -66,7 +66,7 @@ def build_recipe(spec: dict) -> bytes:
     from docx.enum.section import WD_SECTION
 
     from benchwright.wordeval.docmodel import WordDoc
-    from benchwright.wordeval.ops import _cell_set_text
+    from benchwright.wordeval.ops.tables import cell_set_text
 
     doc = docx.Document()
     _fix_template(doc)
@@ -80,7 +80,7 @@ def build_recipe(spec: dict) -> bytes:
                 table.style = doc.styles[t["style"]]
             for r, row in enumerate(cells):
                 for c, text in enumerate(row):
-                    _cell_set_text(table.cell(r, c)._tc, text)
+                    cell_set_text(table.cell(r, c)._tc, text)
         elif "caption" in block:
             label = block.get("label", "Table")
             counters[label] = counters.get(label, 0) + 1

@@ -24,6 +24,7 @@ from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 from benchwright.wordeval.docmodel import WordDoc, split_run
+from benchwright.wordeval.ops.properties import ensure_pgmar
 
 
 # Properties LibreOffice rewrites on every round trip although the document is unchanged for a
@@ -95,7 +96,7 @@ def mutate_untouched(reference_docx: bytes, oracle: dict) -> bytes:
                      if not any(fnmatch.fnmatchcase(f"sections/S0/{key}", k) or fnmatch.fnmatchcase(key, k)
                                 for k in covered)), "page_height")
         if attr != "page_height":
-            ops._ensure_pgmar(sec._sectPr)
+            ensure_pgmar(sec._sectPr)
         current = getattr(sec, attr)
         # python-docx lengths are EMU: an inch is Inches(1), not 1440
         setattr(sec, attr, (current if current is not None else Inches(11 if attr == "page_height" else 1))

@@ -1,0 +1,204 @@
+"""Shared by every subsystem's operations: the ``operation`` marker, anchors resolved to the
+elements an operation edits (paragraphs, runs, cells, sections, scopes), ``set_locus`` and the
+field, border and unwrap helpers several subsystems use."""
+from __future__ import annotations
+
+import copy
+
+from benchwright.formats.ooxml.ns import qn
+from benchwright.formats.ooxml.schema_order import get_or_add
+from benchwright.wordeval import text as T
+from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
+
+
+def operation(name: str):
+    """Mark ``fn`` as the Word command ``name``; the package collects marked functions into
+    ``OPERATIONS``. Every operation is ``op(wd, target, params) -> None``."""
+    def deco(fn):
+        fn.op_name = name
+        return fn
+    return deco
+
+
+def story_container(wd: WordDoc, target: dict):
+    """Container element of the story an anchor points into (body by default)."""
+    story = target.get("story", "body")
+    if story == "body":
+        return wd.body
+    if story in ("header", "footer"):
+        sec = wd.section(target.get("section"))
+        hf = header_footer(sec, story, target.get("hf_type", "primary"))
+        return hf._element
+    if story in ("footnote", "endnote"):
+        return wd.note(story, target["note"])
+    if story == "comment":
+        return wd.comment(target["comment"])
+    raise AnchorError(wd.locator, f"unknown story {story!r}")
+
+
+def paragraphs_for(wd: WordDoc, target: dict) -> list:
+    container = story_container(wd, target)
+    if "paragraphs" in target:
+        return [wd.paragraph(p, container) for p in target["paragraphs"]]
+    if "paragraph" in target:
+        return [wd.paragraph(target["paragraph"], container)]
+    if "table" in target:
+        return [p for tc in cells_for(wd, target) for p in tc.iter(qn("w:p"))]
+    raise AnchorError(wd.locator, f"target {target!r} names no paragraph")
+
+
+def runs_for(wd: WordDoc, target: dict) -> list:
+    container = story_container(wd, target)
+    if "table" in target and "paragraph" not in target:
+        runs = []
+        for p in paragraphs_for(wd, target):
+            runs.extend(_all_text_runs(wd, p))
+        return runs
+    paras = paragraphs_for(wd, target)
+    if len(paras) > 1 or "phrase" not in target:
+        runs = []
+        for p in paras:
+            runs.extend(_all_text_runs(wd, p))
+        return runs
+    p = wd.paragraph(target["paragraph"], container)
+    start, end = wd.text_range(p, target.get("phrase"), target.get("occurrence", 1))
+    return wd.isolate(p, start, end)
+
+
+def _all_text_runs(wd: WordDoc, p) -> list:
+    txt = T.paragraph_text(p, "read")
+    if not txt:
+        return []
+    return wd.isolate(p, 0, len(txt))
+
+
+def cells_for(wd: WordDoc, target: dict) -> list:
+    tbl = wd.table(target["table"])
+    rows = tbl.findall(qn("w:tr"))
+    if "cell" in target:
+        r, c = target["cell"]
+        return [list(T.row_cells(rows[r - 1]))[c - 1]]
+    if "row" in target:
+        return list(T.row_cells(rows[target["row"] - 1]))
+    if "column" in target:
+        return [list(T.row_cells(tr))[target["column"] - 1] for tr in rows]
+    return [tc for tr in rows for tc in T.row_cells(tr)]
+
+
+def header_footer(section, kind: str, hf_type: str):
+    if kind == "header":
+        return {"primary": section.header, "first": section.first_page_header,
+                "even": section.even_page_header}[hf_type]
+    return {"primary": section.footer, "first": section.first_page_footer, "even": section.even_page_footer}[hf_type]
+
+
+def sect_prs(wd: WordDoc, target: dict) -> list:
+    if target.get("all_sections"):
+        return [s._sectPr for s in wd.doc.sections]
+    return [wd.section(target.get("section"))._sectPr]
+
+
+def set_locus(base, locus: str, kind: str, value, also: dict | None = None) -> None:
+    """Set a value at an OOXML locus like ``w:pPr/w:ind@w:left`` below ``base``, in schema order."""
+    path, _, attr = locus.partition("@")
+    el = base
+    for seg in path.split("/"):
+        if seg:
+            el = get_or_add(el, seg)
+    if kind in ("onoff", "onoff_inverse"):
+        on = bool(value) if kind == "onoff" else not bool(value)
+        if on:
+            el.attrib.pop(qn("w:val"), None)
+        else:
+            el.set(qn("w:val"), "0")
+    elif value is None:
+        el.getparent().remove(el)
+        return
+    else:
+        el.set(qn(attr or "w:val"), str(value))
+    for k, v in (also or {}).items():
+        el.set(qn(k), str(v))
+
+
+def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
+    """(xml element, python-docx proxy or None) pairs the property is set on."""
+    from docx.text.run import Run
+    if scope == "run":
+        out = []
+        for r in runs_for(wd, target):
+            out.append((r, Run(r, wd.proxy(r.getparent()))))
+        return out
+    if scope == "paragraph":
+        return [(p, wd.proxy(p)) for p in paragraphs_for(wd, target)]
+    if scope in ("style", "style_paragraph"):
+        st = wd.style(target["style"])          # a latent built-in style is materialised, as Word does
+        return [(st.element, st)]
+    if scope == "table":
+        tbl = wd.table(target["table"])
+        return [(tbl, wd.table_proxy(tbl))]
+    if scope == "row":
+        tbl = wd.table(target["table"])
+        proxy = wd.table_proxy(tbl)
+        rows = target.get("rows") or [target["row"]]
+        return [(tbl.findall(qn("w:tr"))[r - 1], proxy.rows[r - 1]) for r in rows]
+    if scope == "cell":
+        from docx.table import _Cell
+        tproxy = wd.table_proxy(wd.table(target["table"]))
+        return [(tc, _Cell(tc, tproxy)) for tc in cells_for(wd, target)]
+    if scope == "section":
+        if target.get("all_sections"):
+            return [(s._sectPr, s) for s in wd.doc.sections]
+        sec = wd.section(target.get("section"))
+        return [(sec._sectPr, sec)]
+    if scope == "settings":
+        return [(wd.settings_el(), wd.doc.settings)]
+    if scope == "core":
+        return [(None, wd.doc.core_properties)]
+    raise ValueError(f"unknown scope {scope!r}")
+
+
+def border_el(tag: str, style: str, size: int, color: str, space: int = 1):
+    return w_el(tag, val=style, sz=size, space=space, color=color)
+
+
+def field_runs(code: str, result: str, rpr=None, locked: bool = False) -> list:
+    runs = []
+    r = w_el("w:r")
+    fc = w_el("w:fldChar", fldCharType="begin")
+    if locked:
+        fc.set(qn("w:fldLock"), "1")
+    r.append(fc)
+    runs.append(r)
+    r = w_el("w:r")
+    it = w_el("w:instrText")
+    it.text = f" {code} "
+    it.set(qn("xml:space"), "preserve")
+    r.append(it)
+    runs.append(r)
+    r = w_el("w:r")
+    r.append(w_el("w:fldChar", fldCharType="separate"))
+    runs.append(r)
+    if result:
+        runs.append(make_run(result))
+    r = w_el("w:r")
+    r.append(w_el("w:fldChar", fldCharType="end"))
+    runs.append(r)
+    if rpr is not None:
+        for r in runs:
+            r.insert(0, copy.deepcopy(rpr))
+    return runs
+
+
+def find_fields(wd: WordDoc, container, ftype: str | None) -> list:
+    walker = T.ParagraphWalker()
+    for p in T.iter_block_paragraphs(container):
+        walker.pieces(p)
+    return [f for f in walker.fields if ftype is None or T.field_type(f.code) == ftype.upper()]
+
+
+def unwrap(el) -> None:
+    parent = el.getparent()
+    idx = parent.index(el)
+    for i, c in enumerate(list(el)):
+        parent.insert(idx + i, c)
+    parent.remove(el)

@@ -1,0 +1,82 @@
+"""Operations of the headers footers units (``catalogue/units/07_headers_footers.yaml``)."""
+from __future__ import annotations
+
+import copy
+
+from benchwright.formats.ooxml.ns import qn
+from benchwright.wordeval.docmodel import WordDoc, make_run, set_paragraph_text
+from benchwright.wordeval.ops.common import field_runs, header_footer, operation, scope_objects, set_locus
+
+
+@operation("set_header_text")
+def set_header_text(wd: WordDoc, target: dict, params: dict) -> None:
+    kind = params.get("kind", "header")
+    hf_type = params.get("hf_type", "primary")
+    for _, sec in scope_objects(wd, "section", target):
+        if hf_type == "first":
+            sec.different_first_page_header_footer = True
+        if hf_type == "even":
+            wd.doc.settings.odd_and_even_pages_header_footer = True
+        hf = header_footer(sec, kind, hf_type)
+        hf.is_linked_to_previous = False
+        p = hf.paragraphs[0]
+        set_paragraph_text(p._p, params["text"])
+        if params.get("alignment"):
+            set_locus(p._p, "w:pPr/w:jc@w:val", "attr", params["alignment"])
+        for extra in hf.paragraphs[1:]:
+            extra._p.getparent().remove(extra._p)
+
+
+@operation("unlink_header")
+def unlink_header(wd: WordDoc, target: dict, params: dict) -> None:
+    """HeaderFooter.LinkToPrevious = False (Word copies the inherited content), then new text."""
+    kind = params.get("kind", "header")
+    sec = wd.section(target.get("section"))
+    hf = header_footer(sec, kind, params.get("hf_type", "primary"))
+    inherited = [copy.deepcopy(p) for p in hf._element.iter(qn("w:p"))] if hf.is_linked_to_previous else None
+    hf.is_linked_to_previous = False
+    if inherited:
+        root = hf._element
+        for c in list(root):
+            root.remove(c)
+        for p in inherited:
+            root.append(p)
+    if params.get("text") is not None:
+        set_paragraph_text(hf.paragraphs[0]._p, params["text"])
+
+
+@operation("clear_header")
+def clear_header(wd: WordDoc, target: dict, params: dict) -> None:
+    sec = wd.section(target.get("section"))
+    hf = header_footer(sec, params.get("kind", "header"), params.get("hf_type", "primary"))
+    root = hf._element
+    paras = root.findall(qn("w:p"))
+    for c in list(root):
+        if c is not paras[0]:
+            root.remove(c)
+    for c in list(paras[0]):
+        if c.tag != qn("w:pPr"):
+            paras[0].remove(c)
+
+
+@operation("add_page_number")
+def add_page_number(wd: WordDoc, target: dict, params: dict) -> None:
+    """PageNumbers.Add / Fields.Add(PAGE [, NUMPAGES]) into the header or footer."""
+    kind = params.get("kind", "footer")
+    for _, sec in scope_objects(wd, "section", target):
+        hf = header_footer(sec, kind, params.get("hf_type", "primary"))
+        hf.is_linked_to_previous = False
+        p = hf.paragraphs[0]._p
+        for c in list(p):
+            if c.tag != qn("w:pPr"):
+                p.remove(c)
+        if params.get("prefix"):
+            p.append(make_run(params["prefix"]))
+        for r in field_runs("PAGE", "1"):
+            p.append(r)
+        if params.get("of_total"):
+            p.append(make_run(" of "))
+            for r in field_runs("NUMPAGES", "1"):
+                p.append(r)
+        if params.get("alignment"):
+            set_locus(p, "w:pPr/w:jc@w:val", "attr", params["alignment"])
