@@ -9,9 +9,9 @@ receives its 2D box (``bbox2d_tight``), its class, the camera K and the image si
 perfect 2D detector plus the camera would give -- and predicts the 3D cuboid. Heads that use
 frame context see the other oracle 2D boxes of the same image, nothing else, EXCEPT the two that
 use **segment context** (labelled so everywhere): ``lift --lift-mode segment`` and ``learned``
-with ``context="segment"`` (its default) also see the oracle 2D boxes of the other frames of the
+with ``context="segment"`` (``--context segment``) also see the oracle 2D boxes of the other frames of the
 same video segment and their track ids (video metadata: which box is the same animal), as a
-video detector would; ``learned --context image`` is the per-image learned head. No head reads the
+video detector would; ``learned`` (its default ``--context image``) is the per-image learned head. No head reads the
 target split's 3D ground truth (centre, dimensions, rotation, depth, corners, ``bbox2d_proj``;
 ``tests/test_wildbox_baselines.py`` fills them with NaN and checks the predictions do not
 change); statistics and weights come from ``train`` only. Nothing was tuned on validation: the
@@ -43,8 +43,8 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
     bigger than along the rest of their tracks is nearer than the segment's median; the
     segment's depths are then scaled to median 1, the dataset's own rule. See ``segment_depth``.
 * ``learned`` -- the lift plus learned corrections (torch, CPU, trained on train), on top of
-  ``base_depth``: the ``segment`` lift's depth with ``context="segment"`` (the default), the
-  ``ground`` lift's with ``context="image"``. An MLP on
+  ``base_depth``: the ``segment`` lift's depth with ``context="segment"``, the
+  ``ground`` lift's with ``context="image"`` (the default). An MLP on
   ``learned_features`` (the 2D box, K, image size, class with a coarse-to-fine curriculum,
   ``curriculum_stages``, both lift depths and frame context from the image's other oracle 2D
   boxes) predicts residuals on the lift: log depth, the projected centre's offset from the 2D
@@ -108,7 +108,9 @@ LEARNED_CONFIG = {
     "score": "tp",               # tp | size | depth_scale | relative (see _assemble)
     "select_folds": 2,           # video-level folds inside train that choose the components (< 2: all)
     "select_tolerance": 1.0,     # AP points: the fewest components within this of the best fold score win
-    "context": "segment",        # image | segment: the depth the residuals correct (``base_depth``)
+    # image | segment: the depth the residuals correct (``base_depth``). The default is per-image, as
+    # every other default head; segment context is an option, compared with the segment lift.
+    "context": "image",
 }
 LOG_B_INIT = math.log(0.05)      # the log-depth error scale the uncertainty output starts from
 NUM_THREADS = 1  # at most 2 are allowed; 1 is ~5x faster for this tiny MLP on a busy 2-core machine

@@ -19,10 +19,11 @@ Rows: ``trivial`` (d0), ``lift`` (ground-plane lift, the default), ``lift (pinho
 class-height pinhole lift z = c f_y H / h, shown because it is what "lift" usually means and it
 fails under the per-segment normalisation), ``lift (segment)`` (the ground-plane lift with each
 frame's depth scale from its segment's other frames: SEGMENT CONTEXT), ``learned`` (the residual
-head with ``--seed``, on the segment lift: it uses segment context too). The verdict compares
-learned with ``lift`` (as issue 8 asks) and, same context, with ``lift (segment)``.
-``--extra-seeds`` retrains the learned head with seeds 1-4 by default; the verdict uses the
-mean over all seeds (one network's AP-BEV@0.25 moves by about a point with its seed).
+head on the per-image lift, the default head) and ``learned (segment)`` (the residual head on the
+segment lift: segment context). Each learned row is compared with the lift of its own context:
+``learned`` with ``lift`` (the verdict issue 8 asks for), ``learned (segment)`` with
+``lift (segment)``. Both learned rows are the mean over ``--seed`` and ``--extra-seeds`` (1-4 by
+default; one network's AP-BEV@0.25 moves by about a point with its seed).
 """
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ from pathlib import Path
 
 from benchwright.baselines import wildbox as bw
 
-ROWS = (("trivial", "trivial", {}), ("lift", "lift", {}), ("lift (pinhole)", "lift", {"mode": "pinhole"}),
-        ("lift (segment)", "lift", {"mode": "segment"}), ("learned", "learned", {}))
+ROWS = (("trivial", {}), ("lift", {}), ("lift (pinhole)", {"mode": "pinhole"}), ("lift (segment)", {"mode": "segment"}))
+# (row, the learned head's context, the lift row of the same context it must beat)
+LEARNED_ROWS = (("learned", "image", "lift"), ("learned (segment)", "segment", "lift (segment)"))
 METRICS = (("ap_bev@0.25", "AP-BEV@0.25"), ("ap_bev@0.50", "AP-BEV@0.50"),
            ("ap_bev_voc11@0.25", "AP-BEV@0.25 (VOC 11)"), ("ap_bev_voc11@0.50", "AP-BEV@0.50 (VOC 11)"),
            ("ap3d@0.25", "AP-3D@0.25"))
@@ -49,7 +51,7 @@ LIFT_MODES_SENTENCE = (
     "absolute height in normalised units, which varies about 2x between segments (every segment is divided "
     "by its own median depth), so its depth inherits that spread.")
 SEGMENT_SENTENCE = (
-    "lift (segment) and learned use segment context: besides the image's own oracle 2D boxes they see the "
+    "lift (segment) and learned (segment) use segment context: besides the image's own oracle 2D boxes they see the "
     "oracle 2D boxes and track ids of the other frames of the same video segment (no 3D), which tell how much "
     "nearer or farther each frame is than its segment's median; trivial, lift and lift (pinhole) are per-image.")
 
@@ -105,9 +107,9 @@ def markdown(result: dict) -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, row in heads.items():
-        if name == "learned":
-            row = {**row, **result["learned_mean"]}
-            s = result["learned_spread"]
+        if name in result["learned_rows"]:
+            row = {**row, **result["learned_rows"][name]["mean"]}
+            s = result["learned_rows"][name]["spread"]
             voc = f"{_fmt(row['ap_bev_voc11@0.25'])} ({_fmt(s['ap_bev_voc11@0.25'][0])} - {_fmt(s['ap_bev_voc11@0.25'][1])})"
             coco = f"{_fmt(row['ap_bev@0.25'])} ({_fmt(s['ap_bev@0.25'][0])} - {_fmt(s['ap_bev@0.25'][1])})"
         else:
@@ -123,13 +125,17 @@ def markdown(result: dict) -> str:
         lines.append(f"| {name} | " + " | ".join(_fmt(per[s]) for s in SPECIES) + " |")
     o = result["ordering"]
     verdict = "learned > lift > trivial" if o["holds"] else "the ordering learned > lift > trivial does NOT hold"
-    comps = ", ".join(f"seed {s}: {'+'.join(c) or 'none (the lift)'}" for s, c in result["learned_components"].items())
-    lines += ["", (f"AP-BEV@0.25 ({proto}): learned (mean of {seeds['n']} seeds) - lift = "
-                   f"{_fmt(o['learned_mean_minus_lift'])}, learned - lift (segment) = "
-                   f"{_fmt(o.get('learned_mean_minus_lift_segment'))}, lift - trivial = {_fmt(o['lift_minus_trivial'])} points "
-                   f"({verdict}); {seeds['above_lift']} of {seeds['n']} seeds are above lift, min "
-                   f"{_fmt(seeds['min'])}, max {_fmt(seeds['max'])}."),
-              "",
+    lines += ["", f"AP-BEV@0.25 ({proto}), lift - trivial = {_fmt(o['lift_minus_trivial'])} points ({verdict}). "
+                  "Each learned row against the lift of its own context:", ""]
+    for name, entry in result["learned_rows"].items():
+        n = entry["seed_summary"]
+        lines.append(f"- {name} (mean of {n['n']} seeds) - {entry['compared_with']} = "
+                     f"{_fmt(entry['mean_minus_lift'])}; {n['above_lift']} of {n['n']} seeds above it, min "
+                     f"{_fmt(n['min'])}, max {_fmt(n['max'])}.")
+    comps = "; ".join(f"{name}: " + ", ".join(f"seed {s}: {'+'.join(c) or 'none (the lift)'}"
+                                                for s, c in entry["components"].items())
+                      for name, entry in result["learned_rows"].items())
+    lines += ["",
               ("trivial = the paper's d0 (z = 1, class median size, class mean rotation); lift = ground-plane "
                "lift (the ray through the 2D box centre meets the plane of animal centres whose normal is the "
                "class-mean 'down' axis; each frame's median depth set to 1, the dataset's normalisation); "
@@ -137,7 +143,7 @@ def markdown(result: dict) -> str:
                "depth scale from its segment (an animal's apparent size times its depth is constant along its "
                "track; the segment's median depth set to 1). " + LIFT_MODES_SENTENCE + " " + SEGMENT_SENTENCE),
               "",
-              (f"learned (context: {result['learned'].get('context', 'image')}) = the lift of its context plus "
+              ("learned = the lift of its context (per-image; segment for learned (segment)) plus "
                "learned corrections: an MLP on the 2D box, K, class (coarse-to-fine "
                "curriculum), both lift depths and frame context predicts residuals on the lift's depth, centre, "
                "size and rotation (its output layer starts at zero, so untrained it is the lift), and a logistic "
@@ -156,43 +162,47 @@ def run(data: Path, split: str = "validation", epochs: int = bw.DEFAULT_EPOCHS, 
     target = bw.load_split(data, split)
     timings: dict = {}
     heads: dict = {}
-    extra: dict = {}
-    components: dict = {}
+    learned: dict = {}
     default_key = "ap_bev@0.25"
     with tempfile.TemporaryDirectory() as tmp:
         out_dir = Path(pred_dir) if pred_dir else Path(tmp)
         out_dir.mkdir(parents=True, exist_ok=True)
-        for name, head, kw in ROWS:
-            stem = name.replace(" ", "_").replace("(", "").replace(")", "")
-            t0 = time.perf_counter()
-            if kw:
-                preds, info = bw.predict_lift(train, target, **kw), {}
-            else:
-                preds, info = bw.run_head(head, train, target, epochs=epochs, seed=seed,
-                                          checkpoint=out_dir / f"{stem}.pt" if head == "learned" else None,
-                                          progress=progress)
-            path = bw.write_predictions(out_dir / f"{stem}.json", preds, target["image_ids"])
-            t1 = time.perf_counter()
-            m = _evaluate(data, path, split)
+
+        def score(stem: str, preds: dict) -> dict:
+            nonlocal default_key
+            m = _evaluate(data, bw.write_predictions(out_dir / f"{stem}.json", preds, target["image_ids"]), split)
             default_key = m["default_bev_key"]
-            heads[name] = _summary(m)
-            timings[name] = {"predict_s": round(t1 - t0, 2), "evaluate_s": round(time.perf_counter() - t1, 2),
-                             **({"train_s": round(info["train_seconds"], 2)} if "train_seconds" in info else {})}
-            if head == "learned":
-                components[str(seed)] = info["components"]
-        for s in extra_seeds:
-            preds, info = bw.run_head("learned", train, target, epochs=epochs, seed=s,
-                                      checkpoint=out_dir / f"learned_seed{s}.pt", progress=progress)
-            path = bw.write_predictions(out_dir / f"learned_seed{s}.json", preds, target["image_ids"])
-            m = _summary(_evaluate(data, path, split))
-            extra[str(s)] = {k: m[k] for k in SEED_KEYS}
-            components[str(s)] = info["components"]
-            timings[f"learned seed {s}"] = {"train_s": round(info["train_seconds"], 2)}
-    runs = [{k: heads["learned"][k] for k in SEED_KEYS}] + list(extra.values())
-    mean = {k: float(sum(r[k] for r in runs) / len(runs)) for k in SEED_KEYS}
-    spread = {k: [min(r[k] for r in runs), max(r[k] for r in runs)] for k in SEED_KEYS}
-    a = {k: heads[k][default_key] for k in ("trivial", "lift", "learned")}
-    per_seed = [r[default_key] for r in runs]
+            return _summary(m)
+
+        for name, kw in ROWS:
+            t0 = time.perf_counter()
+            preds = bw.predict_lift(train, target, **kw) if kw else bw.run_head(name, train, target)[0]
+            heads[name] = score(_stem(name), preds)
+            timings[name] = {"predict_evaluate_s": round(time.perf_counter() - t0, 2)}
+        for name, context, lift_row in LEARNED_ROWS:
+            runs, components = {}, {}
+            for s in (seed, *extra_seeds):
+                stem = f"{_stem(name)}_seed{s}"
+                preds, info = bw.run_head("learned", train, target, epochs=epochs, seed=s, context=context,
+                                          checkpoint=out_dir / f"{stem}.pt", progress=progress)
+                m = score(stem, preds)
+                if s == seed:
+                    heads[name] = m
+                runs[str(s)] = {k: m[k] for k in SEED_KEYS}
+                components[str(s)] = info["components"]
+                timings[f"{name} seed {s}"] = {"train_s": round(info["train_seconds"], 2)}
+            learned[name] = {"context": context, "compared_with": lift_row, "seeds": runs, "components": components,
+                             "mean": {k: float(sum(r[k] for r in runs.values()) / len(runs)) for k in SEED_KEYS},
+                             "spread": {k: [min(r[k] for r in runs.values()), max(r[k] for r in runs.values())]
+                                        for k in SEED_KEYS}}
+    for entry in learned.values():
+        per_seed = [r[default_key] for r in entry["seeds"].values()]
+        lift = heads[entry["compared_with"]][default_key]
+        entry["mean_minus_lift"] = entry["mean"][default_key] - lift
+        entry["seed_summary"] = {"n": len(per_seed), "mean": entry["mean"][default_key], "min": min(per_seed),
+                                 "max": max(per_seed), "above_lift": sum(v > lift for v in per_seed)}
+    image, segment = learned["learned"], learned["learned (segment)"]
+    a = {k: heads[k][default_key] for k in ("trivial", "lift")}
     result = {
         "split": split,
         "setting": "oracle 2D boxes (bbox2d_tight) + K of the target split; statistics and weights from train",
@@ -202,21 +212,26 @@ def run(data: Path, split: str = "validation", epochs: int = bw.DEFAULT_EPOCHS, 
         "protocol": {"key": default_key,
                      "name": "VOC 11-point" if default_key.startswith("ap_bev_voc11") else "COCO 101-point"},
         "heads": heads,
-        "learned_mean": mean, "learned_spread": spread, "learned_components": components,
-        "ordering": {"learned_minus_lift": a["learned"] - a["lift"], "lift_minus_trivial": a["lift"] - a["trivial"],
-                     "learned_mean_minus_lift": mean[default_key] - a["lift"],
-                     "learned_mean_minus_lift_segment": mean[default_key] - heads["lift (segment)"][default_key],
-                     "holds": bool(mean[default_key] > a["lift"] > a["trivial"]),
-                     "learned_seeds": {"n": len(per_seed), "mean": mean[default_key],
-                                       "min": min(per_seed), "max": max(per_seed),
-                                       "above_lift": sum(v > a["lift"] for v in per_seed)}},
-        "learned": {"epochs": epochs, "seed": seed, "config": dict(bw.LEARNED_CONFIG),
-                    "context": bw.LEARNED_CONFIG["context"]},
+        "learned_rows": learned,
+        # the default (per-image) learned head, under the keys earlier results used
+        "learned_mean": image["mean"], "learned_spread": image["spread"], "learned_components": image["components"],
+        "ordering": {"learned_minus_lift": heads["learned"][default_key] - a["lift"],
+                     "lift_minus_trivial": a["lift"] - a["trivial"],
+                     "learned_mean_minus_lift": image["mean_minus_lift"],
+                     "learned_segment_mean_minus_lift_segment": segment["mean_minus_lift"],
+                     "holds": bool(image["mean"][default_key] > a["lift"] > a["trivial"]),
+                     "learned_seeds": image["seed_summary"]},
+        "learned": {"epochs": epochs, "seed": seed, "config": dict(bw.LEARNED_CONFIG)},
         "n_train_boxes": len(train["image_id"]), "n_target_boxes": len(target["image_id"]),
     }
+    extra = {s: r for s, r in image["seeds"].items() if s != str(seed)}
     if extra:
         result["extra_seeds"] = extra
     return result, timings
+
+
+def _stem(name: str) -> str:
+    return name.replace(" ", "_").replace("(", "").replace(")", "")
 
 
 def write_results(data: Path, result: dict) -> list[str]:
@@ -269,16 +284,18 @@ def main(argv=None) -> int:
             "learned_components": result["learned_components"], "protocol": result["protocol"],
             "ordering": o, "extra_seeds": result.get("extra_seeds", {}),
             "learned_beats_lift_by_margin": bool(o["learned_mean_minus_lift"] >= ns.margin),
-            "learned_beats_lift_segment_by_margin": bool(o["learned_mean_minus_lift_segment"] >= ns.margin),
+            "learned_segment_beats_lift_segment_by_margin": bool(
+                o["learned_segment_mean_minus_lift_segment"] >= ns.margin),
+            "learned_rows": {k: {f: v[f] for f in ("context", "compared_with", "mean", "spread", "mean_minus_lift")}
+                             for k, v in result["learned_rows"].items()},
             "timings_s": {**timings, "total": round(time.perf_counter() - t1, 2)},
         }
     printed = {
         "draws": draws,
         "margin": ns.margin,
         "learned_beats_lift_by_margin_on_every_draw": all(d["learned_beats_lift_by_margin"] for d in draws.values()),
-        "learned_beats_lift_segment_by_margin_on_every_draw": all(d["learned_beats_lift_segment_by_margin"]
-                                                                  for d in draws.values()),
-        "learned_context": bw.LEARNED_CONFIG["context"],
+        "learned_segment_beats_lift_segment_by_margin_on_every_draw": all(
+            d["learned_segment_beats_lift_segment_by_margin"] for d in draws.values()),
         "split": ns.split, "epochs": ns.epochs, "seed": ns.seed, "seeds": [ns.seed] + extra,
         "timings_s": {"total": round(time.perf_counter() - t0, 2)},
         "written": written,

@@ -12,6 +12,7 @@ from benchwright.schemas import wildbox as schema
 from tests.wildbox_helpers import build_wildbox, tiny_source
 
 EPOCHS = 3  # the learned head on the tiny build: enough to exercise training, seconds to run
+LIFT_OF_CONTEXT = {"image": "ground", "segment": "segment"}  # the lift each learned context starts from
 GT_3D_KEYS = ("center_cam", "dimensions", "R_cam", "corners_cam", "bbox2d_proj")
 
 
@@ -346,7 +347,8 @@ def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
         g = {key: target[key] for key in ("image_id", "bbox2d_tight", "bbox2d_proj", "center_cam", "dimensions",
                                            "R_cam")}
         g["category_id"] = target["species"] + 1000
-        m = ev.evaluate(g, bw.predict_lift(fit_part, target, mode="segment"), image_ids=target["image_ids"],
+        m = ev.evaluate(g, bw.predict_lift(fit_part, target, mode=LIFT_OF_CONTEXT[trained["config"]["context"]]),
+                        image_ids=target["image_ids"],
                         scale_grid=[1.0])
         lift_scores.append(m[bw.ap_bev_key(m)]["macro"] or 0.0)
     assert sel["scores"]["lift"] == pytest.approx(sum(lift_scores) / len(lift_scores), abs=1e-9)
@@ -390,7 +392,7 @@ def test_score_model_is_the_learned_score(splits, bundle):
     p = bw.predict_learned(trained, val, components=("score",))
     prob = bw.score_probability(model, trained["priors"], val)
     assert np.array_equal(p["score"], prob) and np.all((prob > 0) & (prob < 1))
-    lift = bw.predict_lift(train, val, mode="segment")
+    lift = bw.predict_lift(train, val, mode=LIFT_OF_CONTEXT[model["context"]])
     for key in ("center_cam", "dimensions", "pose"):  # the score part alone moves no box
         assert np.array_equal(p[key], lift[key]), key
 
@@ -403,20 +405,27 @@ def test_benchmark_reports_seed_mean_both_protocols_and_lift_modes(built):
 
     result, _ = bench.run(built, epochs=EPOCHS, seed=0, extra_seeds=(1,), progress=False)
     heads = result["heads"]
-    assert set(heads) == {"trivial", "lift", "lift (pinhole)", "lift (segment)", "learned"}
+    assert set(heads) == {"trivial", "lift", "lift (pinhole)", "lift (segment)", "learned", "learned (segment)"}
     for row in heads.values():
         assert {"ap_bev@0.25", "ap_bev_voc11@0.25", "ap_bev@0.50", "ap_bev_voc11@0.50"} <= set(row)
     key = result["protocol"]["key"]
-    seeds = [heads["learned"][key], result["extra_seeds"]["1"][key]]
-    assert result["learned_mean"][key] == pytest.approx(sum(seeds) / 2)
-    assert result["learned_spread"][key] == [min(seeds), max(seeds)]
-    assert result["ordering"]["learned_mean_minus_lift"] == pytest.approx(sum(seeds) / 2 - heads["lift"][key])
-    # The learned head uses segment context, so it is also compared with the lift of the same context.
-    assert result["learned"]["context"] == "segment"
-    assert result["ordering"]["learned_mean_minus_lift_segment"] == pytest.approx(
-        sum(seeds) / 2 - heads["lift (segment)"][key])
+    # each learned row: the mean over its seeds, compared with the lift of its own context
+    for name, context, lift_row in (("learned", "image", "lift"), ("learned (segment)", "segment", "lift (segment)")):
+        entry = result["learned_rows"][name]
+        assert (entry["context"], entry["compared_with"]) == (context, lift_row)
+        seeds = [entry["seeds"]["0"][key], entry["seeds"]["1"][key]]
+        assert seeds[0] == heads[name][key]
+        assert entry["mean"][key] == pytest.approx(sum(seeds) / 2)
+        assert entry["spread"][key] == [min(seeds), max(seeds)]
+        assert entry["mean_minus_lift"] == pytest.approx(sum(seeds) / 2 - heads[lift_row][key])
+    # the default learned head is per-image, and keeps the keys earlier results used
+    assert bw.LEARNED_CONFIG["context"] == "image"
+    assert result["learned_mean"] == result["learned_rows"]["learned"]["mean"]
+    assert result["ordering"]["learned_mean_minus_lift"] == result["learned_rows"]["learned"]["mean_minus_lift"]
+    assert result["extra_seeds"]["1"] == result["learned_rows"]["learned"]["seeds"]["1"]
     assert set(result["learned_components"]) == {"0", "1"}
     card = bench.markdown(result)
     assert "| lift (pinhole) |" in card and "| lift |" in card and bench.LIFT_MODES_SENTENCE in card
-    assert "| lift (segment) |" in card and bench.SEGMENT_SENTENCE in card and "learned (context: segment)" in card
+    assert "| lift (segment) |" in card and "| learned (segment) |" in card and bench.SEGMENT_SENTENCE in card
+    assert "- learned (mean of 2 seeds) - lift = " in card and "- learned (segment) (mean of 2 seeds) - lift (segment) = " in card
     assert "VOC 11" in card and "COCO" in card
