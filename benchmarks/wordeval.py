@@ -66,7 +66,7 @@ def large_document_benchmark(n_paragraphs: int, n_rows: int) -> dict:
     style cache; each step is timed once, as the worker would run it)."""
     import zipfile
     from benchwright.evaluation import wordeval as ev
-    from benchwright.wordeval import oracle
+    from benchwright.wordeval import oracle as wordeval_oracle
     from benchwright.wordeval.snapshot import extract_snapshot
 
     t = time.perf_counter()
@@ -82,7 +82,7 @@ def large_document_benchmark(n_paragraphs: int, n_rows: int) -> dict:
     out["snapshot_seconds"] = round(time.perf_counter() - t, 2)
     out["snapshot_cpu_seconds"] = round(time.process_time() - c, 2)   # wall time on a shared machine varies
     out["snapshot_paragraphs"] = len(snap.stories["body"])
-    oracle._REF_CACHE.clear()
+    wordeval_oracle._REF_CACHE.clear()
     for name, output in (("unchanged", ref), ("every_paragraph_edited", edited)):
         t, c = time.perf_counter(), time.process_time()
         rep = ev.evaluate_docx(ref, output, oracle)

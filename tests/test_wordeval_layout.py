@@ -39,15 +39,15 @@ def test_operations_are_split_by_subsystem():
 
     units = sorted((DOMAIN / "catalogue" / "units").glob("*.yaml"))
     assert [p.stem.split("_", 1)[1] for p in units] == list(SUBSYSTEMS)
-    assert {m.__name__.rsplit(".", 1)[1] for m in ops.SUBSYSTEM_MODULES} == set(SUBSYSTEMS) | {"properties"}
+    assert {m.__name__.rsplit(".", 1)[1] for m in ops.SUBSYSTEM_MODULES} == set(SUBSYSTEMS) | {"generic"}
     assert not (DOMAIN / "ops.py").exists()
     home = {name: fn.__module__.rsplit(".", 1)[1] for name, fn in ops.OPERATIONS.items()}
     used_by = {}
     for u in load_catalogue().units.values():
         used_by.setdefault(u["operation"], set()).add(u["subsystem"])
     for name, subsystems in used_by.items():
-        assert home[name] == "properties" or home[name] in subsystems, (name, home[name], subsystems)
+        assert home[name] == "generic" or home[name] in subsystems, (name, home[name], subsystems)
     # every other operation is used by a unit of the subsystem whose module holds it (the character
     # style alternative is the self-test's equivalent of a direct character property)
-    assert {n for n, m in home.items() if m != "properties" and m not in used_by.get(n, ())} <= \
+    assert {n for n, m in home.items() if m != "generic" and m not in used_by.get(n, ())} <= \
         {"set_core_property", "char_style_equivalent"}

@@ -24,7 +24,7 @@ from benchwright.wordeval import ops
 from benchwright.wordeval import text as T
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 from benchwright.wordeval.docmodel import WordDoc, split_run
-from benchwright.wordeval.ops.properties import ensure_pgmar
+from benchwright.wordeval.ops.generic import ensure_pgmar
 
 
 # Properties LibreOffice rewrites on every round trip although the document is unchanged for a

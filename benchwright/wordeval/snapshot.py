@@ -20,6 +20,11 @@ properties and a whitelist of settings.  Units stay in OOXML's native integers: 
 half-points, eighths of a point, EMU.  Volatile parts (rsids, paraIds, drawing ids, proofErr,
 lastRenderedPageBreak, dates, app.xml, hidden bookmarks' names) are never recorded.
 
+A property the registry (``catalogue/properties.yaml``) names is decoded, at every level of the
+cascade, by its location's accessor (``benchwright.wordeval.properties``), the one the operations
+write it with; what the cascade then computes (toggles, inheritance, theme fonts, style names) is
+the snapshot's own.
+
 ``flatten(snapshot, alignment)`` turns it into ``{key: value}`` with keys such as
 ``body/P12/para.ind.left`` or ``sections/S1/pgMar.top`` where the indices are the *reference*
 document's, after aligning by content (``align_snapshots``).
@@ -39,8 +44,12 @@ from rapidfuzz import process
 from rapidfuzz.distance import Indel
 
 from benchwright.errors import RecordError
+from benchwright.formats.ooxml.accessors import (
+    JC_ALIASES, ONOFF_FALSE, accessor, font_value, ind_values, native_value, onoff, to_int,
+)
 from benchwright.formats.ooxml.ns import NS, qn as _qn
 from benchwright.formats.ooxml.package import Package
+from benchwright.wordeval.properties import claims, core_accessors
 from benchwright.wordeval.text import (
     DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, field_type, iter_block_paragraphs, normalize_field_code, plain,
     view,
@@ -50,7 +59,7 @@ W = NS["w"]
 _WNS = "{%s}" % W
 # qn() is called per element on hot paths; the same few dozen names are resolved millions of times
 qn = functools.lru_cache(maxsize=None)(_qn)
-W_TBL, W_TBLPR, W_TR, W_TC = qn("w:tbl"), qn("w:tblPr"), qn("w:tr"), qn("w:tc")
+W_TBL, W_TR, W_TC = qn("w:tbl"), qn("w:tr"), qn("w:tc")
 _WP = NS["wp"]
 
 # --------------------------------------------------------------------------------------------
@@ -76,53 +85,50 @@ PPR_DEFAULTS = {"jc": "left", "ind.left": 0, "ind.right": 0, "ind.firstLine": 0,
 RPR_DEFAULTS = {"u": "none", "vertAlign": "baseline", "color": "auto", "highlight": "none", "position": 0,
                 "spacing": 0, "w": 100, "kern": 0, "shd.val": "clear", "shd.fill": "auto", "shd.color": "auto",
                 "u.color": "auto"}
-JC_ALIASES = {"start": "left", "end": "right"}
-ONOFF_FALSE = {"0", "false", "off"}
-
-
-def _int(v):
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        try:
-            return int(float(v))
-        except (TypeError, ValueError):
-            return v
+_int = to_int
+# The table style a table names, and the style references and flags a style carries: located by
+# the same accessors the operations write them with (catalogue/properties.yaml's loci).
+_TBL_STYLE = accessor("w:tblPr/w:tblStyle@w:val")
+_BASED_ON, _NEXT = accessor("w:basedOn@w:val"), accessor("w:next@w:val")
+_PRIORITY, _QFORMAT, _SEMI_HIDDEN = accessor("w:uiPriority@w:val"), accessor("w:qFormat"), accessor("w:semiHidden")
 
 
 def _val(el, name="val"):
     return el.get(_WNS + name)
 
 
-def onoff(el) -> bool:
-    v = _val(el)
-    return v is None or v.lower() not in ONOFF_FALSE
-
-
-def _attrs(el, prefix: str, out: dict) -> None:
+def _attrs(el, prefix: str, out: dict, skip=()) -> None:
     for k, v in el.attrib.items():
         if not k.startswith(_WNS):
             continue
         name = k[len(_WNS):]
-        if name.startswith("rsid") or name in IGNORED_ATTRS:
+        if name.startswith("rsid") or name in IGNORED_ATTRS or name in skip:
             continue
         key = prefix if name == "val" else f"{prefix}.{name}"
-        out[key] = _norm_value(name, v)
+        out[key] = native_value(name, v)
 
 
-_HEX = re.compile(r"^[0-9A-Fa-f]{6}$")
+def _flat_key(loc) -> str:
+    """The key a registered location's value has in a flattened container (``ind.left``, ``b``, ``font``)."""
+    if loc.local == "rFonts":
+        return "font"
+    if loc.attr_local is None or loc.attr_local == "val":
+        return loc.local
+    return f"{loc.local}.{loc.attr_local}"
 
 
-def _norm_value(name: str, v: str):
-    if _HEX.match(v) and name in ("val", "color", "fill"):
-        return v.upper()
-    if v.lstrip("-").isdigit():
-        return int(v)
-    if v in ("true", "on"):
-        return True
-    if v in ("false", "off"):
-        return False
-    return v
+def _decode_registered(el, locs, out: dict) -> bool:
+    """Record the values the registered locations ``locs`` hold in ``el`` through their accessors;
+    True when that is everything the element records (on/off elements, fonts, justification and
+    indents are decoded whole by their accessors), False when its other attributes remain."""
+    for loc in locs:
+        v = loc.decode(el)
+        if v is not None:
+            out[_flat_key(loc)] = v
+    name = locs[0].local
+    if name == "ind":
+        return {"left", "right", "firstLine"} <= {loc.attr_local for loc in locs}
+    return locs[0].attr is None or name in ("rFonts", "jc")
 
 
 def _is_onoff(local: str) -> bool:
@@ -138,39 +144,37 @@ _ONOFF_TAGS = set(TOGGLES) | {
 
 
 def flatten_props(container, ignored: set[str] = frozenset()) -> dict:
-    """Flatten a property container (rPr, pPr, tblPr, trPr, tcPr, sectPr ...) to {key: value}."""
+    """Flatten a property container (rPr, pPr, tblPr, trPr, tcPr, sectPr ...) to {key: value}.
+
+    An element a registered property's location names (``w:b``, ``w:ind``, ``w:pgMar`` ...) is
+    decoded by that location's accessor, the one the operations write it with; everything else
+    generically (the preservation check compares it all)."""
     out: dict = {}
     if container is None:
         return out
+    registered = claims().get(container.tag)
     for el in container:
         if not isinstance(el.tag, str) or not el.tag.startswith(_WNS):
             continue
         name = el.tag[len(_WNS):]
         if name in ignored:
             continue
+        skip = ()
+        locs = registered.get(el.tag) if registered else None
+        if locs:
+            if _decode_registered(el, locs, out):
+                continue
+            skip = {loc.attr_local for loc in locs}
         if _is_onoff(name):
             out[name] = onoff(el)
             continue
         if name == "rFonts":
-            theme = el.get(_WNS + "asciiTheme")
-            if theme:
-                out["font"] = "theme:" + theme
-            elif el.get(_WNS + "ascii"):
-                out["font"] = el.get(_WNS + "ascii")
+            font = font_value(el)
+            if font:
+                out["font"] = font
             continue
         if name == "ind":
-            for k, v in el.attrib.items():
-                if not k.startswith(_WNS):
-                    continue
-                a = k[len(_WNS):]
-                a = {"start": "left", "end": "right"}.get(a, a)
-                if a == "hanging":
-                    out["ind.firstLine"] = -_int(v)
-                elif a == "firstLine":
-                    if el.get(_WNS + "hanging") is None:
-                        out["ind.firstLine"] = _int(v)
-                elif a in ("left", "right"):
-                    out["ind." + a] = _int(v)
+            out.update({"ind." + k: v for k, v in ind_values(el).items()})
             continue
         if name == "jc":
             v = _val(el)
@@ -195,9 +199,9 @@ def flatten_props(container, ignored: set[str] = frozenset()) -> dict:
                     if len(child):
                         continue
                     _attrs(child, f"{name}.{cname}", out)
-            _attrs(el, name, out)
+            _attrs(el, name, out, skip)
             continue
-        _attrs(el, name, out)
+        _attrs(el, name, out, skip)
         if name not in out and not any(k.startswith(name + ".") for k in out):
             out[name] = True
     return out
@@ -281,13 +285,13 @@ class Styles:
                 "type": st.get(_WNS + "type") or "paragraph",
                 # Word treats style names case-insensitively ("heading 1" is shown as "Heading 1")
                 "name": (_val(name_el) if name_el is not None else sid).lower(),
-                "basedOn": _child_val(st, "basedOn"),
-                "next": _child_val(st, "next"),
+                "basedOn": _raw(_BASED_ON, st),
+                "next": _raw(_NEXT, st),
                 "custom": (st.get(_WNS + "customStyle") or "0").lower() in ("1", "true", "on"),
-                "qFormat": st.find(qn("w:qFormat")) is not None and onoff(st.find(qn("w:qFormat"))),
+                "qFormat": bool(_QFORMAT.get(st)),
                 "hidden": st.find(qn("w:hidden")) is not None and onoff(st.find(qn("w:hidden"))),
-                "semiHidden": st.find(qn("w:semiHidden")) is not None and onoff(st.find(qn("w:semiHidden"))),
-                "priority": _int(_child_val(st, "uiPriority")) if _child_val(st, "uiPriority") else None,
+                "semiHidden": bool(_SEMI_HIDDEN.get(st)),
+                "priority": _int(_raw(_PRIORITY, st)) if _raw(_PRIORITY, st) else None,
                 "rPr": flatten_props(st.find(qn("w:rPr")), IGNORED_RPR),
                 "pPr": flatten_props(st.find(qn("w:pPr")), IGNORED_PPR),
                 "numPr": _num_pr(st.find(qn("w:pPr"))),
@@ -346,6 +350,12 @@ class Styles:
 def _child_val(el, local_name):
     c = el.find(qn("w:" + local_name))
     return _val(c) if c is not None else None
+
+
+def _raw(loc, base) -> str | None:
+    """The attribute a location names, as written (a style id is a name, never a number)."""
+    el = loc.find(base)
+    return el.get(loc.attr) if el is not None else None
 
 
 def _num_pr(ppr):
@@ -652,8 +662,7 @@ class _Extractor:
             elif tag == W_TBL:
                 style = self._tbl_style.get(anc)
                 if style is None:
-                    tblpr = anc.find(W_TBLPR)
-                    ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
+                    ts = _TBL_STYLE.find(anc)
                     style = self._tbl_style[anc] = (_val(ts) if ts is not None else self.styles.default.get("table"),)
                 loc = None
                 if tc is not None:
@@ -872,7 +881,7 @@ class _Extractor:
         text_of = {para.el: para for para in self.snap.stories["body"]}   # cell text as the story read it
         for tbl in body.iter(qn("w:tbl")):
             tblpr = tbl.find(qn("w:tblPr"))
-            ts = tblpr.find(qn("w:tblStyle")) if tblpr is not None else None
+            ts = _TBL_STYLE.find(tbl)
             sid = _val(ts) if ts is not None else self.styles.default.get("table")
             props = merge(self.styles.resolved(sid, "tblPr"), flatten_props(tblpr, {"tblStyle"}))
             rec = {"style": self.styles.name(sid) if ts is not None else None,
@@ -1158,11 +1167,16 @@ class _Extractor:
         for rel in self.pkg.relationships(""):
             if rel.type_tail == "core-properties" and rel.target_part in self.pkg.members:
                 root = self.pkg.xml(rel.target_part)
+                registered = core_accessors()
                 for el in root:
                     if not isinstance(el.tag, str):
                         continue
                     name = etree.QName(el).localname
-                    if name in CORE_FIELDS and (el.text or "").strip():
+                    if el.tag in registered:
+                        value = registered[el.tag].decode(el)   # the registry's accessor (dc:title ...)
+                        if value:
+                            props["core." + name] = value
+                    elif name in CORE_FIELDS and (el.text or "").strip():
                         props["core." + name] = el.text.strip()
             elif rel.type_tail == "custom-properties" and rel.target_part in self.pkg.members:
                 root = self.pkg.xml(rel.target_part)
@@ -1192,12 +1206,15 @@ class _Extractor:
         if not parts:
             return
         root = self.pkg.xml(parts[0])
+        registered = claims().get(root.tag, {})
         for name in SETTINGS_WHITELIST:
             el = root.find(qn("w:" + name))
             if el is None:
                 continue
             if name in _ONOFF_TAGS:
-                if onoff(el):
+                locs = registered.get(el.tag)
+                # a registered setting (evenAndOddHeaders ...) is decoded by its accessor
+                if locs[0].decode(el) if locs else onoff(el):
                     self.snap.settings[name] = True
             else:
                 flat = finish_props(flatten_props(_wrap(el)), {"footnotePr.numFmt": "decimal",

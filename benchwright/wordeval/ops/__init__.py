@@ -3,12 +3,13 @@
 Two layers, as in python-docx: :mod:`benchwright.formats.ooxml.schema_order` knows the XML and
 where children go; the functions here are named after what Word does.
 
-* ``set_property`` (:mod:`.properties`) is the one generic mechanism behind the many formatting
+* ``set_property`` (:mod:`.generic`) is the one generic mechanism behind the many formatting
   commands (``Font.Bold``, ``ParagraphFormat.LeftIndent``, ``PageSetup.TopMargin``,
   ``Cell.VerticalAlignment`` ...).  The catalogue's property registry says, per Word property,
   which object it lives on (``scope``), where it lives in OOXML (``locus``, e.g.
   ``w:pPr/w:ind@w:left``), its value kind and, when python-docx models it, the python-docx
-  attribute (``python_docx``) - which is then used.
+  attribute (``python_docx``) - which is then used; each property's location is resolved once, by
+  the accessor the snapshot reads it with (:mod:`benchwright.wordeval.properties`).
 * Everything else is a distinct operation because Word really does something different:
   footnotes, comments, tracked changes, fields, TOC, bookmarks, hyperlinks, pictures, lists,
   section breaks, content controls, custom properties ...  One module per subsystem, as the
@@ -23,17 +24,18 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Callable
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops import (
-    character_formatting, comments, document_properties, fields, footnotes_endnotes, headers_footers,
-    hyperlinks_bookmarks, images_shapes, lists_numbering, paragraph_formatting, properties, sections_page_setup,
-    styles, tables, tables_of_contents, tracked_changes,
+    character_formatting, comments, document_properties, fields, footnotes_endnotes, generic, headers_footers,
+    hyperlinks_bookmarks, images_shapes, lists_numbering, paragraph_formatting, sections_page_setup, styles,
+    tables, tables_of_contents, tracked_changes,
 )
-from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for, set_locus
+from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
 
 # In the catalogue's subsystem order (catalogue.SUBSYSTEMS), the generic property setter first.
 SUBSYSTEM_MODULES: tuple[ModuleType, ...] = (
-    properties, character_formatting, paragraph_formatting, styles, lists_numbering, tables, sections_page_setup,
+    generic, character_formatting, paragraph_formatting, styles, lists_numbering, tables, sections_page_setup,
     headers_footers, fields, footnotes_endnotes, comments, tracked_changes, hyperlinks_bookmarks, images_shapes,
     document_properties, tables_of_contents,
 )

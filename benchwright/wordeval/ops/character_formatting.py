@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import re
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval.docmodel import WordDoc, make_run
-from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for, set_locus
+from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
 
 
 @operation("char_style_equivalent")

@@ -1,12 +1,11 @@
 """Shared by every subsystem's operations: the ``operation`` marker, anchors resolved to the
-elements an operation edits (paragraphs, runs, cells, sections, scopes), ``set_locus`` and the
+elements an operation edits (paragraphs, runs, cells, sections, scopes) and the
 field, border and unwrap helpers several subsystems use."""
 from __future__ import annotations
 
 import copy
 
 from benchwright.formats.ooxml.ns import qn
-from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
 
@@ -96,28 +95,6 @@ def sect_prs(wd: WordDoc, target: dict) -> list:
     if target.get("all_sections"):
         return [s._sectPr for s in wd.doc.sections]
     return [wd.section(target.get("section"))._sectPr]
-
-
-def set_locus(base, locus: str, kind: str, value, also: dict | None = None) -> None:
-    """Set a value at an OOXML locus like ``w:pPr/w:ind@w:left`` below ``base``, in schema order."""
-    path, _, attr = locus.partition("@")
-    el = base
-    for seg in path.split("/"):
-        if seg:
-            el = get_or_add(el, seg)
-    if kind in ("onoff", "onoff_inverse"):
-        on = bool(value) if kind == "onoff" else not bool(value)
-        if on:
-            el.attrib.pop(qn("w:val"), None)
-        else:
-            el.set(qn("w:val"), "0")
-    elif value is None:
-        el.getparent().remove(el)
-        return
-    else:
-        el.set(qn(attr or "w:val"), str(value))
-    for k, v in (also or {}).items():
-        el.set(qn(k), str(v))
 
 
 def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:

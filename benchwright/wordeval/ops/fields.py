@@ -1,10 +1,11 @@
 """Operations of the fields units (``catalogue/units/08_fields.yaml``)."""
 from __future__ import annotations
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
 from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
 from benchwright.wordeval.ops.common import (
-    field_runs, find_fields, operation, paragraphs_for, runs_for, set_locus, story_container,
+    field_runs, find_fields, operation, paragraphs_for, runs_for, story_container,
 )
 
 

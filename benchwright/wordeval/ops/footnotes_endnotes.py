@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from docx.oxml.parser import parse_xml
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval.docmodel import W_NS_DECL, WordDoc, make_run, w_el
-from benchwright.wordeval.ops.common import operation, runs_for, sect_prs, set_locus
+from benchwright.wordeval.ops.common import operation, runs_for, sect_prs
 
 
 @operation("add_note")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import copy
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
 from benchwright.wordeval.docmodel import WordDoc, make_run, set_paragraph_text
-from benchwright.wordeval.ops.common import field_runs, header_footer, operation, scope_objects, set_locus
+from benchwright.wordeval.ops.common import field_runs, header_footer, operation, scope_objects
 
 
 @operation("set_header_text")

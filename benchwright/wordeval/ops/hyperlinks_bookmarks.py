@@ -1,11 +1,12 @@
 """Operations of the hyperlinks bookmarks units (``catalogue/units/12_hyperlinks_bookmarks.yaml``)."""
 from __future__ import annotations
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import RT, qn
 from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
-from benchwright.wordeval.ops.common import operation, runs_for, set_locus, story_container, unwrap
+from benchwright.wordeval.ops.common import operation, runs_for, story_container, unwrap
 
 
 def _ensure_hyperlink_style(wd: WordDoc) -> str:

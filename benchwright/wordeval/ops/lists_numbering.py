@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from docx.oxml.parser import parse_xml
 
+from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import AnchorError, W_NS_DECL, WordDoc, w_el
-from benchwright.wordeval.ops.common import operation, paragraphs_for, set_locus
+from benchwright.wordeval.ops.common import operation, paragraphs_for
 
 
 _BULLETS = ["\u2022", "o", "\u25aa"]
