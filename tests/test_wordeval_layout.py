@@ -50,4 +50,37 @@ def test_operations_are_split_by_subsystem():
     # every other operation is used by a unit of the subsystem whose module holds it (the character
     # style alternative is the self-test's equivalent of a direct character property)
     assert {n for n, m in home.items() if m != "generic" and m not in used_by.get(n, ())} <= \
-        {"set_core_property", "char_style_equivalent"}
+        {"char_style_equivalent"}
+
+
+def _defined_names(path: Path) -> list[str]:
+    """Top-level functions and classes and their methods, but operations (the catalogue calls them by name)."""
+    import ast
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef) and any("operation" in ast.unparse(d) for d in node.decorator_list):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.append(node.name)
+        if isinstance(node, ast.ClassDef):
+            out += [m.name for m in node.body if isinstance(m, ast.FunctionDef) and not m.name.startswith("__")]
+    return out
+
+
+def test_no_dead_code_in_the_wordeval_domain_and_the_ooxml_format():
+    # every function, class and method is used somewhere in the repository besides its own
+    # definition and its module's __all__ (WordDoc.runs_for, libreoffice_opens ... were not)
+    import re
+
+    repo = CORE.parent
+    folders = ("benchwright", "schemas", "loaders", "validation", "cards", "evaluation", "baselines", "pipelines",
+               "benchmarks", "tests")
+    sources = [re.sub(r"__all__ = \[.*?\]", "", p.read_text(encoding="utf-8"), flags=re.S)
+               for folder in folders for p in (repo / folder).rglob("*.py")]
+    dead = []
+    for path in sorted(DOMAIN.rglob("*.py")) + sorted((CORE / "formats" / "ooxml").glob("*.py")):
+        for name in _defined_names(path):
+            uses = re.compile(rf"(?<!def )(?<!class )\b{re.escape(name)}\b")
+            if not any(uses.search(src) for src in sources):
+                dead.append(f"{path.relative_to(repo)}: {name}")
+    assert not dead, dead

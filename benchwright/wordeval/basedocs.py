@@ -26,10 +26,6 @@ def basedocs_spec() -> dict:
         return yaml.safe_load(fh)["basedocs"]
 
 
-def base_document_names() -> list[str]:
-    return list(basedocs_spec())
-
-
 def roles(name: str) -> dict:
     return basedocs_spec()[name].get("roles", {})
 
@@ -122,4 +118,4 @@ def base_document(name: str) -> bytes:
     return build_recipe(spec)
 
 
-__all__ = ["base_document", "base_document_names", "basedocs_spec", "roles", "build_recipe"]
+__all__ = ["base_document", "basedocs_spec", "roles", "build_recipe"]

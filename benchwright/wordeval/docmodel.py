@@ -16,7 +16,6 @@ import copy
 import functools
 import io
 import re
-from typing import Any
 
 import docx
 from docx.opc.packuri import PackURI
@@ -25,9 +24,9 @@ from docx.oxml.parser import parse_xml
 from lxml import etree
 
 from benchwright.errors import RecordError
-from benchwright.formats.ooxml.ns import CT, FIXED_DATE, NS, RT, qn
+from benchwright.formats.ooxml.ns import CT, NS, RT, qn
 from benchwright.formats.ooxml.package import normalize_members
-from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
+from benchwright.formats.ooxml.schema_order import insert_child
 from benchwright.wordeval import text as T
 
 def _register_xml_parts() -> None:
@@ -68,20 +67,12 @@ def w_el(tag: str, **attrs) -> etree._Element:
     return el
 
 
-def set_w(el, name: str, value) -> None:
-    el.set(qn("w:" + name), str(value))
-
-
 class WordDoc:
     def __init__(self, data: bytes, locator: str = "<docx>"):
         self.locator = locator
         self.doc = docx.Document(io.BytesIO(data))
         self.part = self.doc.part
         self.body = self.doc.element.body
-
-    @classmethod
-    def from_bytes(cls, data: bytes, locator: str = "<docx>") -> "WordDoc":
-        return cls(data, locator)
 
     def to_members(self) -> dict[str, bytes]:
         """Serialise every part the way python-docx's PackageWriter does, without zipping."""
@@ -301,11 +292,6 @@ class WordDoc:
             raise AnchorError(self.locator, f"no runs cover characters {start}-{end}")
         return runs
 
-    def runs_for(self, anchor: dict) -> list:
-        p = self.paragraph(anchor["paragraph"])
-        start, end = self.text_range(p, anchor.get("phrase"), anchor.get("occurrence", 1))
-        return self.isolate(p, start, end)
-
     def table(self, spec: dict):
         tables = list(self.body.iter(qn("w:tbl")))
         if "caption" in spec:
@@ -515,15 +501,6 @@ def split_run(r, offset: int):
     return r, right
 
 
-def run_props_el(r):
-    """The run's ``w:rPr`` (created in schema order if absent)."""
-    return get_or_add(r, "w:rPr")
-
-
-def paragraph_props_el(p):
-    return get_or_add(p, "w:pPr")
-
-
 _RUN_SPECIALS = {"\t": "w:tab", "\n": "w:br", "\r": "w:br", "\x0b": "w:br"}
 
 
@@ -560,6 +537,5 @@ def set_paragraph_text(p, text: str) -> None:
     p.append(make_run(text, first_rpr))
 
 
-__all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "w_el", "set_w", "split_run", "make_run", "set_paragraph_text",
-           "run_props_el", "paragraph_props_el", "insert_child", "get_or_add", "FIXED_DATE", "AUTHOR",
-           "AUTHOR_INITIALS", "Any"]
+__all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "w_el", "split_run",
+           "make_run", "set_paragraph_text", "AUTHOR", "AUTHOR_INITIALS", "W_NS_DECL"]

@@ -60,7 +60,6 @@ _WNS = "{%s}" % W
 # qn() is called per element on hot paths; the same few dozen names are resolved millions of times
 qn = functools.lru_cache(maxsize=None)(_qn)
 W_TBL, W_TR, W_TC = qn("w:tbl"), qn("w:tr"), qn("w:tc")
-_WP = NS["wp"]
 
 # --------------------------------------------------------------------------------------------
 # property flattening

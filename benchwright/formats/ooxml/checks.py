@@ -11,7 +11,6 @@ from collections import Counter
 from benchwright.formats.ooxml.ns import CT, NS, qn
 from benchwright.formats.ooxml.package import Package, rels_name
 
-_W = NS["w"]
 _R = NS["r"]
 
 STORY_TYPES = {CT.DOCUMENT, CT.DOCUMENT_MACRO, CT.HEADER, CT.FOOTER, CT.FOOTNOTES, CT.ENDNOTES, CT.COMMENTS,

@@ -139,11 +139,6 @@ def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
     return {name: out[name] for name in docs}
 
 
-def libreoffice_opens(data: bytes) -> list[str]:
-    """Single-file gate."""
-    return libreoffice_gate({"doc": data})["doc"]
-
-
 def resave_docx(docs: dict[str, bytes], **kw) -> dict[str, bytes | None]:
     """LibreOffice round trip (open, save as .docx) for many files in one call."""
     return {name: data for name, (data, _msg) in convert_many(docs, "docx:MS Word 2007 XML", **kw).items()}

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from lxml import etree
 
-from benchwright.formats.ooxml.ns import CT, FIXED_DATE, NS, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
+from benchwright.formats.ooxml.ns import CT, FIXED_DATE, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
 from benchwright.formats.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
 
 _FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
@@ -124,10 +124,6 @@ class Package:
             self._xml[name] = parse_xml(self.members[name], f"{self.locator}:{name}", self.limits)
         return self._xml[name]
 
-    def set_xml(self, name: str, root: etree._Element) -> None:
-        self._xml[name] = root
-        self.members.setdefault(name, b"")
-
     def flags(self) -> list[str]:
         return scan_flags({n: self.get(n) if n.endswith(".xml") or n.endswith(".rels") else self.members[n]
                            for n in self.members}, self.locator)
@@ -152,17 +148,6 @@ class Package:
             return overrides[part.lower()]
         ext = part.rsplit(".", 1)[-1].lower() if "." in part else ""
         return defaults.get(ext)
-
-    def set_override(self, part: str, content_type: str) -> None:
-        self._ct = None
-        root = self.xml("[Content_Types].xml")
-        for el in root.findall(qn("ct:Override")):
-            if (el.get("PartName") or "").lstrip("/").lower() == part.lower():
-                el.set("ContentType", content_type)
-                return
-        el = etree.SubElement(root, qn("ct:Override"))
-        el.set("PartName", "/" + part)
-        el.set("ContentType", content_type)
 
     # ----------------------------------------------------------------- relationships
     def relationships(self, part: str = "") -> list[Relationship]:
@@ -203,24 +188,6 @@ class Package:
                                               f"main part {tp} is <{tag}>, not a WordprocessingML w:document")
                     return tp
         raise UnsafeDocxError(self.locator, "not_a_docx", "no main document part (officeDocument relationship)")
-
-    def add_relationship(self, part: str, rtype: str, target: str, external: bool = False) -> str:
-        name = rels_name(part)
-        if name not in self.members:
-            root = etree.Element(qn("pr:Relationships"), nsmap={None: NS["pr"]})
-            self.set_xml(name, root)
-        root = self.xml(name)
-        used = {el.get("Id") for el in root}
-        n = 1
-        while f"rId{n}" in used:
-            n += 1
-        el = etree.SubElement(root, qn("pr:Relationship"))
-        el.set("Id", f"rId{n}")
-        el.set("Type", rtype)
-        el.set("Target", target)
-        if external:
-            el.set("TargetMode", "External")
-        return f"rId{n}"
 
     # ----------------------------------------------------------------- writing
     def to_bytes(self) -> bytes:
@@ -279,11 +246,6 @@ def normalize_package(pkg: "Package", *, fixed_date: str = FIXED_DATE) -> "Packa
     return pkg
 
 
-def docx_sha256(data: bytes) -> str:
-    import hashlib
-    return hashlib.sha256(data).hexdigest()
-
-
 __all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "normalize_members",
            "normalize_package", "rels_name",
-           "resolve_target", "serialize", "docx_sha256", "CT", "RT"]
+           "resolve_target", "serialize", "CT", "RT"]

@@ -9,11 +9,6 @@ from benchwright.wordeval.docmodel import AnchorError, WordDoc, w_el
 from benchwright.wordeval.ops.common import operation
 
 
-@operation("set_core_property")
-def set_core_property(wd: WordDoc, target: dict, params: dict) -> None:
-    setattr(wd.doc.core_properties, params["name"], params["value"])
-
-
 _FMTID = "{D5CDD505-2E9C-101B-9397-08002B2CF9AE}"
 
 
