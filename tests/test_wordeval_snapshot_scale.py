@@ -1,4 +1,4 @@
-"""Snapshot and alignment work grows (near) linearly with the document (issue 8).
+"""Snapshot, alignment and gate work grows (near) linearly with the document (issue 8).
 
 Work is counted, not timed: the number of Python lines executed (``sys.settrace``) is the same on
 every run for the same input, so doubling the input must roughly double it (a quadratic step
@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from benchwright.benchmarks.wordeval import edit_every_paragraph, large_document
+from benchwright.benchmarks.wordeval import edit_every_paragraph, large_document, merge_first_column
+from benchwright.formats.ooxml.gate import python_docx_reload
 from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.wordeval.snapshot import PAIR_WINDOW, align, extract_snapshot
 
@@ -172,3 +173,30 @@ def test_worker_limits_are_not_reported_as_unreadable(monkeypatch, exc):
     monkeypatch.setattr(ev, "extract_snapshot", limited)
     with pytest.raises(exc):
         ev.evaluate_docx(b"ref", b"out", ORACLE)
+
+
+def test_gate_walks_a_vertically_merged_column_with_linear_work():
+    # python-docx's row.cells follows a merged cell up the table one row at a time (4.3 s for a
+    # 300-row merge, 60 s to gate a real 6,577-row document); the gate walks each w:tc once
+    docs = {rows: merge_first_column(large_document(n_paragraphs=2, n_rows=rows)) for rows in (60, 240)}
+    assert python_docx_reload(docs[60]) == []
+    growth = _growth(lambda rows: python_docx_reload(docs[rows]), 60, 240)
+    assert growth < 6, growth      # 4x the rows: ~4x the work (was ~13x)
+
+
+def test_gate_still_refuses_a_merge_python_docx_cannot_follow():
+    import io
+
+    import docx
+
+    from benchwright.formats.ooxml.ns import qn
+
+    d = docx.Document()
+    t = d.add_table(rows=2, cols=2)
+    # a continued merge in the top row: python-docx's row.cells raises, the gate reports it
+    t._tbl.tr_lst[0].tc_lst[0].get_or_add_tcPr().append(t._tbl.makeelement(qn("w:vMerge"), {}))
+    buf = io.BytesIO()
+    d.save(buf)
+    with pytest.raises(ValueError):
+        [c for row in docx.Document(io.BytesIO(buf.getvalue())).tables[0].rows for c in row.cells]
+    assert python_docx_reload(buf.getvalue()) == ["python-docx: ValueError: no tr above topmost tr in w:tbl"]
