@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from datasets import Features, Value
 from datasets.table import embed_table_storage
 
 from benchwright.hashing import stable_hash64
@@ -33,6 +34,7 @@ PARQUET_OPTIONS = dict(
     row_group_size=10_000,
 )
 TARGET_SHARD_BYTES = 128 << 20
+SPLIT_COLUMN = "split"  # the column every table carries into the writer: it picks the file (<config>/<split>-*)
 
 
 def num_shards_for(total_bytes: int) -> int:
@@ -62,8 +64,8 @@ class _SplitIntoShards(beam.DoFn):
         self._id_column = id_column
 
     def process(self, table: pa.Table, num_shards: dict):
-        for split in sorted(set(table.column("split").to_pylist())):
-            part = table.filter(pc.equal(table.column("split"), split))
+        for split in sorted(set(table.column(SPLIT_COLUMN).to_pylist())):
+            part = table.filter(pc.equal(table.column(SPLIT_COLUMN), split))
             n = num_shards[split]
             shard = stable_hashes(part.column(self._id_column).to_pylist()) % np.uint64(n)
             for s in np.unique(shard):
@@ -133,7 +135,7 @@ class WriteConfig(beam.PTransform):
 
 def _bytes_per_split(table: pa.Table):
     """(split, bytes) including the files Image columns will embed at write time."""
-    splits = table.column("split")
+    splits = table.column(SPLIT_COLUMN)
     for split in sorted(set(splits.to_pylist())):
         part = table.filter(pc.equal(splits, split))
         yield split, part.nbytes + _external_bytes(part)
@@ -149,6 +151,12 @@ def _external_bytes(table: pa.Table) -> int:
                     fs, p = fsspec.core.url_to_fs(path)
                     total += fs.size(p)
     return total
+
+
+def with_split(features):
+    """``features`` plus the ``split`` column a table carries into the writer. A config that does not
+    declare ``split`` keeps it out of its files (the split is then the file name's only)."""
+    return Features({**features, SPLIT_COLUMN: Value("string")})
 
 
 def rows_to_table(rows: list[dict], features) -> pa.Table:

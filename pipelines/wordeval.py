@@ -16,7 +16,7 @@ import pyarrow as pa
 from benchwright.dataset import Dataset, Unit
 from benchwright.pipelines.wordeval_sources import read_catalogue
 from benchwright.stage import Reject, run_stage
-from benchwright.writer import rows_to_table
+from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 from benchwright.schemas import wordeval as schema
 
 SEEDS = (0, 1)
@@ -177,14 +177,7 @@ class WordEval(Dataset):
 
 def _table(rows: list[dict], config: str) -> pa.Table:
     features = schema.FEATURES[config]
-    return rows_to_table([{k: r.get(k) for k in features} | {"split": r["split"]} for r in rows],
-                         _with_split(features))
-
-
-def _with_split(features):
-    from datasets import Features, Value
-
-    return Features({**features, "split": Value("string")})
+    return rows_to_table([{k: r.get(k) for k in features} | {SPLIT_COLUMN: r[SPLIT_COLUMN]} for r in rows], with_split(features))
 
 
 DATASET = WordEval()

@@ -15,7 +15,7 @@ FOLDERS = {"benchwright": "benchwright", "schemas": "benchwright.schemas", "load
            "pipelines": "benchwright.pipelines", "benchmarks": "benchwright.benchmarks"}
 # Bottom to top. The core's infrastructure; the schemas; the datasets' domain code and file formats
 # (no Beam); then the layers. A module imports from its own rank or below.
-DOMAIN = ("benchwright.geometry", "benchwright.wordeval", "benchwright.ooxml",
+DOMAIN = ("benchwright.geometry", "benchwright.wordeval",
           "benchwright.formats", "benchwright.wildbox", "benchwright.workspace_bench", "benchwright.vlm_unlearning")
 RANKS = {"core": 0, "schemas": 1, "domain": 2, "loaders": 3, "validation": 4, "cards": 5, "evaluation": 6,
          "baselines": 7, "pipelines": 8, "benchmarks": 9, "cli": 9}
