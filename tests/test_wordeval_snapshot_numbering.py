@@ -3,13 +3,13 @@ document by name (issue 11)."""
 from __future__ import annotations
 
 import io
-import sys
 
 import pytest
 
 from benchwright.errors import RecordError
 from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.wordeval.snapshot import extract_snapshot, format_number, snapshot_dict
+from tests.work import lines_executed
 
 ORACLE = {"targets": [], "allowed_side_effects": []}
 
@@ -34,28 +34,12 @@ def test_labels_of_ordinary_values():
     assert format_number(7, "decimalZero") == "07" and format_number(12, "decimal") == "12"
 
 
-def _steps(fn, *args) -> int:
-    n = 0
-
-    def local(frame, event, arg):
-        nonlocal n
-        n += event == "line"
-        return local
-
-    sys.settrace(lambda frame, event, arg: local)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(None)
-    return n
-
-
 @pytest.mark.parametrize("fmt", ["lowerLetter", "upperRoman"])
 def test_huge_values_cost_constant_work_and_stay_exact(fmt):
     big = 2_000_000_000
     label = format_number(big, fmt)
     assert len(label) < 40, len(label)                        # was 76,923,077 letters / 2,000,000 m's
-    assert _steps(format_number, big, fmt) < 200              # was a step per 1000 (roman)
+    assert lines_executed(format_number, big, fmt) < 200              # was a step per 1000 (roman)
     # distinct values keep distinct labels, equal ones equal labels
     assert len({format_number(big + k, fmt) for k in (0, 1, 26, 1000)}) == 4
     assert format_number(big, fmt) == label

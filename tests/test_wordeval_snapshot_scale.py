@@ -6,7 +6,6 @@ quadruples it). Wall-clock numbers on a large document are in ``benchmarks/worde
 """
 from __future__ import annotations
 
-import sys
 
 import pytest
 
@@ -14,31 +13,14 @@ from benchwright.benchmarks.wordeval import edit_every_paragraph, large_document
 from benchwright.formats.ooxml.gate import python_docx_reload
 from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.wordeval.snapshot import PAIR_WINDOW, align, extract_snapshot
+from tests.work import lines_executed
 
 ORACLE = {"targets": [], "allowed_side_effects": []}
 
 
-def _lines(fn, *args) -> int:
-    """Python lines executed by ``fn(*args)`` (all frames, library code included)."""
-    n = 0
-
-    def local(frame, event, arg):
-        nonlocal n
-        if event == "line":
-            n += 1
-        return local
-
-    sys.settrace(lambda frame, event, arg: local)
-    try:
-        fn(*args)
-    finally:
-        sys.settrace(None)
-    return n
-
-
 def _growth(fn, small, large) -> float:
     fn(small)   # warm caches (styles, names) so both counts measure the same work
-    return _lines(fn, large) / _lines(fn, small)
+    return lines_executed(fn, large) / lines_executed(fn, small)
 
 
 def test_table_snapshot_work_is_linear_in_rows():
