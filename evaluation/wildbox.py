@@ -117,7 +117,7 @@ NHD_IOU = 0.75
 GT_COLUMNS = ("image_id", "frame_id", "segment_id", "species", "coarse_class", "category_id", "center_cam",
               "dimensions", "R_cam", "corners_cam", "bbox2d_tight", "bbox2d_proj", "depth",
               "truncation", "visibility", "segmentation_pts", "support_points", "kitti_representable",
-              "K", "image_width", "image_height")
+              "K", "image_width", "image_height", "bbox_source")
 # Omni3D's test-time filter (cubercnn ``is_ignore`` with ``do_test``'s settings): truncation >=
 # 0.33, visibility <= 0.33, projected 2D box height <= 0.0625 or >= 1.5 image heights, a
 # dimension <= 0, no points (lidar_pts; here the support points) or no mask pixels.
@@ -137,7 +137,8 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
 
     Keys: image_id (G,), category_id (G,), species (G,), center_cam (G, 3), dimensions (G, 3)
     [W, H, L], R_cam (G, 3, 3), corners_cam (G, 8, 3), bbox2d_tight / bbox2d_proj (G, 4) xyxy,
-    K (G, 3, 3), depth, truncation, visibility, segmentation_pts, support_points,
+    K (G, 3, 3), depth, truncation, visibility, segmentation_pts (-1 without a mask, as the Omni3D
+    export), support_points,
     kitti_representable, image_width, image_height (G,), frame_id and segment_id (G,) object arrays; plus ``image_ids``: every image of the split
     (from the frames config when present, so frames without boxes count too).
     """
@@ -152,6 +153,9 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
         gt[name] = table.column(name).to_numpy(zero_copy_only=False)
     for name in ("frame_id", "segment_id"):
         gt[name] = np.asarray(table.column(name).to_pylist(), dtype=object)
+    # as the Omni3D export holds it: -1 (unavailable) for a box without a mask, which Omni3D keeps
+    gt["segmentation_pts"] = wbl.omni3d_segmentation_pts(gt["segmentation_pts"],
+                                                         table.column("bbox_source").to_numpy())
     image_ids = np.unique(gt["image_id"])
     if sorted((root / "frames").glob(f"{split}-*.parquet")):
         frames = wbl.read_config(root, "frames", split, columns=["image_id"])

@@ -210,10 +210,11 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
     columns = [boxes[c].to_pylist() for c in ("box_id", "track_id", "bbox_source", "truncation", "visibility",
                                               "segmentation_pts", "support_points")]
 
+    segmentation_pts = omni3d_segmentation_pts(columns[5], columns[2])
+
     def annotations():
         tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
-        sam3 = schema.BBOX_SOURCES.index("sam3")
-        for i, (box_id, track, source, trunc, vis, segpts, support) in enumerate(zip(*columns)):
+        for i, (box_id, track, source, trunc, vis, _, support) in enumerate(zip(*columns)):
             x1, y1, x2, y2 = tight[i]
             # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
             yield {
@@ -224,7 +225,7 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
                 "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
                 "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
                 "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
-                "segmentation_pts": segpts if source == sam3 else UNAVAILABLE, "lidar_pts": RELEASE_LIDAR_PTS,
+                "segmentation_pts": int(segmentation_pts[i]), "lidar_pts": RELEASE_LIDAR_PTS,
                 "depth_error": RELEASE_DEPTH_ERROR,
                 "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
                 "bbox_source": schema.BBOX_SOURCES[source],
@@ -242,6 +243,14 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
 
 def _ann_id(box_id: str) -> int:
     return stable_int_id(box_id)
+
+
+def omni3d_segmentation_pts(segmentation_pts, bbox_source) -> np.ndarray:
+    """Omni3D's ``segmentation_pts`` of boxes: the mask's pixel count where the 2D box is the SAM3
+    mask's, else UNAVAILABLE (-1). Omni3D ignores a box with 0 (a mask without pixels), not one
+    with -1 (no mask): the export and the evaluator's Omni3D filter read boxes the same way."""
+    pts = np.asarray(segmentation_pts, np.int64)
+    return np.where(np.asarray(bbox_source) == schema.BBOX_SOURCES.index("sam3"), pts, UNAVAILABLE)
 
 
 def kitti_occlusion(visibility) -> np.ndarray:

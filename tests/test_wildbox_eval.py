@@ -660,10 +660,11 @@ def _boxes_table(g, split):
         "R_cam": g["R_cam"].tolist(), "corners_cam": geometry.corners(g["center_cam"], g["dimensions"], g["R_cam"]).tolist(),
         "yaw_pitch_roll": ypr.tolist(), "depth": g["center_cam"][:, 2].tolist(),
         "bbox2d_tight": g["bbox2d_tight"].tolist(), "bbox2d_proj": g["bbox2d_proj"].tolist(),
-        "bbox_source": [0] * n,
+        "bbox_source": g["bbox_source"].tolist() if "bbox_source" in g else [0] * n,
         "truncation": g["truncation"].tolist() if "truncation" in g else [0.0] * n,
         "visibility": g["visibility"].tolist() if "visibility" in g else [1.0] * n,
-        "segmentation_pts": [100] * n, "support_points": [10] * n,
+        "segmentation_pts": g["segmentation_pts"].tolist() if "segmentation_pts" in g else [100] * n,
+        "support_points": [10] * n,
         "kitti_representable": [False] * n, "kitti_reason": ["pitch"] * n,
         "K": [[[1500.0, 0, 960], [0, 1500, 540], [0, 0, 1]]] * n,
         "image_width": [1920] * n, "image_height": [1080] * n, "scale_factor": [0.02] * n,
@@ -733,6 +734,24 @@ def test_cli_omni3d_ignore_reads_truncation_and_visibility(tmp_path, gt):
         else:
             assert m["ap3d"]["micro"] == pytest.approx(want_micro)
             assert m["meta"]["n_gt_ignored"] >= cut.sum()
+
+
+def test_omni3d_ignore_keeps_boxes_without_a_mask_as_the_export_does(tmp_path, gt):
+    """A box whose 2D box is not the SAM3 mask's has no mask pixels to count: the export writes -1
+    (unavailable) there and Cube R-CNN keeps it; the evaluator's Omni3D filter must keep it too.
+    A mask with 0 pixels is ignored by both."""
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    n = len(gt["image_id"])
+    sam3, vggt = schema.BBOX_SOURCES.index("sam3"), schema.BBOX_SOURCES.index("vggt")
+    source = np.where(np.arange(n) % 2 == 0, sam3, vggt)
+    g = dict(gt, bbox_source=source, segmentation_pts=np.zeros(n, int), truncation=np.zeros(n), visibility=np.ones(n))
+    pq.write_table(_boxes_table(g, "validation"), root / "boxes" / "validation-00000-of-00001.parquet")
+    loaded = ev.load_ground_truth(root, "validation")
+    assert loaded["segmentation_pts"].tolist() == np.where(source == sam3, 0, -1).tolist()
+    ignored = ev.omni3d_ignore(loaded)
+    assert ignored[source == sam3].all()
+    assert np.array_equal(ignored[source == vggt], ev.omni3d_ignore({**loaded, "segmentation_pts": np.ones(n)})[source == vggt])
 
 
 def test_cli_reports_bad_input(tmp_path, capsys, gt):
