@@ -22,7 +22,8 @@ from benchwright import __version__, published
 from benchwright.card import render_card
 from benchwright.dataset import Dataset
 from benchwright.errors import BuildError
-from benchwright.manifest import (BUILD_DIR, MANIFEST, describe_files, fill_empty_shards, fingerprint_source,
+from benchwright.layout import BUILD_DIR, MANIFEST
+from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.options import BuildOptions
 from benchwright.stage import FILTERED, QUARANTINE
@@ -50,12 +51,13 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
         dataset_url = published.join(options.out, dataset.name)
         staging_url = published.join(dataset_url, published.STAGING, uuid.uuid4().hex[:12])
         sources_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "benchwright" / "sources"
-    published.remove(staging_url)
+    if local_out:
+        published.remove(staging_url)  # a killed earlier build's leftovers (remote staging is per run)
     t0 = time.perf_counter()
     if source is None:
         source = dataset.default_source(str(sources_dir))
         timings["default_source_s"] = round(time.perf_counter() - t0, 3)
-    previous = published.resolve(dataset_url) if published.committed_manifest(dataset_url) else None
+    previous = published.committed(dataset_url)[1] if published.committed_manifest(dataset_url) else None
 
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     t = time.perf_counter()
@@ -82,9 +84,18 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     try:
         with tempfile.TemporaryDirectory(prefix=f"benchwright-{dataset.name}-") as work:
             # Driver-side steps (exports, card, validation) run on a local copy of the staged build.
-            staging = published.mirror(staging_url, Path(work) / "build")
-            finalize(dataset, source, staging, counters, options, timings)
-            target = published.commit(staging, dataset_url, staging_url)
+            staging = Path(work) / "build"
+            mirrored = published.mirror(staging_url, staging)
+            try:
+                finalize(dataset, source, staging, counters, options, timings)
+            except BuildError as err:
+                # keep what explains the failure (quarantine, validation report) where the user can read it
+                kept = published.join(dataset_url, "_failed", staging_url.rstrip("/").rsplit("/", 1)[1])
+                fs, path = fsspec.core.url_to_fs(kept)
+                if (staging / BUILD_DIR).is_dir():
+                    fs.put(str(staging / BUILD_DIR), path + "/", recursive=True)
+                raise BuildError(f"{err}\n  (the failed build's {BUILD_DIR}/ is kept at {kept})") from None
+            target = published.commit(staging, dataset_url, staging_url, mirrored)
     finally:
         published.remove(staging_url)
     _progress(options, f"[{dataset.name}] published {dataset_url} (build {target})")

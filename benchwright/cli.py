@@ -8,22 +8,19 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
+import fsspec
 from tqdm import tqdm
 
 from benchwright import published, registry
-from benchwright.build import build
 from benchwright.errors import BenchwrightError
+from benchwright.layout import MANIFEST, QUARANTINE_DIR, VALIDATION_DIR
 from benchwright.options import RUNNING_MODES, BuildOptions
-from benchwright.validate import validate_url
-
-
-def dataset(name: str):
-    return registry.get(name)
 
 
 def cmd_build(args, beam_args) -> int:
+    from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
+
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
@@ -31,7 +28,7 @@ def cmd_build(args, beam_args) -> int:
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            beam_args=beam_args)
     for name in names:
-        final = build(dataset(name), args.source, options)
+        final = build(registry.get(name), args.source, options)
         if final is not None:
             print(describe(final))
     return 0
@@ -46,7 +43,9 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    ds = dataset(_dataset_of(args.path))
+    from benchwright.validate import validate_url  # great-expectations and datasets: slow to import
+
+    ds = registry.get(_dataset_of(args.path))
     report, where = validate_url(ds, args.path)
     for r in report["results"]:
         if not r["ok"] or args.verbose:
@@ -60,8 +59,8 @@ def cmd_export(args, _) -> int:
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
-    ds = dataset(_dataset_of(args.path))
-    print(json.dumps(ds.export(str(Path(args.path))), indent=2, sort_keys=True))
+    ds = registry.get(_dataset_of(args.path))
+    print(json.dumps(ds.export(fsspec.core.url_to_fs(args.path)[1]), indent=2, sort_keys=True))
     return 0
 
 
@@ -72,11 +71,8 @@ def cmd_info(args, _) -> int:
 
 def describe(url: str) -> str:
     """Configs, splits, rows and bytes (from the manifest: no data file is opened), counts, reports."""
-    manifest = published.committed_manifest(url)
-    if manifest is None:
-        raise BenchwrightError(f"{url}: no _build/manifest.json; is this a built dataset folder?")
-    ds = dataset(manifest["dataset"])
-    root = published.resolve(url)
+    manifest, root = published.committed(url)
+    ds = registry.get(manifest["dataset"])
     nbytes = {f["path"]: f["bytes"] for f in manifest["files"]}
     lines = [f"{manifest['dataset']} at {url}" + (f" (build {root})" if root != url else "")]
     for config in ds.configs:
@@ -93,18 +89,15 @@ def describe(url: str) -> str:
         f"{u}: {e['read']} read, {e['written']} written, {e['quarantined']} quarantined, {e['filtered']} filtered"
         for u, e in recon.items()))
     lines.append(f"  card           {published.join(root, 'README.md')}")
-    lines.append(f"  manifest       {published.join(url, '_build/manifest.json')}")
-    lines.append(f"  validation     {published.join(root, '_build/validation/report.json')} (Data Docs: "
-                 f"{published.join(root, '_build/validation/index.html')})")
-    lines.append(f"  quarantine     {published.join(root, '_build/quarantine')}")
+    lines.append(f"  manifest       {published.join(url, MANIFEST)}")
+    lines.append(f"  validation     {published.join(root, VALIDATION_DIR, 'report.json')} (Data Docs: "
+                 f"{published.join(root, VALIDATION_DIR, 'index.html')})")
+    lines.append(f"  quarantine     {published.join(root, QUARANTINE_DIR)}")
     return "\n".join(lines)
 
 
 def _dataset_of(url: str) -> str:
-    manifest = published.committed_manifest(url)
-    if manifest is None:
-        raise BenchwrightError(f"{url}: no _build/manifest.json; is this a built dataset folder?")
-    return manifest["dataset"]
+    return published.committed(url)[0]["dataset"]
 
 
 def cmd_evaluate(args, rest) -> int:

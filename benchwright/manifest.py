@@ -19,14 +19,13 @@ import pyarrow.parquet as pq
 
 from benchwright.errors import BuildError
 from benchwright.hashing import sha256_file
+from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
 
 if TYPE_CHECKING:
     from benchwright.dataset import Dataset
 
-BUILD_DIR = "_build"
-MANIFEST = f"{BUILD_DIR}/manifest.json"
 # Recorded in the manifest so a reader knows exactly what produced the bytes.
 VERSIONED_PACKAGES = ("apache-beam", "pyarrow", "datasets", "numpy", "opencv-python-headless", "open3d-cpu",
                       "great-expectations", "python-docx", "lxml", "fsspec")

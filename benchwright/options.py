@@ -11,7 +11,6 @@ import functools
 import threading
 from typing import Sequence
 
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions, TestOptions
 
 DEFAULT_RUNNER = "FnApiRunner"
 RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
@@ -30,7 +29,10 @@ class BuildOptions:
     beam_args: Sequence[str] = ()
     progress: bool = True
 
-    def pipeline_options(self) -> PipelineOptions:
+    def pipeline_options(self):
+        """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""
+        from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+
         opts = PipelineOptions(list(self.beam_args))
         if self.runner == DEFAULT_RUNNER:
             direct = opts.view_as(DirectOptions)
@@ -51,6 +53,8 @@ class BuildOptions:
     @property
     def dry_run(self) -> bool:
         """``--dry_run=True``: the runner checks the options and the graph, submits nothing."""
+        from apache_beam.options.pipeline_options import TestOptions
+
         value = self.pipeline_options().view_as(TestOptions).dry_run
         return str(value).lower() not in ("false", "0", "none", "")
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import posixpath
 from pathlib import Path
 
@@ -28,7 +29,9 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from benchwright.errors import BenchwrightError
-from benchwright.manifest import MANIFEST
+from benchwright.layout import MANIFEST
+
+log = logging.getLogger(__name__)
 
 BUILDS = "builds"
 STAGING = "_staging"
@@ -54,26 +57,32 @@ def exists(url: str) -> bool:
 
 def committed_manifest(url: str) -> dict | None:
     """The manifest at a dataset URL (local folder or object-store root), or None when nothing is published."""
-    target = join(url, MANIFEST)
-    return read_json(target) if exists(target) else None
+    try:
+        return read_json(join(url, MANIFEST))
+    except FileNotFoundError:
+        return None
 
 
-def resolve(url: str) -> str:
-    """The folder of the committed build at dataset URL ``url`` (the URL itself on a filesystem)."""
+def committed(url: str) -> tuple[dict, str]:
+    """(manifest, folder of the committed build) at dataset URL ``url``, from ONE read of the root
+    manifest, so a commit landing meanwhile cannot mix two builds (the folder is the URL itself on a
+    filesystem)."""
     manifest = committed_manifest(url)
     if manifest is None:
         raise BenchwrightError(f"{url}: no {MANIFEST}; is this a built dataset?")
     where = manifest.get("published_at")
-    return join(url, where) if where else url
+    return manifest, (join(url, where) if where else url)
+
+
+def resolve(url: str) -> str:
+    """The folder of the committed build at dataset URL ``url``."""
+    return committed(url)[1]
 
 
 def data_files(url: str, config: str) -> dict[str, list[str]]:
     """{split: [shard URLs]} of a config of the committed build, for
     ``datasets.load_dataset("parquet", data_files=..., storage_options=...)`` on object storage."""
-    manifest = committed_manifest(url)
-    if manifest is None:
-        raise BenchwrightError(f"{url}: nothing is published there")
-    root = resolve(url)
+    manifest, root = committed(url)
     out: dict[str, list[str]] = {}
     for shard in manifest["shards"]:
         if shard["config"] == config:
@@ -92,47 +101,62 @@ def build_id(manifest: dict) -> str:
     return h.hexdigest()[:16]
 
 
-def mirror(url: str, local: Path) -> Path:
-    """Copy every file under ``url`` into the local folder ``local`` (same relative paths)."""
+def mirror(url: str, local: Path) -> dict[str, tuple[int, int]]:
+    """Copy every file under ``url`` into the local folder ``local`` (same relative paths); returns
+    {relative path: (size, mtime_ns)} of the copies as made, so a later step can tell which of them
+    it left untouched."""
     fs, root = fsspec.core.url_to_fs(url)
-    for path in fs.find(root):
-        rel = posixpath.relpath(path, root)
-        target = local / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fs.get_file(path, str(target))
-    return local
+    local.mkdir(parents=True, exist_ok=True)
+    if fs.exists(root):
+        fs.get(root.rstrip("/") + "/", str(local) + "/", recursive=True)
+    return {p.relative_to(local).as_posix(): _stat(p) for p in local.rglob("*") if p.is_file()}
 
 
-def commit(local: Path, dataset_url: str, staging_url: str) -> str:
+def _stat(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, tuple[int, int]]) -> str:
     """Publish the finalised local build ``local`` at object-store ``dataset_url``; returns the build URL.
 
-    Files the pipeline already wrote to ``staging_url`` are copied inside the store (no transfer
-    through this machine); files made here are uploaded. The build's own manifest goes last inside
-    its folder, then the root manifest commits it."""
+    ``mirrored``: what ``mirror`` copied from ``staging_url``. A file still as mirrored is copied
+    inside the store (no transfer through this machine); a file made or changed here is uploaded.
+    The build's own manifest goes last inside its folder, then the root manifest commits it. A build
+    with the same files already in the store (the id is their content) is committed as it is,
+    never rewritten under its readers."""
     fs, _ = fsspec.core.url_to_fs(dataset_url)
     manifest = json.loads((local / MANIFEST).read_text())
     bid = build_id(manifest)
     target = join(dataset_url, BUILDS, bid)
-    _, staging_path = fsspec.core.url_to_fs(staging_url)
-    staged = {posixpath.relpath(p, staging_path): info["size"]
-              for p, info in fs.find(staging_path, detail=True).items()} if fs.exists(staging_path) else {}
     previous = committed_manifest(dataset_url)
-    files = sorted(p for p in local.rglob("*") if p.is_file())
-    for f in files:
-        rel = f.relative_to(local).as_posix()
-        if rel == MANIFEST:
-            continue
-        dest = fsspec.core.url_to_fs(join(target, rel))[1]
-        if staged.get(rel) == f.stat().st_size:
-            fs.copy(posixpath.join(staging_path, rel), dest)
-        else:
-            fs.put_file(str(f), dest)
-    fs.put_file(str(local / MANIFEST), fsspec.core.url_to_fs(join(target, MANIFEST))[1])
-    root = dict(manifest, published_at=f"{BUILDS}/{bid}")
+    existing = committed_manifest(target)
+    if existing is None:
+        _, staging_path = fsspec.core.url_to_fs(staging_url)
+        copies, uploads = [], []
+        for f in sorted(p for p in local.rglob("*") if p.is_file()):
+            rel = f.relative_to(local).as_posix()
+            if rel == MANIFEST:
+                continue
+            dest = fsspec.core.url_to_fs(join(target, rel))[1]
+            if mirrored.get(rel) == _stat(f):
+                copies.append((posixpath.join(staging_path, rel), dest))
+            else:
+                uploads.append((str(f), dest))
+        if copies:  # lists: s3fs runs them concurrently
+            fs.copy([c[0] for c in copies], [c[1] for c in copies])
+        if uploads:
+            fs.put([u[0] for u in uploads], [u[1] for u in uploads])
+        fs.put_file(str(local / MANIFEST), fsspec.core.url_to_fs(join(target, MANIFEST))[1])
+        existing = manifest
+    root = dict(existing, published_at=f"{BUILDS}/{bid}")
     with fsspec.open(join(dataset_url, MANIFEST), "w", encoding="utf-8") as f:
         f.write(json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     keep = {bid, posixpath.basename(previous["published_at"])} if previous and previous.get("published_at") else {bid}
-    _remove_builds_except(dataset_url, keep)
+    try:
+        _remove_builds_except(dataset_url, keep)
+    except OSError as err:  # the build is committed; a leftover folder is only space
+        log.warning("%s: could not remove an older build: %s", dataset_url, err)
     return target
 
 
@@ -141,7 +165,8 @@ def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
     if not fs.exists(builds):
         return
     for path in fs.ls(builds, detail=False):
-        # a folder without its manifest may be another build still uploading: never touched
+        # a folder without its manifest may be another build still uploading: never touched here
+        # (a crashed upload's folder stays too; concurrent publishers are issue 13's)
         if posixpath.basename(path.rstrip("/")) not in keep and fs.exists(posixpath.join(path, MANIFEST)):
             fs.rm(path, recursive=True)
 

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 from benchwright import published
 from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
-from benchwright.manifest import MANIFEST, describe_files, reconcile
+from benchwright.layout import MANIFEST, VALIDATION_DIR
+from benchwright.manifest import describe_files, reconcile
 
-VALIDATION_DIR = "_build/validation"
 
 
 def check_manifest(root: Path) -> list[dict]:
@@ -188,18 +188,18 @@ def validate_url(dataset, url: str) -> tuple[dict, str]:
     if published.is_local(url):
         root = Path(fsspec.core.url_to_fs(url)[1])
         return validate_build(dataset, root), str(root / VALIDATION_DIR / "report.json")
-    build_url = published.resolve(url)
+    root_manifest, build_url = published.committed(url)  # one read: a commit meanwhile cannot mix builds
     with tempfile.TemporaryDirectory(prefix="benchwright-validate-") as work:
-        local = published.mirror(build_url, Path(work) / "build")
+        local = Path(work) / "build"
+        published.mirror(build_url, local)
         shutil.rmtree(local / VALIDATION_DIR, ignore_errors=True)  # the previous report is not under test
-        report = validate_build(dataset, local, extra=_root_manifest_check(url, local))
+        report = validate_build(dataset, local, extra=_root_manifest_check(url, root_manifest, local))
         fs, target = fsspec.core.url_to_fs(published.join(build_url, VALIDATION_DIR))
         fs.put(str(local / VALIDATION_DIR), posixpath.dirname(target), recursive=True)
     return report, published.join(build_url, VALIDATION_DIR, "report.json")
 
 
-def _root_manifest_check(url: str, local: Path) -> list[dict]:
-    root = published.committed_manifest(url)
+def _root_manifest_check(url: str, root: dict, local: Path) -> list[dict]:
     own = json.loads((local / MANIFEST).read_text())
     same = {k: v for k, v in root.items() if k != "published_at"} == own
     return [{"check": "root manifest", "ok": same,

@@ -49,30 +49,29 @@ class Gates:
         return case
 
 
-def build_atomic(unit_id: str, source: str, gates: Gates, seeds=SEEDS):
+def build_atomic(unit_id: str, cat, gates: Gates, seeds=SEEDS):
     """Every atomic case of one unit (bases and seed dedupe as the catalogue says), gated."""
     from benchwright.wordeval.cases import iter_cases
 
     errors: list[dict] = []
-    cases = list(iter_cases(read_catalogue(source), seeds=seeds, units=[unit_id], errors=errors))
+    cases = list(iter_cases(cat, seeds=seeds, units=[unit_id], errors=errors))
     for e in errors:
         yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
-        yield gates({**case, "split": SPLIT}, "atomic_case")
+        yield gates({**case, SPLIT_COLUMN: SPLIT}, "atomic_case")
 
 
-def build_compositional(template_id: str, atomic_ids: list[str], source: str, gates: Gates, seeds=SEEDS):
+def build_compositional(template_id: str, atomic_ids: list[str], cat, gates: Gates, seeds=SEEDS):
     """The cases of one composition template, each linked to the atomic cases that were published."""
     from benchwright.wordeval.cases import iter_compositions
 
-    cat = read_catalogue(source)
     one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})
     errors: list[dict] = []
     cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors))
     for e in errors:
         yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}", e["reason"])
     for case in cases:
-        yield gates({**case, "split": SPLIT}, "compositional_case")
+        yield gates({**case, SPLIT_COLUMN: SPLIT}, "compositional_case")
 
 
 def libreoffice_gate(batch: list[dict], unit: str):
@@ -115,14 +114,14 @@ class WordEval(Dataset):
         unit_ids = sorted(self.unit_ids or cat.units)
         gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
-                           "BuildAtomic", lambda u: build_atomic(u, source, gates, self.seeds), unit="atomic_case",
+                           "BuildAtomic", lambda u: build_atomic(u, cat, gates, self.seeds), unit="atomic_case",
                            source=True)
         atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
         templates = sorted(t for t in cat.templates
                            if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
         compositional = run_stage(
             pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
-            "BuildCompositional", lambda t, ids: build_compositional(t, ids, source, gates, self.seeds),
+            "BuildCompositional", lambda t, ids: build_compositional(t, ids, cat, gates, self.seeds),
             unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True)
         tables, rejects = {}, [atomic, compositional]
         for config, built in (("atomic", atomic), ("compositional", compositional)):

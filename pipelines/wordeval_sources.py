@@ -17,6 +17,7 @@ import fsspec
 import yaml
 from fsspec.implementations.local import LocalFileSystem
 
+from benchwright import published
 from benchwright.errors import BuildError, SourceError
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 
@@ -45,11 +46,7 @@ def _read(url: str, listing: tuple) -> Catalogue:
     else:
         local = Path(tempfile.mkdtemp(prefix="benchwright-catalogue-"))
         atexit.register(shutil.rmtree, local, True)
-        for path in fs.find(root):
-            if path.endswith(".yaml"):
-                target = local / posixpath.relpath(path, root)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fs.get_file(path, str(target))
+        published.mirror(url, local)
     try:
         # the uncached loader: its own cache is keyed by the folder alone, not by what it holds
         return load_catalogue.__wrapped__(str(local))

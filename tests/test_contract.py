@@ -11,14 +11,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from benchwright import registry
 from benchwright.build import build
 from benchwright.cli import main as cli_main
-from benchwright.manifest import MANIFEST
+from benchwright.layout import MANIFEST
+from benchwright.manifest import rows_by_config_split
 from benchwright.options import BuildOptions
 from tests.wildbox_helpers import published_hashes
 
@@ -42,21 +42,12 @@ def card_header(root: Path) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
 
 
-def parquet_rows(root: Path) -> dict[str, dict[str, int]]:
-    rows: dict[str, dict[str, int]] = {}
-    for f in sorted(root.glob("*/*.parquet")):
-        split = f.name.split("-", 1)[0]
-        rows.setdefault(f.parent.name, {}).setdefault(split, 0)
-        rows[f.parent.name][split] += pq.ParquetFile(f).metadata.num_rows
-    return rows
-
-
 def test_card_counts_equal_the_files_and_the_manifest(tiny):
     name, _, root = tiny
     header = card_header(root)
     card = {info["config_name"]: {s["name"]: s["num_examples"] for s in info["splits"]}
             for info in header["dataset_info"]}
-    files = parquet_rows(root)
+    files = rows_by_config_split(root)
     assert card == files
     assert set(card) == set(registry.get(name).configs)
     assert json.loads((root / MANIFEST).read_text())["reconciliation"]["rows"] == files
@@ -81,7 +72,7 @@ def test_loads_with_plain_datasets_in_a_clean_interpreter(tiny):
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, env=env,
                           cwd=root.parent, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == parquet_rows(root)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == rows_by_config_split(root)
 
 
 def test_a_rebuild_is_byte_identical(tiny, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -160,6 +161,21 @@ def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3
     assert fs.exists(f"{first}/_build/manifest.json")  # the previous build stays for readers still on it
     splits = json.loads(fs.cat_file(f"{second}/_build/splits.json"))["groups"]
     assert videos[0] not in splits
+    # the same input again: the same build id, committed as it is (not rewritten under its readers)
+    own = fs.cat_file(f"{second}/_build/manifest.json")
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw2", "--out", f"s3://{BUCKET}/out"]) == 0
+    assert published.resolve(url) == second and fs.cat_file(f"{second}/_build/manifest.json") == own
+    assert cli_main(["validate", url]) == 0
+    # a build that fails in finalize (too many bad records) publishes nothing and keeps what explains
+    # the failure under _failed/<run>/
+    damaged = tmp_path / "raw3"
+    shutil.copytree(local_source, damaged)
+    registry.get("wildbox").plant_bad_record(str(damaged))
+    fs.put(str(damaged), f"{BUCKET}/raw3", recursive=True)
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw3", "--out", f"s3://{BUCKET}/out",
+                     "--max-bad-fraction", "0"]) != 0
+    assert published.resolve(url) == second
+    assert fs.glob(f"{url}/_failed/*/_build/quarantine/*.jsonl")
     # a build that fails (nothing can be read) leaves the committed build and no staging behind
     fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
     assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", f"s3://{BUCKET}/out"]) != 0

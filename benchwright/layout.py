@@ -1,0 +1,8 @@
+"""Where a build keeps what it writes beside its data (``_build/``): names only, so anything can import
+them without the machinery (Beam, datasets) that writes them."""
+from __future__ import annotations
+
+BUILD_DIR = "_build"
+MANIFEST = f"{BUILD_DIR}/manifest.json"
+VALIDATION_DIR = f"{BUILD_DIR}/validation"
+QUARANTINE_DIR = f"{BUILD_DIR}/quarantine"
