@@ -134,7 +134,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
 
     _progress(options, f"[{dataset.name}] validating")
     t = time.perf_counter()
-    report = validate_build(dataset, staging)
+    report = validate_build(dataset, staging, described=manifest["files"])
     timings["validation_s"] = round(time.perf_counter() - t, 3)
     if not report["passed"]:
         raise BuildError(f"{dataset.name}: validation failed, nothing published; see "

@@ -22,17 +22,20 @@ from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
+from benchwright.writer import SPLIT_COLUMN
 
 
 
-def check_manifest(root: Path) -> list[dict]:
-    """Every file the manifest lists has its sha256 and size; no data file is missing from it."""
+def check_manifest(root: Path, described: list[dict] | None = None) -> list[dict]:
+    """Every file the manifest lists has its sha256 and size; no data file is missing from it.
+    ``described``: the files as ``describe_files`` just read them (a build passes what it wrote into
+    the manifest a moment ago, instead of hashing every byte a second time)."""
     manifest_path = root / MANIFEST
     if not manifest_path.exists():
         return [{"check": "manifest", "ok": False, "detail": f"{manifest_path} is missing"}]
     manifest = json.loads(manifest_path.read_text())
     listed = {f["path"]: f for f in manifest["files"]}
-    actual = {f["path"]: f for f in describe_files(root)}
+    actual = {f["path"]: f for f in (described if described is not None else describe_files(root))}
     results = []
     for path, want in sorted(listed.items()):
         got = actual.get(path)
@@ -76,8 +79,8 @@ def derived_expectations(dataset) -> dict[str, list]:
                  for key in sorted(set(dataset.id_columns.values()) - {own}) if key in features]
         exps += [("ExpectColumnValuesToBeInSet", {"column": name, "value_set": list(range(feature.num_classes))})
                  for name, feature in features.items() if isinstance(feature, ClassLabel)]
-        if "split" in features and dataset.splits:
-            exps.append(("ExpectColumnValuesToBeInSet", {"column": "split", "value_set": list(dataset.splits)}))
+        if SPLIT_COLUMN in features and dataset.splits:
+            exps.append(("ExpectColumnValuesToBeInSet", {"column": SPLIT_COLUMN, "value_set": list(dataset.splits)}))
         out[config] = exps
     return out
 
@@ -156,11 +159,12 @@ def _short(kwargs: dict) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def validate_build(dataset, root: Path, extra: list[dict] | None = None) -> dict:
+def validate_build(dataset, root: Path, extra: list[dict] | None = None,
+                   described: list[dict] | None = None) -> dict:
     root = Path(root)
     vdir = root / VALIDATION_DIR
     results = list(extra or [])
-    results += check_manifest(root)
+    results += check_manifest(root, described)
     results += check_reconciliation(dataset, root)
     results += check_splits(dataset, root)
     results += dataset.validate_tables(str(root))
