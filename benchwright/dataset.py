@@ -28,6 +28,9 @@ class Dataset:
     configs: dict = {}          # config -> datasets.Features
     id_columns: dict = {}       # config -> the column whose stable hash picks the shard (unique, non-null)
     splits: tuple = ()          # the splits a build writes, in card order
+    # {split: parent}: a split that is a subset of another (Workspace-Bench's lite of full). Its rows
+    # repeat the parent's rows, so ids are unique within each split and each of its ids is the parent's.
+    subset_splits: dict = {}
     units: tuple = ()           # Unit(...) per reconciled unit
     license: str = ""
     task_categories: tuple = ()

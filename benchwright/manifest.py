@@ -78,16 +78,18 @@ def reconcile(dataset: Dataset, root: Path, counters: dict[str, int] | None, max
     for unit in dataset.units:
         q = sum(r["count"] for r in rejects[QUARANTINE] if r["unit"] == unit.name)
         f = sum(r["count"] for r in rejects[FILTERED] if r["unit"] == unit.name)
-        w = sum(written.get(unit.config, {}).values())
+        rows = written.get(unit.config, {})
+        # a subset split's rows repeat its parent's: a record is written once
+        w = sum(n for split, n in rows.items() if split not in dataset.subset_splits)
         entry = {"written": w, "quarantined": q, "filtered": f}
         if counters is not None:
             read = counters.get(f"read.{unit.name}", 0)
             entry["read"] = read
             if read != w + q + f:
                 problems.append(f"unit {unit.name!r}: read {read} != written {w} + quarantined {q} + filtered {f}")
-            if counters.get(f"written.{unit.config}", w) != w:
+            if counters.get(f"written.{unit.config}", sum(rows.values())) != sum(rows.values()):
                 problems.append(f"config {unit.config!r}: the writer counted {counters[f'written.{unit.config}']} "
-                                f"rows but the files hold {w}")
+                                f"rows but the files hold {sum(rows.values())}")
         entry["bad_fraction"] = round(q / max(1, w + q + f), 6)
         units[unit.name] = entry
     primary = [u for u in dataset.units if u.primary]

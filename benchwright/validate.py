@@ -22,7 +22,7 @@ from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
-from benchwright.writer import SPLIT_COLUMN
+from benchwright.writer import SPLIT_COLUMN, parse_shard_name
 
 
 
@@ -74,7 +74,9 @@ def derived_expectations(dataset) -> dict[str, list]:
     out = {}
     for config, features in dataset.configs.items():
         own = dataset.id_columns[config]
-        exps = [("ExpectColumnValuesToBeUnique", {"column": own}), ("ExpectColumnValuesToNotBeNull", {"column": own})]
+        unique = (("ExpectCompoundColumnsToBeUnique", {"column_list": [SPLIT_COLUMN, own]})
+                  if dataset.subset_splits and SPLIT_COLUMN in features else ("ExpectColumnValuesToBeUnique", {"column": own}))
+        exps = [unique, ("ExpectColumnValuesToNotBeNull", {"column": own})]
         exps += [("ExpectColumnValuesToNotBeNull", {"column": key})
                  for key in sorted(set(dataset.id_columns.values()) - {own}) if key in features]
         exps += [("ExpectColumnValuesToBeInSet", {"column": name, "value_set": list(range(feature.num_classes))})
@@ -100,6 +102,26 @@ def check_splits(dataset, root: Path) -> list[dict]:
         if absent:
             detail += f" (no rows for {', '.join(absent)})"
         results.append({"check": f"{config}: split sizes", "ok": ok, "detail": detail})
+    return results
+
+
+def check_subset_splits(dataset, root: Path) -> list[dict]:
+    """Each id of a subset split (``Dataset.subset_splits``) is also an id of its parent split."""
+    import pyarrow.dataset as pads
+
+    results = []
+    for config in dataset.configs if dataset.subset_splits else ():
+        own = dataset.id_columns[config]
+        files = sorted((root / config).glob("*.parquet"))
+        ids: dict[str, set] = {}
+        for f in files:
+            split = parse_shard_name(f.as_posix())[1]
+            ids.setdefault(split, set()).update(pads.dataset(f).to_table(columns=[own]).column(own).to_pylist())
+        for split, parent in dataset.subset_splits.items():
+            outside = sorted(ids.get(split, set()) - ids.get(parent, set()), key=str)
+            results.append({"check": f"{config}: {split} within {parent}", "ok": not outside,
+                            "detail": f"{len(ids.get(split, ())):,} ids" if not outside else
+                            f"{len(outside):,} {own} values not in {parent}, e.g. {outside[:3]}"})
     return results
 
 
@@ -167,6 +189,7 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
     results += check_manifest(root, described)
     results += check_reconciliation(dataset, root)
     results += check_splits(dataset, root)
+    results += check_subset_splits(dataset, root)
     results += dataset.validate_tables(str(root))
     results += run_expectations(dataset, root, vdir)
     failed = [r for r in results if not r["ok"]]
