@@ -50,6 +50,8 @@ EDGE_KINDS = ("explicit", "implicit")
 # workspace holds exactly one file of that name), ambiguous (several), or not at all.
 RESOLUTIONS = ("relative", "bare_name", "ambiguous", "unresolved")
 
+TEXT_EXCERPT_CHARS = 4000
+
 _STR = Value("string")
 
 TASKS = Features({
@@ -104,6 +106,9 @@ FILES = Features({
     "encoding": _STR,
     "line_count": Value("int64"),
     "word_count": Value("int64"),
+    # the file's text as a reader sees it (Office / PDF / notebook text extracted), first TEXT_EXCERPT_CHARS
+    # characters: what a retrieval baseline ranks and a reader checks an edge's evidence against
+    "text_excerpt": _STR,
 })
 
 EDGES = Features({
