@@ -18,7 +18,7 @@ class Unit:
 
     name: str
     config: str
-    primary: bool = False  # the unit --max-bad-fraction is measured on
+    primary: bool = False  # what the source is made of: --max-bad-fraction is measured on it; a source must yield one
 
 
 class Dataset:

@@ -92,12 +92,16 @@ def reconcile(dataset: Dataset, root: Path, counters: dict[str, int] | None, max
                                 f"rows but the files hold {sum(rows.values())}")
         entry["bad_fraction"] = round(q / max(1, w + q + f), 6)
         units[unit.name] = entry
+    # The primary units are what a source is made of; a source may hold only some of them (Workspace-Bench:
+    # a plain folder has files but no tasks), but one that yields none of them is a wrong path or layout.
     primary = [u for u in dataset.units if u.primary]
+    if primary and all(units[u.name]["written"] + units[u.name]["quarantined"] + units[u.name]["filtered"] == 0
+                       for u in primary):
+        problems.append(f"{' and '.join(repr(u.name) for u in primary)}: the source yielded nothing; "
+                        "check the source path and layout")
     for u in primary:
         entry = units[u.name]
-        if entry["written"] + entry["quarantined"] + entry["filtered"] == 0:
-            problems.append(f"unit {u.name!r}: the source yielded nothing; check the source path and layout")
-        elif entry["bad_fraction"] > max_bad_fraction:
+        if entry["bad_fraction"] > max_bad_fraction:
             examples = "; ".join(f"{r['locator']}: {r['reason']}" for r in rejects[QUARANTINE][:3])
             problems.append(f"unit {u.name!r}: {entry['quarantined']} quarantined = {entry['bad_fraction']:.2%} "
                             f"> --max-bad-fraction {max_bad_fraction:.2%} (e.g. {examples})")

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchwright import tables
 from benchwright.errors import RecordError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import write_omni3d_stream
@@ -100,12 +101,7 @@ KITTI_OCCLUSION_LEVELS = (0.9, 0.5)
 
 def read_config(root: Path | str, config: str, split: str | None = None, columns=None) -> pa.Table:
     """One config (optionally one split) of a built dataset as a pyarrow Table."""
-    root = Path(root)
-    pattern = f"{split}-*.parquet" if split else "*.parquet"
-    files = sorted((root / config).glob(pattern))
-    if not files:
-        return schema.CONFIGS[config].arrow_schema.empty_table().select(columns or schema.CONFIGS[config].keys())
-    return pq.ParquetDataset(files).read(columns=columns)
+    return tables.read_config(root, config, schema.CONFIGS[config], split, columns)
 
 
 def load(root: Path | str, config: str, split: str | None = None):

@@ -5,16 +5,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from benchwright import tables
 from benchwright.schemas import wordeval as schema
 
 EXPORTS = "exports/cases"
 
 
 def read_config(root: Path | str, config: str, columns=None):
-    files = sorted((Path(root) / config).glob("*.parquet"))
-    if not files:
-        return schema.FEATURES[config].arrow_schema.empty_table()
-    return pq.ParquetDataset(files).read(columns=columns)
+    return tables.read_config(root, config, schema.FEATURES[config], columns=columns)
 
 
 def export_cases(root: Path) -> dict:
