@@ -244,12 +244,12 @@ def _manifest(record: dict, locator: str) -> list[dict]:
     return out
 
 
-class _Endpoints:
+class Endpoints:
     """Resolves a file_dep_graph endpoint to a node: a manifest file (by file name, or by the stored
     path / stored name a few records use) or a declared output (by path or base name). Keys are
     the full names, never the 16-hex prefix, which several files of one task can share."""
 
-    def __init__(self, manifest: list[dict], outputs: list[str]):
+    def __init__(self, manifest: list[dict], outputs: list[str] = ()):
         self.manifest = {}
         for m in manifest:
             for key in (m["filename"], m["stored_relpath"], posixpath.basename(m["stored_relpath"])):
@@ -340,7 +340,7 @@ def task_rows(record: dict, source_format: str, data_sizes: dict | None = None,
         "rubric_type_original": label, "persona": persona, "difficulty": difficulty,
     } for i, (text, label) in enumerate(zip(rubrics, labels))]
 
-    endpoints = _Endpoints(manifest, outputs)
+    endpoints = Endpoints(manifest, outputs)
     edge_rows, problems, resolved = [], [], []
     for i, edge in enumerate(graph):
         where = _below(locator, f"file_dep_graph[{i}]")
