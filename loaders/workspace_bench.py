@@ -26,11 +26,11 @@ def build_root(build: Path | str) -> Path:
     return Path(resolve(str(build)) if committed_manifest(str(build)) else build)
 
 
-def load(build: Path | str, config: str, split: str | None = None):
+def load(build: Path | str, config: str, split: str | None = None, cache_dir: str | None = None):
     """``datasets.load_dataset`` on a built folder (offline; no script, no benchwright code involved)."""
     import datasets  # ~2 s to import: only this helper needs it
 
-    return datasets.load_dataset(str(build_root(build)), config, split=split)
+    return datasets.load_dataset(str(build_root(build)), config, split=split, cache_dir=cache_dir)
 
 
 def read_config(build: Path | str, config: str, split: str | None = None, columns=None):
@@ -82,8 +82,8 @@ def task_dependency_files(build: Path | str, split: str = FULL) -> dict[str, set
     return out
 
 
-def readable_files(build: Path | str) -> pd.DataFrame:
-    """Every scanned file (the ``full`` split holds them all): task data files carry their task_id,
-    role workspace files (``filesys/<role>_raw``) have none."""
+def readable_files(build: Path | str) -> list[dict]:
+    """Every scanned file (the ``full`` split holds them all) as {file_id, workspace, path, task_id,
+    text_excerpt}: task data files carry their task_id, role workspace files (``filesys/<role>_raw``) None."""
     columns = ["file_id", "workspace", "path", "task_id", "text_excerpt"]
-    return read_config(build, "files", FULL, columns=columns).to_pandas()
+    return read_config(build, "files", FULL, columns=columns).to_pylist()
