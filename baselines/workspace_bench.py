@@ -7,7 +7,8 @@ rows with that task_id) and its role's workspace (``filesys/<role>_raw``). The r
 task's dependency files: the manifest files that are an endpoint of its ``file_dep_graph``
 (``loaders.workspace_bench.task_dependency_files``). Every candidate is ranked against the instruction:
 
-- ``bm25``: BM25 (``bm25s``, Lucene variant) over the path's tokens and the file's ``text_excerpt``;
+- ``bm25``: BM25 (``bm25s``, Lucene variant) over the path's tokens and the file's ``text_excerpt``, one
+  index per role (its workspace and all its tasks' data files: the IDF of the role's corpus);
 - ``dense``: cosine similarity of WordLlama embeddings (256-d; the weights ship inside the wordllama
   wheel and are loaded from there, never downloaded) of the same text;
 - ``chance``: the expected recall of a uniformly random ranking (k / candidates per relevant file), the floor.
@@ -59,28 +60,33 @@ def ranking(scores, files: list[dict]) -> list[int]:
 
 
 class BM25Ranker:
+    """BM25 with one index per role: the role's workspace plus the data files of all its tasks. A task's
+    candidates are scored in its role's index, so IDF comes from the role's whole corpus (one index per
+    role instead of one per task: a role workspace of thousands of files is indexed once)."""
+
     name = "bm25"
 
     def __init__(self):
         import bm25s
 
         self._bm25s = bm25s
-        self._tokens: dict[str, list[str]] = {}
+        self._indexes: dict[str, tuple] = {}
 
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
         return self._bm25s.tokenize(texts, token_pattern=TOKEN_PATTERN, stopwords="en", return_ids=False,
                                     show_progress=False)
 
-    def prepare(self, documents: dict[str, str]) -> None:
-        """Tokenize every document once (a role's workspace files are candidates of many tasks)."""
-        ids = sorted(documents)
-        self._tokens.update(zip(ids, self._tokenize([documents[i] for i in ids])))
+    def prepare(self, documents: dict[str, str], corpora: dict[str, set[str]]) -> None:
+        for key in sorted(corpora):
+            ids = sorted(corpora[key])
+            retriever = self._bm25s.BM25()
+            retriever.index(self._tokenize([documents[i] for i in ids]), show_progress=False)
+            self._indexes[key] = (retriever, {fid: pos for pos, fid in enumerate(ids)})
 
-    def scores(self, query: str, file_ids: list[str]) -> np.ndarray:
-        # IDF is the candidates' own: each task is its own small corpus, as the agent's search would be
-        retriever = self._bm25s.BM25()
-        retriever.index([self._tokens[i] for i in file_ids], show_progress=False)
-        return retriever.get_scores(self._tokenize([query])[0])
+    def scores(self, query: str, file_ids: list[str], corpus: str) -> np.ndarray:
+        retriever, position = self._indexes[corpus]
+        every = retriever.get_scores(self._tokenize([query])[0])
+        return every[[position[i] for i in file_ids]]
 
 
 class DenseRanker:
@@ -99,11 +105,11 @@ class DenseRanker:
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)   # empty text: a zero vector
 
-    def prepare(self, documents: dict[str, str]) -> None:
+    def prepare(self, documents: dict[str, str], corpora: dict[str, set[str]]) -> None:
         ids = sorted(documents)   # a fixed order and batching: the same build gives the same vectors
         self._vectors.update(zip(ids, self._embed([documents[i] for i in ids])))
 
-    def scores(self, query: str, file_ids: list[str]) -> np.ndarray:
+    def scores(self, query: str, file_ids: list[str], corpus: str) -> np.ndarray:
         q = self._embed([query])[0]
         return np.array([float(self._vectors[i] @ q) for i in file_ids])
 
@@ -154,16 +160,19 @@ def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
         plans.append((task, candidates, texts, relevant, len(dep_paths)))
 
     documents = {fid: text for _, _, texts, _, _ in plans for fid, text in texts.items()}
+    corpora: dict[str, set[str]] = defaultdict(set)
+    for task, _, texts, _, _ in plans:
+        corpora[task["role"]].update(texts)
     per_task = [{"task_id": t["task_id"], "persona": t["persona"], "candidates": len(c), "dependency_files": n,
                  "dependency_files_without_a_row": n - len(rel)} for t, c, _, rel, n in plans]
     for name in rankers:
         ranker = make_ranker(name)
-        ranker.prepare(documents)
+        ranker.prepare(documents, corpora)
         for row, (task, candidates, _, relevant, n) in zip(per_task, plans):
             if not n:
                 continue
             ids = [f["file_id"] for f in candidates]
-            order = ranking(ranker.scores(task["instruction"], ids), candidates) if candidates else []
+            order = ranking(ranker.scores(task["instruction"], ids, task["role"]), candidates) if candidates else []
             ranked = [ids[i] for i in order]
             found = {k: len(relevant & set(ranked[:k])) for k in K_VALUES}
             first = next((r + 1 for r, fid in enumerate(ranked) if fid in relevant), None)
