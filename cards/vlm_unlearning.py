@@ -1,0 +1,124 @@
+"""The VLM unlearning card: examples per split and subset, view and routing statistics, sample
+rows of the three views side by side, and the routing-score distribution."""
+from __future__ import annotations
+
+import io
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from benchwright.card import markdown_table, pyplot, save_figure
+from benchwright.loaders.vlm_unlearning import load
+from benchwright.schemas import vlm_unlearning as schema
+
+SAMPLES = 3  # examples in the side-by-side figure: the smallest example id of each subset present
+
+
+def card_statistics(root: Path) -> dict:
+    meta = load(root, "multimodal", columns=["example_id", "subset", "role", "description_source",
+                                             "harmful_category"])
+    splits = {s: load(root, "multimodal", split=s, columns=["subset", "role"]) for s in schema.VIEW_SPLITS}
+    subsets = sorted(set(meta.column("subset").to_pylist()))
+    split_rows = [[s, t.num_rows] + [t.column("subset").to_pylist().count(x) for x in subsets]
+                  for s, t in splits.items()]
+    render = load(root, "image_only", columns=["render"]).column("render").to_pylist()
+    sizes = np.array([r["font_size"] for r in render]) if render else np.zeros(0)
+    records = load(root, "records", columns=["split", "pairs", "example_ids"])
+    view_rows = [[v, load(root, v, columns=["example_id"]).num_rows] for v in schema.VIEWS]
+    description = Counter(meta.column("description_source").to_pylist())
+    categories = Counter(c for c in meta.column("harmful_category").to_pylist() if c)
+    routing_rows, source = [], ""
+    for config in schema.ROUTING_CONFIGS:
+        t = load(root, config, columns=["routed_view", "routing_score_source"])
+        routed = t.column("routed_view").to_pylist()
+        source = source or (t.column("routing_score_source").to_pylist() or [""])[0]
+        routing_rows.append([config, t.num_rows, routed.count("text_only"), routed.count("multimodal")])
+    return {
+        "split_table": markdown_table(["split", "examples"] + subsets, split_rows),
+        "view_table": markdown_table(["config", "rows"], view_rows),
+        "records_table": markdown_table(["records split", "records", "pairs in the source", "examples published"],
+                                        [[s, n, p, e] for s, n, p, e in _records_by_split(records)]),
+        "description_table": markdown_table(["description_source", "examples"],
+                                            [[k, description[k]] for k in schema.DESCRIPTION_SOURCES if description[k]]),
+        "category_table": markdown_table(["harmful_category", "examples"], sorted(categories.items())) if categories
+        else "No example carries a harmful category.",
+        "font_sizes": {"min": int(sizes.min()) if len(sizes) else 0, "median": float(np.median(sizes)) if len(sizes) else 0,
+                       "max": int(sizes.max()) if len(sizes) else 0,
+                       "shrunk": int((sizes < 80).sum())},
+        "routing_table": markdown_table(["config", "forget rows", "text-only", "multimodal"], routing_rows),
+        "routing_source": source,
+        "figures": {"views": views_figure(root, meta), "scores": scores_figure(root)},
+    }
+
+
+def _records_by_split(records) -> list[list]:
+    out = {}
+    for split, pairs, ids in zip(records.column("split").to_pylist(), records.column("pairs").to_pylist(),
+                                 records.column("example_ids").to_pylist()):
+        e = out.setdefault(split, [0, 0, 0])
+        e[0] += 1
+        e[1] += pairs
+        e[2] += len(ids)
+    return [[s, *v] for s, v in sorted(out.items())]
+
+
+def _sample_ids(meta) -> list[str]:
+    first = {}
+    for eid, subset in sorted(zip(meta.column("example_id").to_pylist(), meta.column("subset").to_pylist())):
+        first.setdefault(subset, eid)
+    return [first[s] for s in sorted(first)][:SAMPLES]
+
+
+def views_figure(root: Path, meta) -> str:
+    """Sample examples (rows) in their three views (columns), as a model sees them."""
+    import pyarrow.compute as pc
+    from PIL import Image
+
+    plt = pyplot()
+    ids = _sample_ids(meta)
+    fig, axes = plt.subplots(max(1, len(ids)), 3, figsize=(11, 3.6 * max(1, len(ids))), squeeze=False)
+    for i, eid in enumerate(ids):
+        for j, view in enumerate(schema.VIEWS):
+            t = load(root, view, columns=["example_id", "image", "prompt", "subset"])
+            row = t.filter(pc.equal(t.column("example_id"), eid)).to_pylist()[0]
+            ax = axes[i][j]
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if row["image"] is not None:
+                with Image.open(io.BytesIO(row["image"]["bytes"])) as im:
+                    ax.imshow(np.asarray(im.convert("RGB")))
+            else:
+                ax.set_facecolor("#f4f4f4")
+                ax.text(0.04, 0.96, "\n".join(textwrap.fill(line, 44) for line in row["prompt"].splitlines())[:700], va="top", ha="left", fontsize=7,
+                        family="monospace", transform=ax.transAxes)
+            prompt = row["prompt"] if view != "text_only" else "(the text shown)"
+            ax.set_xlabel(textwrap.fill(prompt, 48)[:200], fontsize=7)
+            ax.set_title(f"{view}: {eid}" if j == 0 else view, fontsize=8)
+        axes[i][0].set_ylabel(row["subset"], fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, root, "views")
+
+
+def scores_figure(root: Path) -> str:
+    """The routing scores of the forget examples, and where each gamma's cut falls."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    scores = {}
+    for gamma in schema.GAMMAS:
+        t = load(root, schema.routing_config("modroute", gamma), columns=["routing_score", "routed_view"])
+        s = np.array(t.column("routing_score").to_pylist(), dtype=float)
+        routed = np.array(t.column("routed_view").to_pylist())
+        scores = s
+        if (routed == "text_only").any() and (routed == "multimodal").any():
+            ax.axvline(float(s[routed == "text_only"].min()), ls="--", lw=1, color="0.3")
+            ax.text(float(s[routed == "text_only"].min()), 0.98, f" g={gamma:g}", transform=ax.get_xaxis_transform(),
+                    fontsize=7, va="top")
+    if len(scores):
+        ax.hist(scores, bins=min(40, max(5, len(scores) // 3)), range=(0, 1), color="#4c72b0")
+    ax.set_xlabel("routing score (visual pressure) of forget examples; dashed: each gamma's text-only cut")
+    ax.set_ylabel("examples")
+    ax.set_xlim(0, 1)
+    fig.tight_layout()
+    return save_figure(fig, root, "routing_scores")

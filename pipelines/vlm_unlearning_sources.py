@@ -1,0 +1,153 @@
+"""The VLM unlearning sources, read through fsspec (any URL).
+
+``vlguard``: VLGuard's release layout: ``train.json`` / ``test.json`` at the root and each file's
+images under the folder of the same name (``train/bad_ads/<uuid>.png``: where ``train.zip`` and
+``test.zip`` unpack). The embedded default (``benchwright synth vlm_unlearning``) has the same layout.
+
+``mapped``: benchmarks of the same shape (MLLMU-Bench, FIUBench, CLEAR) through ``mapping.yaml`` at
+the root, which names the annotation files (a JSON array, or JSON Lines for ``.jsonl``), the image
+root and which field holds the id, image, instruction, response, role and optional description:
+
+```yaml
+benchmark: CLEAR
+image_root: images            # relative to the mapping's folder
+files:
+  - {path: forget10.jsonl, role: forget}
+  - {path: retain90.jsonl, role: retain}
+  - {path: test.jsonl, split: test}        # role from fields.role
+fields: {id: id, image: image_path, instruction: question, response: answer, role: kind, description: caption}
+roles: {forget10: forget, retain90: retain}  # source role values -> forget | retain
+```
+
+Annotation files are read on the driver (a file that is not JSON, or not a list of records, is a
+``SourceError`` naming it: the build is refused); each record is then checked on its own in the
+pipeline (``parse_record``), so a bad record is quarantined, never fatal.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+
+import fsspec
+import yaml
+
+from benchwright.errors import RecordError, SourceError
+from benchwright.stage import Read, Reject
+from benchwright.vlm_unlearning import records as rec
+
+FORMATS = ("vlguard", "mapped")
+VLGUARD_FILES = ("train.json", "test.json")
+
+
+def detect_format(url: str) -> str:
+    fs, root = fsspec.core.url_to_fs(url)
+    if fs.exists(posixpath.join(root, rec.MAPPING_FILE)):
+        return "mapped"
+    if any(fs.exists(posixpath.join(root, name)) for name in VLGUARD_FILES):
+        return "vlguard"
+    raise SourceError(f"{url}: neither a VLGuard source ({' / '.join(VLGUARD_FILES)}) nor a mapped one "
+                      f"({rec.MAPPING_FILE}); `benchwright synth vlm_unlearning --out DIR` writes one")
+
+
+def read_mapping(url: str) -> rec.Mapping:
+    where = posixpath.join(url, rec.MAPPING_FILE)
+    try:
+        with fsspec.open(where, "rt", encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except (OSError, UnicodeDecodeError) as err:
+        raise SourceError(f"{where}: cannot read the mapping: {err}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise SourceError(f"{where}: malformed YAML{f' (line {mark.line + 1})' if mark else ''}: "
+                          f"{getattr(err, 'problem', err)}") from None
+    return rec.parse_mapping(doc, where)
+
+
+def _load_records(url: str, name: str) -> list:
+    """A file's records: a JSON array, or JSON Lines (``.jsonl``)."""
+    try:
+        with fsspec.open(posixpath.join(url, name), "rt", encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise SourceError(f"{name}: cannot read: {err}") from None
+    try:
+        if name.endswith(".jsonl"):
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SourceError(f"{name}: not valid JSON (line {err.lineno}): {err.msg}") from None
+    if not isinstance(data, list):
+        raise SourceError(f"{name}: expected a JSON array of records, got {type(data).__name__}")
+    return data
+
+
+def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str, int, object]], rec.Mapping | None]:
+    """(format, [(file, index, raw record)], mapping) of the source at ``url``; the format is
+    detected when not given. Mapped files are checked against the mapping here: a field the mapping
+    names that the file's records lack entirely (a misspelt field) is a ``SourceError``."""
+    fmt = fmt or detect_format(url)
+    if fmt not in FORMATS:
+        raise SourceError(f"unknown source format {fmt!r}; one of {', '.join(FORMATS)}")
+    fs, root = fsspec.core.url_to_fs(url)
+    out = []
+    if fmt == "vlguard":
+        names = [n for n in VLGUARD_FILES if fs.exists(posixpath.join(root, n))]
+        if not names:
+            raise SourceError(f"{url}: no {' or '.join(VLGUARD_FILES)}")
+        for name in names:
+            out += [(name, i, raw) for i, raw in enumerate(_load_records(url, name))]
+        return fmt, out, None
+    mapping = read_mapping(url)
+    for mapped in mapping.files:
+        rows = _load_records(url, mapped.path)
+        keys = set().union(*(r for r in rows if isinstance(r, dict))) if rows else set()
+        for part, field in sorted(mapping.fields.items()):
+            if rows and field not in keys and part != "description":
+                raise SourceError(f"{posixpath.join(url, rec.MAPPING_FILE)}: fields/{part} names {field!r}, which "
+                                  f"no record of {mapped.path} has (its fields: {', '.join(sorted(keys)[:12])})")
+        out += [(mapped.path, i, raw) for i, raw in enumerate(rows)]
+    return fmt, out, mapping
+
+
+def image_root(url: str, fmt: str, source_file: str, mapping: rec.Mapping | None) -> str:
+    if fmt == "vlguard":  # VLGuard: train.json's images under train/, test.json's under test/
+        return posixpath.join(url, rec.file_stem(source_file))
+    return posixpath.join(url, mapping.image_root)
+
+
+def _pairs_in(raw, fmt: str) -> int:
+    if fmt == "mapped":
+        return 1
+    pairs = raw.get("instr-resp") if isinstance(raw, dict) else None
+    return len(pairs) if isinstance(pairs, list) else 0
+
+
+def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
+    """The stage function that reads one record (``source=True``): yields the ``SourceRecord`` with
+    ``Read("example", n)`` for its good pairs, and ``Reject`` rows for bad pairs or a bad record
+    (whose pairs are quarantined with it, so examples reconcile too)."""
+    source_file, index, raw = element
+    root = image_root(url, fmt, source_file, mapping)
+    try:
+        if fmt == "vlguard":
+            record, problems = rec.vlguard_record(raw, source_file, index, root)
+        else:
+            mapped = next(m for m in mapping.files if m.path == source_file)
+            record, problems = rec.mapped_record(raw, mapping, mapped, index, root), []
+    except RecordError as err:
+        yield from reject_record(err.locator, err.reason, _pairs_in(raw, fmt))
+        return
+    for p in problems:
+        yield Reject("example", p.locator, p.reason)
+    if not record.examples:
+        yield Reject("record", record.locator, "no usable instruction-response pair (each is quarantined)")
+        return
+    yield Read("example", len(record.examples))
+    yield record
+
+
+def reject_record(locator: str, reason: str, examples: int):
+    """A refused record, and its examples with it (one row standing for all of them)."""
+    yield Reject("record", locator, reason)
+    if examples:
+        yield Reject("example", locator, f"its record is refused: {reason}", count=examples)
