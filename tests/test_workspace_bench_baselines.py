@@ -101,6 +101,9 @@ def test_both_rankers_are_deterministic_and_the_cli_writes_json(build, tmp_path,
     assert set(dense) == {"101", "102", "104"}
     assert all(0.0 <= d[f"recall@{k}"] <= 1.0 for d in dense.values() for k in (5, 10))
     assert dense["104"]["recall@5"] == 0.5     # 5 candidates: the one present file is always in the top 5
+    # the instruction names task 101's dependency files: the embeddings put one first, as BM25 does
+    # (a flipped similarity would put them last)
+    assert dense["101"]["first_relevant_rank"] == 1
     out = tmp_path / "retrieval.json"
     assert run_cli(["--data", str(build), "--out", str(out)]) == 0
     assert json.loads(out.read_text()) == json.loads(json.dumps(first))
