@@ -1,0 +1,166 @@
+"""A VLM unlearning build from the real VLGuard annotations with a generated image root: missing and
+undecodable images and a duplicated id quarantined with the record id, counts reconciled per record
+and per pair, routing configs from supplied scores, the three views of each example, the loader."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from benchwright import registry
+from benchwright.build import build
+from benchwright.hashing import stable_hash64
+from benchwright.layout import MANIFEST
+from benchwright.loaders.vlm_unlearning import load, rows
+from benchwright.options import BuildOptions
+from benchwright.schemas import vlm_unlearning as schema
+from benchwright.vlm_unlearning.routing import random_route, route_size
+from benchwright.vlm_unlearning.views import IMAGE_ONLY_PROMPT, render_text
+
+TRAIN_HEAD, TEST_HEAD = 24, 12
+DUPLICATE_ID = "Ads_303871"  # the real train file holds this id twice (two different records)
+EMPTY_RESPONSE_IDS = ("HOD_img_hod_004768", "PrivacyAlert_test_18")  # real test records with an empty response
+
+
+def _image_bytes(path: str) -> bytes:
+    h = stable_hash64(path)
+    image = Image.new("RGB", (24 + h % 40, 24 + (h >> 8) % 40), ((h >> 16) % 256, (h >> 24) % 256, (h >> 32) % 256))
+    out = io.BytesIO()
+    image.save(out, format="PNG" if path.endswith(".png") else "JPEG")
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory, fixtures_dir):
+    """A slice of the real annotation files (unchanged records), images written per record path,
+    two missing and one undecodable; forget scores supplied; built."""
+    root = tmp_path_factory.mktemp("vlguard") / "raw"
+    train_all = json.loads((fixtures_dir / "vlguard" / "train.json").read_text())
+    test_all = json.loads((fixtures_dir / "vlguard" / "test.json").read_text())
+    train = train_all[:TRAIN_HEAD] + [r for r in train_all if r["id"] == DUPLICATE_ID]
+    test = test_all[:TEST_HEAD] + [r for r in test_all if r["id"] in EMPTY_RESPONSE_IDS]
+    for stem, records in (("train", train), ("test", test)):
+        (root / stem).mkdir(parents=True)
+        (root / f"{stem}.json").write_text(json.dumps(records, indent=1))
+        for r in records:
+            path = root / stem / r["image"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(_image_bytes(r["image"]))
+    broken = {"missing": [train[0], train[1]], "undecodable": [test[0]]}
+    for r in broken["missing"]:
+        (root / "train" / r["image"]).unlink()
+    (root / "test" / test[0]["image"]).write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
+    broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"]), ("test", broken["undecodable"]))
+                  for r in rs}
+    # scores for the forget examples a build will publish: (train unsafes and safe_unsafes)
+    forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids
+              for i, p in enumerate(r["instr-resp"]) if "safe_instruction" not in p]
+    scores = {eid: round(float(np.random.default_rng(stable_hash64(eid) % 2**32).uniform()), 6) for eid in forget}
+    scores_file = root.parent / "scores.json"
+    scores_file.write_text(json.dumps(scores))
+    out = tmp_path_factory.mktemp("vlguard-out")
+    options = BuildOptions(out=str(out), progress=False, max_bad_fraction=1.0,
+                           beam_args=["--routing-scores", str(scores_file), "--format", "vlguard"])
+    built = Path(build(registry.get("vlm_unlearning"), str(root), options))
+    return {"root": root, "train": train, "test": test, "broken": broken_ids, "scores": scores, "built": built}
+
+
+def _quarantine(built: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
+            for line in f.read_text().splitlines()]
+
+
+def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
+    q = _quarantine(real["built"])
+    records = {r["locator"]: r["reason"] for r in q if r["unit"] == "record"}
+    train, test = real["train"], real["test"]
+    assert "is missing" in records[f"train.json#id={train[0]['id']}"]
+    assert "is missing" in records[f"train.json#id={train[1]['id']}"]
+    assert "not decodable" in records[f"test.json#id={test[0]['id']}"]
+    dup_index = [i for i, r in enumerate(train) if r["id"] == DUPLICATE_ID][1]
+    dup = records[f"train.json#id={DUPLICATE_ID}[index={dup_index}]"]
+    assert "duplicate id" in dup and "the first is kept" in dup
+    empties = {r["locator"] for r in q if r["reason"] == "empty response"}
+    assert empties == {f"test.json#id={i}/instr-resp[0]" for i in EMPTY_RESPONSE_IDS}
+
+
+def test_counts_reconcile_per_record_and_per_pair(real):
+    train, test, broken = real["train"], real["test"], real["broken"]
+    manifest = json.loads((real["built"] / MANIFEST).read_text())
+    units = manifest["reconciliation"]["units"]
+    n_records = len(train) + len(test)
+    n_pairs = sum(len(r["instr-resp"]) for r in train + test)
+    bad_records = len(broken) + 1  # and the duplicate
+    empty = len(EMPTY_RESPONSE_IDS)
+    dup_pairs = len(train[-1]["instr-resp"])
+    broken_pairs = sum(len(r["instr-resp"]) for stem, rs in (("train", train), ("test", test))
+                       for r in rs if (stem, r["id"]) in broken)
+    assert units["record"] == {"read": n_records, "written": n_records - bad_records, "quarantined": bad_records,
+                               "filtered": 0, "bad_fraction": units["record"]["bad_fraction"]}
+    assert units["example"]["read"] == n_pairs
+    assert units["example"]["quarantined"] == broken_pairs + dup_pairs + empty
+    assert units["example"]["written"] == n_pairs - broken_pairs - dup_pairs - empty
+    for view in schema.VIEWS:
+        assert load(real["built"], view).num_rows == units["example"]["written"]
+
+
+def test_splits_follow_vlguard_roles_and_categories_are_kept(real):
+    built = real["built"]
+    forget = rows(built, "multimodal", "forget", columns=["subset", "role", "harmful_category", "image_safe"])
+    retain = rows(built, "multimodal", "retain", columns=["subset", "role"])
+    test = rows(built, "multimodal", "test", columns=["subset", "example_id"])
+    assert {(r["subset"], r["role"]) for r in forget} == {("unsafes", "forget"), ("safe_unsafes", "forget")}
+    assert all((r["harmful_category"] is not None) == (r["subset"] == "unsafes") for r in forget)
+    assert {(r["subset"], r["role"]) for r in retain} == {("safe_safes", "retain")}
+    assert all(r["example_id"].startswith("test/") for r in test)
+    records = rows(built, "records", columns=["record_key", "split", "pairs", "example_ids"])
+    assert {r["split"] for r in records} == {"train", "test"}
+    assert sum(len(r["example_ids"]) for r in records) == load(built, "multimodal").num_rows
+
+
+def test_the_three_views_of_an_example(real):
+    built = real["built"]
+    eid = sorted(load(built, "multimodal", "forget", columns=["example_id"]).column("example_id").to_pylist())[0]
+    views = {v: rows(built, v)[[r["example_id"] for r in rows(built, v, columns=["example_id"])].index(eid)]
+             for v in schema.VIEWS}
+    mm, to, io_ = views["multimodal"], views["text_only"], views["image_only"]
+    assert mm["instruction"] == to["instruction"] == io_["instruction"]
+    # multimodal: the original image file's bytes, untouched
+    record_id = eid.split("/", 1)[1].rsplit("#", 1)[0]
+    original = next(r for r in real["train"] if r["id"] == record_id)
+    assert mm["image"]["bytes"] == (real["root"] / "train" / original["image"]).read_bytes()
+    assert mm["conversations"][0] == {"from": "human", "value": "<image>\n" + mm["instruction"]}
+    # text-only: no image, the description in the prompt, no <image> token
+    assert to["image"] is None and to["prompt"] == f"[Image description: {to['description']}]\n{to['instruction']}"
+    assert "<image>" not in to["conversations"][0]["value"]
+    # image-only: the instruction rendered, a neutral prompt, regenerable from the stored parameters
+    assert io_["prompt"] == IMAGE_ONLY_PROMPT and io_["render"]["text"].replace("\n", " ") == io_["instruction"]
+    assert render_text(io_["render"]) == io_["image"]["bytes"]
+    with Image.open(io.BytesIO(io_["image"]["bytes"])) as im:
+        assert im.size == (760, 760)
+    for view in views.values():
+        assert view["conversations"][1] == {"from": "gpt", "value": view["response"]}
+
+
+def test_routing_configs_route_the_supplied_scores(real):
+    built, scores = real["built"], real["scores"]
+    forget = sorted(load(built, "multimodal", "forget", columns=["example_id"]).column("example_id").to_pylist())
+    assert sorted(scores) == forget
+    for gamma in schema.GAMMAS:
+        k = route_size(len(forget), gamma)
+        top = set(sorted(scores, key=lambda e: (-scores[e], e))[:k])
+        mod = {r["example_id"]: r for r in rows(built, f"modroute_g{gamma:g}")}
+        assert sorted(mod) == forget
+        assert {e for e, r in mod.items() if r["routed_view"] == "text_only"} == top
+        assert all(r["routing_score"] == scores[e] and r["routing_score_source"] == "supplied:scores.json"
+                   for e, r in mod.items())
+        # a text-only routed row is the text-only view: no image, the description in the prompt
+        assert all((r["image"] is None) == (r["routed_view"] == "text_only") == r["prompt"].startswith("[Image")
+                   for r in mod.values())
+        rnd = {r["example_id"]: r["routed_view"] for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view"])}
+        chosen = {e for e, v in rnd.items() if v == "text_only"}
+        assert len(chosen) == k and chosen == set(random_route(forget, k, 0)[0])
