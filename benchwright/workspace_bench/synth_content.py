@@ -221,13 +221,11 @@ class Words:
             if name not in self._used_entities:
                 self._used_entities.add(name)
                 return name
-        i = len(self._used_entities)
         while True:
             name = f"{self.rng.choice(_ENTITY_FIRST)} {self.rng.choice(_ENTITY_FIRST)} {self.rng.choice(second)}"
             if name not in self._used_entities:
                 self._used_entities.add(name)
                 return name
-            i += 1
 
 
 def slug(text: str) -> str:

@@ -248,6 +248,9 @@ def _xlsx(spec: FileSpec, root: Path) -> bytes:
         col = openpyxl.utils.get_column_letter(j)
         ws.cell(total_row, j, f"=SUM({col}2:{col}{last})")
     row = total_row + 2
+    for line in spec.extra.get("lines", ()):
+        ws.cell(row, 1, line)
+        row += 1
     for ref in _refs(spec, "formula"):
         # a formula naming another workbook, as typed: '<folder>/[book.xlsx]Sheet'!B2
         text = ref_text(spec.path, ref)
