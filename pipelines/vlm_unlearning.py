@@ -188,6 +188,8 @@ class VlmUnlearning(Dataset):
     task_categories = ("image-text-to-text", "visual-question-answering")
     tags = ("machine-unlearning", "vlm", "safety", "vlguard", "multimodal", "modroute")
     synth = "benchwright.vlm_unlearning.synth:write_source"
+    evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
+    baselines = "benchwright.baselines.vlm_unlearning:run_cli"
 
     def default_source(self, workdir: str) -> str:
         from benchwright.vlm_unlearning.synth import write_source
