@@ -1,0 +1,281 @@
+"""Explicit dependencies between a workspace's files: extract the references a file writes, resolve
+them against the workspace, and measure extraction against a planted truth.
+
+- :func:`extract_references` (one file, its bytes and scanned type) -> references
+  ``{reference, edge_type, rule, evidence, confidence}`` from the extractor of its type
+  (``extract_code``, ``extract_markup``, ``extract_office``). A file that does not parse as its type
+  raises :class:`~benchwright.workspace_bench.extract_common.Unparsable` (a ``RecordError``): it gives
+  no edges and the reason is recorded.
+- :class:`WorkspaceIndex` (built once per workspace from its paths, and optionally their sha256) and
+  :func:`resolve` (one file's references -> edge rows of the ``edges`` config, without ``edge_id``
+  and ``workspace``, which the pipeline adds; ``edge_type``, ``kind`` and ``resolution`` are names).
+
+Resolution: a reference is tried relative to the referring file's folder (a leading '/' means the
+workspace root; Python imports also from the root), then by its bare file name anywhere in the
+workspace (the candidate sharing the longest trailing path with the reference wins; then one in the
+referring file's folder). Task data folders store ``data/<16 hex>_<name>``: both steps match a
+stored file by its name without the prefix, keyed by full path (the prefix is not unique). A picture
+or object embedded in a document also matches the workspace file with the same bytes.
+``resolution`` is relative / bare_name / ambiguous (several candidates: ``dst`` null, ``candidates``
+lists them) / unresolved. URLs (http:, mailto:, ...) and same-document anchors are not workspace
+edges and are dropped by the extractors; a reference to the file itself is dropped; a speculative
+reference (a string that merely looks like a path) is kept only when it resolves.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import defaultdict
+
+from benchwright.schemas.workspace_bench import EDGE_TYPES, EXPLICIT_EDGE_TYPES, IMPLICIT_EDGE_TYPES
+from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits
+from benchwright.workspace_bench.extract_code import (css_references, js_references, latex_references,
+                                                      notebook_references, python_references, shell_references,
+                                                      sql_references)
+from benchwright.workspace_bench.extract_common import Unparsable
+from benchwright.workspace_bench.extract_markup import (data_references, html_references, markdown_references,
+                                                        svg_references)
+from benchwright.workspace_bench.extract_office import ooxml_references, pdf_references
+from benchwright.workspace_bench.extract_text import decode_text
+from benchwright.workspace_bench.scan import extension_types
+
+__all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "Unparsable",
+           "logical_name", "REFERENCE_TYPES"]
+
+STORED_PREFIX = re.compile(r"^[0-9a-f]{16}_")
+# File names too common to identify a file alone: a bare-name match also needs the parent folder.
+_GENERIC_NAMES = frozenset({"__init__.py", "index.js", "index.ts", "index.tsx", "index.jsx", "index.mjs",
+                            "index.html", "index.md", "main.py", "readme.md", "__main__.py"})
+_RESOLUTION_WEIGHT = {"relative": 1.0, "bare_name": 0.9, "ambiguous": 0.5, "unresolved": 1.0}
+_HINT_KEYS = ("variants", "root_variants", "bare", "speculative", "sha256")
+
+_TEXT_EXTRACTORS = {
+    "python": lambda text, path, ext: python_references(text, path, ext),
+    "ipynb": notebook_references,
+    "javascript": lambda text, path, ext: js_references(text, path),
+    "shell": shell_references,
+    "sql": sql_references,
+    "latex": lambda text, path, ext: latex_references(text, path),
+    "css": lambda text, path, ext: css_references(text, path),
+    "markdown": lambda text, path, ext: markdown_references(text, path),
+    "html": lambda text, path, ext: html_references(text, path),
+    "svg": lambda text, path, ext: svg_references(text, path),
+    **{t: (lambda ft: lambda text, path, ext: data_references(text, path, ft, ext))(t)
+       for t in ("json", "jsonl", "yaml", "toml", "csv", "tsv", "ini")},
+}
+_ALIASES = {"typescript": "javascript", "jsx": "javascript", "tsx": "javascript", "vue": "javascript",
+            "scss": "css", "less": "css", "txtascii": "txt"}
+_BINARY_EXTRACTORS = {"docx": "ooxml", "pptx": "ooxml", "xlsx": "ooxml", "pdf": "pdf"}
+# the scanned types that have an extractor
+REFERENCE_TYPES = frozenset(_TEXT_EXTRACTORS) | frozenset(_ALIASES) | frozenset(_BINARY_EXTRACTORS)
+
+
+def extract_references(path: str, data: bytes, file_type: str, limits: Limits = DEFAULT_LIMITS) -> list[dict]:
+    """The explicit references ``path`` writes, by its scanned ``file_type`` (magika's label; an
+    extension such as ``py`` is accepted too). A type without an extractor gives none. Raises
+    ``Unparsable`` when the file does not parse as its type."""
+    kind = _ALIASES.get(file_type, file_type)
+    if kind not in _TEXT_EXTRACTORS and kind not in _BINARY_EXTRACTORS:
+        kind = _ALIASES.get(extension_types().get(file_type, ""), extension_types().get(file_type, ""))
+    extensions = _extensions()
+    if kind in _BINARY_EXTRACTORS:
+        if _BINARY_EXTRACTORS[kind] == "pdf":
+            return pdf_references(data, path)
+        return ooxml_references(data, path, limits, extensions)
+    if kind not in _TEXT_EXTRACTORS:
+        return []
+    text, encoding = decode_text(data)
+    if encoding is None:
+        raise Unparsable(path, f"{file_type}: the bytes are not text in any encoding")
+    return _TEXT_EXTRACTORS[kind](text, path, extensions)
+
+
+_EXTENSIONS: frozenset[str] | None = None
+
+
+def _extensions() -> frozenset[str]:
+    global _EXTENSIONS
+    if _EXTENSIONS is None:
+        _EXTENSIONS = frozenset(extension_types())
+    return _EXTENSIONS
+
+
+# --------------------------------------------------------------------------- resolution
+
+def logical_name(name: str) -> str:
+    """A stored task file's name without its ``<16 hex>_`` prefix (other names unchanged)."""
+    return STORED_PREFIX.sub("", name, count=1)
+
+
+class WorkspaceIndex:
+    """Every path of one workspace, looked up by exact path, by folder and logical name, by logical name
+    anywhere (case-sensitive, then case-insensitive) and by content (sha256), all keyed by full path."""
+
+    def __init__(self, paths, sha256: dict[str, str] | None = None):
+        self.paths = frozenset(paths)
+        in_folder, by_name, by_lower, by_sha = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+        for p in sorted(self.paths):
+            folder, name = posixpath.split(p)
+            logical = logical_name(name)
+            in_folder[(folder, logical)].append(p)
+            by_name[logical].append(p)
+            by_lower[logical.lower()].append(p)
+        for p, digest in sorted((sha256 or {}).items()):
+            if p in self.paths:
+                by_sha[digest].append(p)
+        self.in_folder, self.by_name, self.by_lower, self.by_sha = (dict(in_folder), dict(by_name), dict(by_lower),
+                                                                   dict(by_sha))
+
+    def at(self, path: str) -> list[str]:
+        """The file at ``path``, or the stored files of that name in that folder."""
+        if path in self.paths:
+            return [path]
+        return self.in_folder.get(posixpath.split(path), [])
+
+    def named(self, name: str) -> list[str]:
+        logical = logical_name(name)
+        return self.by_name.get(logical) or self.by_lower.get(logical.lower(), [])
+
+    def with_sha256(self, digest: str | None) -> list[str]:
+        return self.by_sha.get(digest, []) if digest else []
+
+
+def _inside(base: str, spelling: str) -> str | None:
+    if re.match(r"^[A-Za-z]:/", spelling):
+        return None  # a Windows absolute path: only its name can be looked up
+    joined = posixpath.normpath(spelling.lstrip("/") if spelling.startswith("/") else posixpath.join(base, spelling))
+    return None if joined == ".." or joined.startswith("../") or joined == "." else joined
+
+
+def _trailing_match(candidate: str, spelling: str) -> int:
+    a, b = candidate.split("/"), [p for p in spelling.split("/") if p not in ("", ".")]
+    a[-1], b[-1] = logical_name(a[-1]).lower(), logical_name(b[-1]).lower()
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n].lower() == b[-1 - n].lower():
+        n += 1
+    return n
+
+
+def _lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], str]:
+    """(resolution, candidates, how) for one reference."""
+    folder = posixpath.dirname(src)
+    variants = r.get("variants")
+    variants = [r["reference"]] if variants is None else variants
+    root_variants = r.get("root_variants") or []
+    for base, spellings in ((folder, variants), ("", root_variants)):
+        for spelling in spellings:
+            target = _inside(base, spelling)
+            hits = [h for h in index.at(target) if h != src] if target else []
+            if hits:
+                return ("relative" if len(hits) == 1 else "ambiguous"), hits, "path"
+    digest = r.get("sha256")
+    if r.get("bare", True):
+        for spelling in dict.fromkeys(variants + root_variants):
+            name = posixpath.basename(spelling.rstrip("/"))
+            candidates = [c for c in index.named(name) if c != src] if name else []
+            if not candidates:
+                continue
+            scores = {c: _trailing_match(c, spelling) for c in candidates}
+            need = 2 if logical_name(name).lower() in _GENERIC_NAMES else 1
+            best = max(scores.values())
+            if best < need:
+                continue
+            candidates = [c for c in candidates if scores[c] == best]
+            if len(candidates) > 1:
+                candidates = [c for c in candidates if posixpath.dirname(c) == folder] or candidates
+            if len(candidates) > 1 and digest:
+                candidates = [c for c in candidates if c in index.with_sha256(digest)] or candidates
+            return ("bare_name" if len(candidates) == 1 else "ambiguous"), candidates, "name"
+    same_bytes = [c for c in index.with_sha256(digest) if c != src]
+    if same_bytes:
+        if len(same_bytes) > 1:
+            same_bytes = [c for c in same_bytes if posixpath.dirname(c) == folder] or same_bytes
+        return ("bare_name" if len(same_bytes) == 1 else "ambiguous"), same_bytes, "sha256"
+    return "unresolved", [], ""
+
+
+def resolve(refs: list[dict], src: str, index: WorkspaceIndex) -> list[dict]:
+    """One file's references -> its explicit edge rows (in the references' order, duplicates and
+    references to itself dropped, speculative references kept only when they resolve)."""
+    edges, seen = [], set()
+    for r in refs:
+        resolution, candidates, how = _lookup(r, src, index)
+        if resolution == "unresolved" and r.get("speculative"):
+            continue
+        dst = candidates[0] if resolution in ("relative", "bare_name") else None
+        key = (r["reference"], r["edge_type"], r["evidence"], dst)
+        if dst == src or key in seen:
+            continue
+        seen.add(key)
+        edges.append({
+            "src": src, "dst": dst, "reference": r["reference"], "edge_type": r["edge_type"], "kind": "explicit",
+            "rule": r["rule"] + ("+sha256" if how == "sha256" else ""), "evidence": r["evidence"],
+            "confidence": round(r["confidence"] * _RESOLUTION_WEIGHT[resolution], 4),
+            "resolution": resolution, "candidates": sorted(candidates),
+        })
+    return edges
+
+
+# --------------------------------------------------------------------------- quality
+
+def _name(value, names) -> str:
+    return names[value] if isinstance(value, int) else value
+
+
+def _scores(predicted: set, truth: set) -> dict:
+    tp = len(predicted & truth)
+    return {"precision": tp / len(predicted) if predicted else (1.0 if not truth else 0.0),
+            "recall": tp / len(truth) if truth else (1.0 if not predicted else 0.0),
+            "true_positives": tp, "predicted": len(predicted), "truth": len(truth)}
+
+
+def extraction_quality(edges: list[dict], truth: list[dict], file_types: dict[tuple[str, str], str] | None = None,
+                       examples: int = 10) -> dict:
+    """Precision and recall of resolved edges against planted truth rows ``{workspace, src, dst,
+    edge_type, kind, file_type}``: explicit edges matched on (workspace, src, dst, edge_type), overall,
+    per edge type and per file type of the referring file (the truth's, else ``file_types``, else the
+    extension); implicit edges reported separately, matched on the unordered pair and type. Sets, so
+    the result does not depend on the order of either list; a few misses and false positives are
+    listed (sorted) to read."""
+    types = dict(file_types or {})
+    for t in truth:
+        types.setdefault((t.get("workspace", ""), t["src"]), t.get("file_type") or "")
+
+    def kind_of(e) -> str:
+        if e.get("kind") is not None:
+            return _name(e["kind"], ("explicit", "implicit"))
+        return "implicit" if _name(e["edge_type"], EDGE_TYPES) in IMPLICIT_EDGE_TYPES else "explicit"
+
+    def keyed(rows, kind):
+        out = set()
+        for e in rows:
+            if e.get("dst") is None or kind_of(e) != kind:
+                continue
+            edge_type = _name(e["edge_type"], EDGE_TYPES)
+            if kind == "explicit":
+                out.add((e.get("workspace", ""), e["src"], e["dst"], edge_type))
+            else:
+                a, b = sorted((e["src"], e["dst"]))
+                out.add((e.get("workspace", ""), a, b, edge_type))
+        return out
+
+    def breakdown(pred, true, field):
+        groups = sorted({field(k) for k in pred | true})
+        return {g: _scores({k for k in pred if field(k) == g}, {k for k in true if field(k) == g}) for g in groups}
+
+    def file_type(key) -> str:
+        return types.get((key[0], key[1])) or posixpath.splitext(key[1])[1][1:].lower()
+
+    pred_x, true_x = keyed(edges, "explicit"), keyed(truth, "explicit")
+    pred_i, true_i = keyed(edges, "implicit"), keyed(truth, "implicit")
+    report = {
+        "explicit": {**_scores(pred_x, true_x),
+                     "by_edge_type": breakdown(pred_x, true_x, lambda k: k[3]),
+                     "by_file_type": breakdown(pred_x, true_x, file_type),
+                     "missed": sorted(true_x - pred_x)[:examples],
+                     "false_positives": sorted(pred_x - true_x)[:examples]},
+        "implicit": {**_scores(pred_i, true_i), "by_edge_type": breakdown(pred_i, true_i, lambda k: k[3])},
+    }
+    for k in EXPLICIT_EDGE_TYPES:
+        report["explicit"]["by_edge_type"].setdefault(k, _scores(set(), set()))
+    return report
