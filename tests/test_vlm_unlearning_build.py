@@ -164,3 +164,39 @@ def test_routing_configs_route_the_supplied_scores(real):
         rnd = {r["example_id"]: r["routed_view"] for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view"])}
         chosen = {e for e, v in rnd.items() if v == "text_only"}
         assert len(chosen) == k and chosen == set(random_route(forget, k, 0)[0])
+
+
+def test_a_mapped_source_builds_through_the_cli(tmp_path):
+    """A CLEAR-like mapped source (JSON Lines, role values mapped, a caption field) built by
+    ``benchwright build vlm_unlearning --format mapped --routing-scores FILE``."""
+    import yaml
+
+    from benchwright.cli import main as cli_main
+
+    raw = tmp_path / "raw"
+    (raw / "images").mkdir(parents=True)
+    rows_ = []
+    for i in range(6):
+        name = f"p{i}.png"
+        (raw / "images" / name).write_bytes(_image_bytes(name))
+        rows_.append({"uid": f"person{i}", "img": name, "q": f"What is the name of person {i}?",
+                      "a": f"Name {i}", "set": "forget05" if i < 3 else "retain95", "cap": f"Portrait {i}."})
+    (raw / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows_) + "\n")
+    (raw / "mapping.yaml").write_text(yaml.safe_dump({
+        "benchmark": "CLEAR-like", "files": [{"path": "data.jsonl"}],
+        "fields": {"id": "uid", "image": "img", "instruction": "q", "response": "a", "role": "set",
+                   "description": "cap"},
+        "roles": {"forget05": "forget", "retain95": "retain"}}))
+    scores = tmp_path / "scores.jsonl"
+    scores.write_text("".join(json.dumps({"example_id": f"data/person{i}#0", "score": s}) + "\n"
+                              for i, s in enumerate((0.9, 0.1, 0.5))))
+    assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(tmp_path / "out"),
+                     "--format", "mapped", "--routing-scores", str(scores)]) == 0
+    built = tmp_path / "out" / "vlm_unlearning"
+    text = {r["example_id"]: r for r in rows(built, "text_only")}
+    assert sorted(text) == [f"data/person{i}#0" for i in range(6)]
+    assert text["data/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
+    assert {r["example_id"] for r in rows(built, "multimodal", "retain", columns=["example_id"])} == \
+        {f"data/person{i}#0" for i in (3, 4, 5)}
+    routed = {r["example_id"]: r["routed_view"] for r in rows(built, "modroute_g0.25", columns=["example_id", "routed_view"])}
+    assert routed == {"data/person0#0": "text_only", "data/person1#0": "multimodal", "data/person2#0": "multimodal"}
