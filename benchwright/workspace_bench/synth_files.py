@@ -682,10 +682,12 @@ def _delimited(spec: FileSpec, root: Path) -> bytes:
     table = _table(spec)
     refs = _refs(spec, "data_reference")
     if refs:
-        # one row per referenced file: a column of workspace paths (attachments, source files)
+        # a column of workspace paths (attachments, source files), one per row from the top
         writer.writerow(list(table[0]) + ["attachment"])
-        for k, ref in enumerate(refs):
-            writer.writerow(list(table[1 + k % (len(table) - 1)]) + [ref_text(spec.path, ref)])
+        texts = [ref_text(spec.path, ref) for ref in refs]
+        for k in range(max(len(table) - 1, len(texts))):
+            row = list(table[1 + k]) if k < len(table) - 1 else [""] * len(table[0])
+            writer.writerow(row + [texts[k] if k < len(texts) else ""])
     else:
         writer.writerows(table)
     return buf.getvalue().encode()

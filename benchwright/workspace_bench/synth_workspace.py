@@ -609,6 +609,14 @@ def _desktop_notes(b: Builder, tiny: bool) -> list[tuple[str, list[Ref]]]:
     unique = [p for p in linkable if len(by_name[posixpath.basename(p)]) == 1]
     shared = [paths[0] for name, paths in sorted(by_name.items()) if len(paths) > 1 and file_type(name) in
               ("docx", "xlsx", "md", "png", "yaml", "sh", "css", "js", "html", "tex", "py", "csv", "pdf", "json")]
+    if not shared:
+        # no two folders share a name yet: an older copy of a bundle file lands in downloads/
+        original = b.rng.choice(sorted(p for p in linkable if len(by_name[posixpath.basename(p)]) == 1))
+        spec = plan.files[original]
+        b.add(f"downloads/{posixpath.basename(original)}", title=spec.title, table=spec.table,
+              **{k: v for k, v in spec.extra.items() if k not in ("package", "main")})
+        shared = [original]
+        unique = [p for p in unique if p != original]
     notes = []
     n_notes = 1 if tiny else max(2, len(plan.files) // 150)
     for k in range(n_notes):
