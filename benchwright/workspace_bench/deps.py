@@ -32,7 +32,7 @@ from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits
 from benchwright.workspace_bench.extract_code import (css_references, js_references, latex_references,
                                                       notebook_references, python_references, shell_references,
                                                       sql_references)
-from benchwright.workspace_bench.extract_common import Unparsable
+from benchwright.workspace_bench.extract_common import Unparsable, logical_name
 from benchwright.workspace_bench.extract_markup import (data_references, html_references, markdown_references,
                                                         svg_references)
 from benchwright.workspace_bench.extract_office import ooxml_references, pdf_references
@@ -42,10 +42,10 @@ from benchwright.workspace_bench.scan import extension_types
 __all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "Unparsable",
            "logical_name", "REFERENCE_TYPES"]
 
-STORED_PREFIX = re.compile(r"^[0-9a-f]{16}_")
 # File names too common to identify a file alone: a bare-name match also needs the parent folder.
-_GENERIC_NAMES = frozenset({"__init__.py", "index.js", "index.ts", "index.tsx", "index.jsx", "index.mjs",
-                            "index.html", "index.md", "main.py", "readme.md", "__main__.py"})
+# (the names module lookups try: a package's __init__.py, a JS folder's index.js)
+_GENERIC_NAMES = frozenset({"__init__.py", "__main__.py", "index.js", "index.ts", "index.tsx", "index.jsx",
+                            "index.mjs"})
 _RESOLUTION_WEIGHT = {"relative": 1.0, "bare_name": 0.9, "ambiguous": 0.5, "unresolved": 1.0}
 _HINT_KEYS = ("variants", "root_variants", "bare", "speculative", "sha256")
 
@@ -101,11 +101,6 @@ def _extensions() -> frozenset[str]:
 
 
 # --------------------------------------------------------------------------- resolution
-
-def logical_name(name: str) -> str:
-    """A stored task file's name without its ``<16 hex>_`` prefix (other names unchanged)."""
-    return STORED_PREFIX.sub("", name, count=1)
-
 
 class WorkspaceIndex:
     """Every path of one workspace, looked up by exact path, by folder and logical name, by logical name

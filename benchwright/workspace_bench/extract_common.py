@@ -24,6 +24,8 @@ URL_SCHEMES = ("http", "https", "ftp", "ftps", "mailto", "tel", "data", "javascr
                "wss", "ssh", "git", "s3", "gs", "sftp", "urn", "about", "chrome", "sms")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+# A task's data folder stores each file as data/<16 hex>_<name>.
+STORED_PREFIX = re.compile(r"^[0-9a-f]{16}_")
 # Extensions that are more often an internet domain than a file type when no folder is written.
 _DOMAIN_TAILS = frozenset({"com", "net", "org", "edu", "gov", "io", "co", "uk", "de", "cn", "info"})
 
@@ -31,6 +33,11 @@ _DOMAIN_TAILS = frozenset({"com", "net", "org", "edu", "gov", "io", "co", "uk", 
 class Unparsable(RecordError):
     """The file does not parse as its type: it gives no references; ``reason`` says why. A pipeline
     may quarantine it or, since the file itself is kept, record it as filtered."""
+
+
+def logical_name(name: str) -> str:
+    """A stored task file's name without its ``<16 hex>_`` prefix (other names unchanged)."""
+    return STORED_PREFIX.sub("", name, count=1)
 
 
 def ref(reference: str, edge_type: str, rule: str, evidence: str, confidence: float, **hints) -> dict:

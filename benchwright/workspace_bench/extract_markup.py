@@ -171,10 +171,16 @@ def data_references(text: str, path: str, file_type: str, extensions) -> list[di
                 if len(values) >= MAX_DATA_STRINGS:
                     break
         elif file_type == "ini":
-            parser = configparser.ConfigParser(interpolation=None, strict=False)
-            parser.read_string(text)
+            # .properties and .env files are INI without a section header: read under a default one
+            parser = configparser.ConfigParser(interpolation=None, strict=False, allow_no_value=True)
+            try:
+                parser.read_string(text)
+            except configparser.MissingSectionHeaderError:
+                parser = configparser.ConfigParser(interpolation=None, strict=False, allow_no_value=True,
+                                                   default_section="\0")
+                parser.read_string("[properties]\n" + text)
             for section in parser.sections():
-                values.extend(parser[section].values())
+                values.extend(v for v in parser[section].values() if v)
     except RecordError:
         raise
     except Exception as exc:  # each parser has its own error classes; all mean "does not parse"

@@ -29,6 +29,7 @@ from benchwright.formats.ooxml.package import resolve_target
 from benchwright.workspace_bench.extract_archive import Limits, check_archive, member_xml, read_member
 from benchwright.workspace_bench.extract_common import Unparsable, looks_like_path, ref, web_path
 from benchwright.workspace_bench.extract_text import xlsx_sheets
+from benchwright.workspace_bench.scan import content_types, extension_types
 
 _EMBEDDED = {"oleObject": "embedded_object", "package": "embedded_object", "image": "image",
              "audio": "embedded_object", "video": "embedded_object", "media": "embedded_object"}
@@ -38,6 +39,11 @@ _DRAWING_HOLDERS = frozenset({"pic", "graphicFrame", "sp", "oleObj"})
 _REL_ATTRS = ("embed", "link", "id")
 _FORMULA_BOOK = re.compile(r"(?:'([^'\[\]]*)|(?<![\w\]])([A-Za-z0-9_.~:/\\-]*))\[([^\[\]]+)\]")
 _HYPERLINK_FORMULA = re.compile(r'HYPERLINK\(\s*"([^"]+)"', re.I)
+
+
+def _is_image_name(name: str) -> bool:
+    file_type = extension_types().get(posixpath.splitext(name)[1][1:].lower(), "")
+    return content_types().get(file_type, {}).get("group") == "image"
 
 
 def _kind(names: list[str]) -> str:
@@ -107,12 +113,14 @@ def ooxml_references(data: bytes, path: str, limits: Limits, extensions) -> list
                         hints = _file_hints(zf, part, path, limits, extensions)
                     digest = hashlib.sha256(read_member(zf, member, path, limits)).hexdigest()
                     name = hints.get(rel.get("Id"))
+                    if name and tail == "image" and not _is_image_name(name):
+                        name = None  # the shape is an object's frame and this picture its icon
                     if name:
                         out.append(ref(name, _EMBEDDED[tail], rule, evidence, 0.9, sha256=digest))
                     else:
                         # no recorded file name: only identical bytes in the workspace can name it
                         out.append(ref(member, _EMBEDDED[tail], rule, evidence, 0.8, sha256=digest,
-                                       variants=[], bare=False))
+                                       variants=[], bare=False, speculative=True))
         if kind == "xlsx":
             out += _formula_references(zf, path, limits, extensions)
     return out

@@ -1,7 +1,8 @@
 """Implicit dependencies: inferred from names and contents, not written in a file.
 
 :func:`implicit_edges` takes one workspace's scanned ``files`` rows (``path``, ``text_excerpt``,
-``file_type``, ``sha256``) and returns edge rows (``kind`` implicit) by three rules:
+``file_type``, ``sha256``, and the ``numbers`` and ``entities`` scan_file computes from the whole
+text; without them the excerpt is read) and returns edge rows (``kind`` implicit) by three rules:
 
 - ``version_chain`` (rule ``version.date`` / ``version.label`` / ``version.number``): files whose
   names differ only by a version mark -- a date (2024-03, 2024-03-05, 20240305, 2024Q1), a version
@@ -29,7 +30,7 @@ from itertools import combinations
 
 import networkx as nx
 
-from benchwright.workspace_bench.deps import logical_name
+from benchwright.workspace_bench.extract_common import logical_name
 
 MIN_SHARED_NUMBERS = 3
 MAX_DOCUMENT_FREQUENCY = 12
@@ -39,7 +40,10 @@ _STAGES = {"draft": 0, "wip": 0, "initial": 0, "prelim": 0, "preliminary": 0, "o
            "review": 1, "revised": 2, "revision": 2, "updated": 2, "update": 2, "new": 2, "edited": 2,
            "final": 3, "approved": 3, "signed": 3, "latest": 3, "release": 3}
 _SPLIT = re.compile(r"[\s_\-.()\[\]]+")
-_NUMBER = re.compile(r"(?<![\w.,])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+_CELL_SEPARATORS = re.compile(r"[,;\t|\n]")
+MAX_NUMBERS = 2000
+MAX_ENTITIES = 500
 _ENTITY = re.compile(r"\b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){1,3}\b")
 _DATA_RANK = {"csv": 0, "tsv": 0, "json": 0, "jsonl": 0, "xml": 0, "yaml": 0, "sql": 0, "txt": 0, "log": 0,
               "xlsx": 1, "xls": 1, "ods": 1}
@@ -107,18 +111,48 @@ def version_chains(paths: list[str]) -> list[dict]:
 
 # --------------------------------------------------------------------------- shared numbers
 
-def distinctive_numbers(text: str) -> set[str]:
-    """Numbers with at least three significant digits, thousands separators removed; years left out."""
+def _normalise_number(raw: str) -> str | None:
+    raw = raw.replace(",", "").lstrip("-")
+    if "." in raw:
+        raw = raw.rstrip("0").rstrip(".")
+    digits = raw.replace(".", "").lstrip("0")
+    if len(digits) < 3 or ("." not in raw and int(raw) in _YEARS):
+        return None
+    return raw
+
+
+def distinctive_numbers(text: str, delimited: bool = False) -> set[str]:
+    """Numbers with at least three significant digits, thousands separators removed; years left out.
+    ``delimited`` (CSV, TSV): each cell is read alone, so ``535,123`` is two numbers, not one."""
     out = set()
-    for m in _NUMBER.finditer(text or ""):
-        raw = m.group(0).replace(",", "").lstrip("-")
-        if "." in raw:
-            raw = raw.rstrip("0").rstrip(".")
-        digits = raw.replace(".", "").lstrip("0")
-        if len(digits) < 3 or ("." not in raw and int(raw) in _YEARS):
-            continue
-        out.add(raw)
+    pieces = _CELL_SEPARATORS.split(text or "") if delimited else [text or ""]
+    for piece in pieces:
+        for m in _NUMBER.finditer(piece.strip() if delimited else piece):
+            value = _normalise_number(m.group(0) if not delimited else m.group(0).replace(",", ""))
+            if value:
+                out.add(value)
+                if len(out) >= MAX_NUMBERS:
+                    return out
     return out
+
+
+def text_features(text: str, file_type: str) -> dict:
+    """What the implicit rules compare, from a file's whole extracted text (scan_file stores them on
+    the row): its distinctive numbers and proper names, sorted."""
+    return {"numbers": sorted(distinctive_numbers(text, file_type in ("csv", "tsv"))),
+            "entities": sorted(entities(text))[:MAX_ENTITIES]}
+
+
+def _numbers_of(row: dict) -> set[str]:
+    if row.get("numbers") is not None:
+        return set(row["numbers"])
+    return distinctive_numbers(row.get("text_excerpt") or "", row.get("file_type") in ("csv", "tsv"))
+
+
+def _entities_of(row: dict) -> set[str]:
+    if row.get("entities") is not None:
+        return set(row["entities"])
+    return entities(row.get("text_excerpt") or "")
 
 
 def _rank(row: dict) -> int:
@@ -126,7 +160,7 @@ def _rank(row: dict) -> int:
 
 
 def derived_edges(rows: list[dict]) -> list[dict]:
-    numbers = {r["path"]: distinctive_numbers(r.get("text_excerpt") or "") for r in rows}
+    numbers = {r["path"]: _numbers_of(r) for r in rows}
     by_number: dict[str, list[str]] = defaultdict(list)
     for path in sorted(numbers):
         for n in numbers[path]:
@@ -176,7 +210,7 @@ def entities(text: str) -> set[str]:
 def same_entity_edges(rows: list[dict]) -> list[dict]:
     in_text: dict[str, set[str]] = defaultdict(set)
     for r in rows:
-        for name in entities(r.get("text_excerpt") or ""):
+        for name in _entities_of(r):
             in_text[name].add(r["path"])
     names = {name: paths for name, paths in in_text.items() if 2 <= len(paths) <= MAX_DOCUMENT_FREQUENCY}
     slugs = {_slug(name): name for name in names}

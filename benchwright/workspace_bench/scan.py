@@ -38,6 +38,7 @@ from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import TEXT_EXCERPT_CHARS
 from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits, check_archive, is_zip
 from benchwright.workspace_bench.extract_text import extract_text
+from benchwright.workspace_bench.implicit import text_features
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "list_workspace", "read_entry", "scan_file", "decide_file_type"]
 
@@ -221,12 +222,27 @@ _KB: dict[str, dict] | None = None
 _EXT_TYPES: dict[str, str] | None = None
 
 
+_MAGIKA_CACHE: dict[str, tuple[str, float, bool]] = {}
+MAGIKA_CACHE_SIZE = 100_000
+
+
 def magika_instance():
-    """One magika per process, created on first use (its ONNX session is not picklable)."""
+    """One magika per process, created on first use (its ONNX session is not picklable). Its model
+    runs on one thread without spinning: a pipeline gets its parallelism from workers, and on a
+    shared 2-core machine one thread per sample measured faster than two (benchmarks/workspace_bench_scan)."""
     global _MAGIKA
     if _MAGIKA is None:
+        import onnxruntime
         from magika import Magika
-        _MAGIKA = Magika()
+
+        magika = Magika()
+        if hasattr(magika, "_onnx_session") and hasattr(magika, "_model_path"):
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = options.inter_op_num_threads = 1
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            magika._onnx_session = onnxruntime.InferenceSession(
+                str(magika._model_path), options, providers=["CPUExecutionProvider"])
+        _MAGIKA = magika
     return _MAGIKA
 
 
@@ -282,20 +298,29 @@ def decide_file_type(magika_label: str, low_confidence: bool, extension: str) ->
     return magika_label, "magika"
 
 
-def identify(data: bytes) -> tuple[str, float, bool]:
-    """magika's (label, score, low_confidence) for the bytes (it reads only their head and tail)."""
-    result = magika_instance().identify_bytes(data)
-    prediction = result.prediction
+def identify(data: bytes, sha256: str | None = None) -> tuple[str, float, bool]:
+    """magika's (label, score, low_confidence) for the bytes (it reads only their head and tail).
+    Identical files (task data folders repeat workspace files) are identified once per process."""
+    if sha256 is not None and sha256 in _MAGIKA_CACHE:
+        return _MAGIKA_CACHE[sha256]
+    prediction = magika_instance().identify_bytes(data).prediction
     low = str(getattr(prediction.overwrite_reason, "value", prediction.overwrite_reason)) == "low_confidence"
-    return str(prediction.output.label), float(prediction.score), low
+    result = str(prediction.output.label), float(prediction.score), low
+    if sha256 is not None:
+        if len(_MAGIKA_CACHE) >= MAGIKA_CACHE_SIZE:
+            _MAGIKA_CACHE.clear()
+        _MAGIKA_CACHE[sha256] = result
+    return result
 
 
 # --------------------------------------------------------------------------- one file
 
 def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """Describe one file from its bytes: the ``files`` row's own columns (the pipeline adds
-    ``file_id``, ``workspace`` and ``task_id``) and ``text_error``: why the text could not be
-    extracted (None when it could; the row keeps an empty excerpt).
+    ``file_id``, ``workspace`` and ``task_id``), ``text_error`` (why the text could not be extracted;
+    None when it could, the row keeps an empty excerpt), and ``numbers`` / ``entities``, what
+    :func:`~benchwright.workspace_bench.implicit.implicit_edges` compares (from the whole text, not
+    only the excerpt). The extra keys are not columns of the ``files`` config.
 
     Raises ``RecordError(path, reason)`` for a file over the size bound and for a zip archive that
     would expand past the bounds.
@@ -303,7 +328,8 @@ def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[s
     if len(data) > limits.max_file_bytes:
         raise RecordError(path, f"file is {len(data)} bytes, over the {limits.max_file_bytes}-byte bound")
     extension = extension_of(path)
-    label, score, low = identify(data)
+    digest = hashlib.sha256(data).hexdigest()
+    label, score, low = identify(data, digest)
     file_type, source = decide_file_type(label, low, extension)
     if is_zip(data):
         check_archive(data, path, limits).close()
@@ -311,7 +337,7 @@ def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[s
     return {
         "path": path,
         "size": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
+        "sha256": digest,
         "magika_label": label,
         "magika_score": score,
         "extension": extension,
@@ -323,4 +349,5 @@ def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[s
         "word_count": len(text.split()),
         "text_excerpt": text[:TEXT_EXCERPT_CHARS],
         "text_error": text_error,
+        **text_features(text, file_type),
     }
