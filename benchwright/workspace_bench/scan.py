@@ -146,7 +146,11 @@ def _list_local(root: str, limits: Limits) -> tuple[list[dict], list[dict]]:
                 if child.is_symlink():
                     entry, problem = _local_link(child.path, rel, root_real, limits)
                 elif child.is_dir(follow_symlinks=False):
-                    subdirs.append((rel, child.path))
+                    if rel.count("/") + 1 > limits.max_path_depth:
+                        problems.append({"path": rel, "reason": f"path is deeper than {limits.max_path_depth} "
+                                                                "folders (not descended)"})
+                    else:
+                        subdirs.append((rel, child.path))
                     continue
                 else:
                     entry, problem = _local_file(child.path, rel, child.stat(follow_symlinks=False), limits)
