@@ -31,6 +31,9 @@ class Dataset:
     # {split: parent}: a split that is a subset of another (Workspace-Bench's lite of full). Its rows
     # repeat the parent's rows, so ids are unique within each split and each of its ids is the parent's.
     subset_splits: dict = {}
+    # {config: (columns,)}: another config's id column this config carries but may leave null (a
+    # Workspace-Bench file outside any task's folder has no task_id)
+    optional_keys: dict = {}
     units: tuple = ()           # Unit(...) per reconciled unit
     license: str = ""
     task_categories: tuple = ()

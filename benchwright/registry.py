@@ -14,6 +14,7 @@ from benchwright.errors import BenchwrightError
 DATASETS = {
     "wildbox": "benchwright.pipelines.wildbox",
     "wordeval": "benchwright.pipelines.wordeval",
+    "workspace_bench": "benchwright.pipelines.workspace_bench",
     "vlm_unlearning": "benchwright.pipelines.vlm_unlearning",
 }
 

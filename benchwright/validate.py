@@ -74,11 +74,12 @@ def derived_expectations(dataset) -> dict[str, list]:
     out = {}
     for config, features in dataset.configs.items():
         own = dataset.id_columns[config]
-        unique = (("ExpectCompoundColumnsToBeUnique", {"column_list": [SPLIT_COLUMN, own]})
-                  if dataset.subset_splits and SPLIT_COLUMN in features else ("ExpectColumnValuesToBeUnique", {"column": own}))
-        exps = [unique, ("ExpectColumnValuesToNotBeNull", {"column": own})]
+        # with subset splits an id repeats across splits: unique within each split (check_subset_splits)
+        exps = [] if dataset.subset_splits else [("ExpectColumnValuesToBeUnique", {"column": own})]
+        exps += [("ExpectColumnValuesToNotBeNull", {"column": own})]
         exps += [("ExpectColumnValuesToNotBeNull", {"column": key})
-                 for key in sorted(set(dataset.id_columns.values()) - {own}) if key in features]
+                 for key in sorted(set(dataset.id_columns.values()) - {own} - set(dataset.optional_keys.get(config, ())))
+                 if key in features]
         exps += [("ExpectColumnValuesToBeInSet", {"column": name, "value_set": list(range(feature.num_classes))})
                  for name, feature in features.items() if isinstance(feature, ClassLabel)]
         if SPLIT_COLUMN in features and dataset.splits:
@@ -106,17 +107,23 @@ def check_splits(dataset, root: Path) -> list[dict]:
 
 
 def check_subset_splits(dataset, root: Path) -> list[dict]:
-    """Each id of a subset split (``Dataset.subset_splits``) is also an id of its parent split."""
-    import pyarrow.dataset as pads
-
+    """With subset splits (``Dataset.subset_splits``) ids are unique within each split, and each id of a
+    subset split is also an id of its parent split."""
     results = []
     for config in dataset.configs if dataset.subset_splits else ():
         own = dataset.id_columns[config]
-        files = sorted((root / config).glob("*.parquet"))
         ids: dict[str, set] = {}
-        for f in files:
+        duplicates: list = []
+        for f in sorted((root / config).glob("*.parquet")):
             split = parse_shard_name(f.as_posix())[1]
-            ids.setdefault(split, set()).update(pads.dataset(f).to_table(columns=[own]).column(own).to_pylist())
+            seen = ids.setdefault(split, set())
+            for value in pq.read_table(f, columns=[own]).column(own).to_pylist():
+                if value in seen:
+                    duplicates.append(f"{split}:{value}")
+                seen.add(value)
+        results.append({"check": f"{config}: {own} unique within each split", "ok": not duplicates,
+                        "detail": f"{len(duplicates):,} repeated, e.g. {duplicates[:3]}" if duplicates else
+                        ", ".join(f"{s} {len(v):,}" for s, v in ids.items())})
         for split, parent in dataset.subset_splits.items():
             outside = sorted(ids.get(split, set()) - ids.get(parent, set()), key=str)
             results.append({"check": f"{config}: {split} within {parent}", "ok": not outside,

@@ -160,7 +160,13 @@ def with_split(features):
 
 
 def rows_to_table(rows: list[dict], features) -> pa.Table:
-    """Rows already in storage form (ClassLabel ints, Image dicts) to a table in the config's schema."""
+    """Rows in storage form (Image dicts) to a table in the config's schema; a ClassLabel column may
+    hold names, stored as their ids (an unknown name raises: the stage that made the row validates)."""
+    from datasets import ClassLabel
+
+    labels = {k: f for k, f in features.items() if isinstance(f, ClassLabel)}
+    if labels:
+        rows = [{**r, **{k: f.str2int(r[k]) for k, f in labels.items() if isinstance(r.get(k), str)}} for r in rows]
     return pa.Table.from_pylist(rows, schema=features.arrow_schema)
 
 

@@ -1,0 +1,293 @@
+"""Workspace-Bench: tasks, rubrics and workspaces -> tasks / rubrics / files / edges / task_edges.
+
+Read top to bottom:
+- Tasks: each task record (the runner's ``metadata.json`` or a ``tasks.json`` entry) -> its TASKS
+  row, RUBRICS rows and TASK_EDGES rows (``release.task_rows``; an edge whose endpoint resolves to no
+  manifest file or output is quarantined, the task kept). Lite: the release's rule over every task
+  read (a global step), and the shipped Lite list when the source has one.
+- Workspaces: each workspace is listed safely (``scan.list_workspace``: links out of it, loops,
+  unreadable or undecodable names and oversized files quarantined) -> every file read once: hashed,
+  typed by magika, text extracted, explicit references extracted -> references resolved against the
+  workspace's listing (a side input) -> EDGES; implicit edges per workspace (a group by workspace).
+- ``lite`` rows repeat the ``full`` rows of Lite tasks (``subset_splits``): the tasks, their rubrics
+  and graphs, and the files and edges of their data folders.
+"""
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+
+import apache_beam as beam
+import pyarrow as pa
+
+from benchwright.dataset import Dataset, Unit
+from benchwright.hashing import stable_hash64
+from benchwright.pipelines.workspace_bench_sources import Source, Workspace, open_source
+from benchwright.schemas import workspace_bench as schema
+from benchwright.stage import Read, Reject, run_stage
+from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
+
+FULL, LITE = schema.SPLITS
+LITE_SEED = 0
+RELEASE_TASKS = 388  # the full release, whose Lite is 100 tasks
+QUALITY_FILE = "_build/extraction_quality.json"
+PLANTED_EDGES = "planted_edges.jsonl"
+
+
+# --------------------------------------------------------------------------- tasks
+
+def read_task(item, data_sizes: dict):
+    """One task record -> a bundle {task, rubrics, task_edges}; its bad graph edges are quarantined."""
+    from benchwright.workspace_bench import release
+
+    kind, where, record = item
+    if kind == release.RUNNER:
+        record = release.read_runner_task(where)  # its locator: tasks/<id>/metadata.json or tasks_lite/...
+    sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
+    source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
+    task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
+    yield Read("rubric", len(rubrics))
+    yield Read("task_edge", len(edges))
+    for p in problems:
+        yield Reject(p.get("unit", "task_edge"), p["locator"], p["reason"])
+    yield {"task": task, "rubrics": rubrics, "task_edges": edges}
+
+
+def choose_lite(_, personas: list, shipped: list | None, seed: int) -> dict:
+    """The Lite ids: the shipped list when the source has one, else the release's rule; both kept.
+    The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite."""
+    from benchwright.workspace_bench.lite import LITE_SIZE, select_lite
+
+    size = min(LITE_SIZE, math.ceil(len(personas) * LITE_SIZE / RELEASE_TASKS))
+    rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
+    return {"rule": frozenset(rule), "lite": frozenset(shipped if shipped is not None else rule),
+            "shipped": shipped is not None}
+
+
+# --------------------------------------------------------------------------- workspaces
+
+def list_files(ws: Workspace, limits):
+    """A workspace's files (each counted as read) and the problems met listing it (quarantined)."""
+    from benchwright.workspace_bench.scan import list_workspace
+
+    entries, problems = list_workspace(ws.url, limits)
+    for p in problems:
+        yield Reject("file", f"{ws.name}/{p['path']}", p["reason"])
+    for e in entries:
+        if e["path"] not in ws.skip:
+            yield {**e, "workspace": ws.name, "task_id": ws.task_id}
+
+
+def scan_one(entry: dict, limits):
+    """Read one file once: its FILES row and the references written in it."""
+    from benchwright.workspace_bench import deps
+    from benchwright.workspace_bench.scan import read_entry, scan_file
+
+    data = read_entry(entry, limits)
+    described = scan_file(data, entry["path"], limits)
+    refs = deps.extract_references(entry["path"], data, described["file_type"])
+    row = {k: described.get(k) for k in schema.FILES if k in described}
+    row.update(file_id=f"{entry['workspace']}/{entry['path']}", workspace=entry["workspace"], path=entry["path"],
+               task_id=entry["task_id"])
+    yield {"row": row, "refs": refs}
+
+
+def resolve_edges(scanned: dict, listings: dict):
+    from benchwright.workspace_bench import deps
+
+    row = scanned["row"]
+    index = listings[row["workspace"]]
+    for edge in deps.resolve(scanned["refs"], row["path"], index):
+        yield _edge_row(row["workspace"], row["task_id"], edge)
+
+
+def implicit_edges(keyed):
+    """One workspace's implicit edges, from its files' rows (names and text excerpts)."""
+    from benchwright.workspace_bench.implicit import implicit_edges as infer
+
+    (workspace, task_id), rows = keyed
+    for edge in infer(sorted(rows, key=lambda r: r["path"])):
+        yield _edge_row(workspace, task_id, edge)
+
+
+def _edge_row(workspace: str, task_id, edge: dict) -> dict:
+    key = "\x1f".join(str(x) for x in (workspace, edge["src"], edge.get("dst"), edge["reference"],
+                                       edge["edge_type"], edge["evidence"]))
+    return {**{k: edge.get(k) for k in schema.EDGES}, "workspace": workspace,
+            "edge_id": f"{stable_hash64(key):016x}", "task_id": task_id}
+
+
+def workspace_index(keyed):
+    from benchwright.workspace_bench import deps
+
+    workspace, paths = keyed
+    return workspace, deps.WorkspaceIndex(sorted(paths))
+
+
+# --------------------------------------------------------------------------- rows and splits
+
+def with_splits(row: dict, task_id, lite: dict):
+    """The row in ``full``, and again in ``lite`` when it belongs to a Lite task."""
+    yield {**row, SPLIT_COLUMN: FULL}
+    if task_id is not None and int(task_id) in lite["lite"]:
+        yield {**row, SPLIT_COLUMN: LITE}
+
+
+def task_row(task: dict, lite: dict) -> dict:
+    return {**task, "lite_rule_selected": int(task["absolute_id"]) in lite["rule"]}
+
+
+def to_table(rows: list[dict], config: str) -> pa.Table:
+    features = schema.FEATURES[config]
+    return rows_to_table([{k: r.get(k) for k in features} | {SPLIT_COLUMN: r[SPLIT_COLUMN]} for r in rows],
+                         with_split(features))
+
+
+def write_quality(edges: list, source_url: str, staging: str) -> str:
+    """Extraction measured against the source's planted truth (a synthetic source ships it)."""
+    import fsspec
+
+    from benchwright.workspace_bench import deps
+
+    fs, path = fsspec.core.url_to_fs(posixpath.join(source_url, PLANTED_EDGES))
+    if not fs.exists(path):
+        return ""
+    with fs.open(path, "r", encoding="utf-8") as f:
+        truth = [json.loads(line) for line in f if line.strip()]
+    report = deps.extraction_quality(sorted(edges, key=lambda e: (e["workspace"], e["src"], e["edge_id"])), truth)
+    out = posixpath.join(staging, QUALITY_FILE)
+    fs_out, out_path = fsspec.core.url_to_fs(out)
+    fs_out.makedirs(posixpath.dirname(out_path), exist_ok=True)
+    with fs_out.open(out_path, "w") as f:
+        f.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+class WorkspaceBench(Dataset):
+    name = "workspace_bench"
+    pretty_name = "Workspace-Bench: workspaces, file dependency graphs, tasks and rubrics"
+    configs = schema.FEATURES
+    id_columns = {"tasks": "task_id", "rubrics": "rubric_id", "files": "file_id", "edges": "edge_id",
+                  "task_edges": "task_edge_id"}
+    splits = schema.SPLITS
+    subset_splits = {LITE: FULL}
+    optional_keys = {"files": ("task_id",)}  # a role workspace's file belongs to no task
+    units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
+             Unit("file", "files", primary=True))
+    license = "cc-by-4.0"
+    task_categories = ("question-answering", "text-retrieval")
+    tags = ("agents", "workspaces", "file-dependencies", "evaluation", "rubrics")
+    synth = "benchwright.workspace_bench.synth:write_source"
+    evaluator = "benchwright.evaluation.workspace_bench:run_cli"
+    baselines = "benchwright.baselines.workspace_bench:run_cli"
+    lite_seed = LITE_SEED
+
+    def default_source(self, workdir: str) -> str:
+        from benchwright.workspace_bench.synth import write_source
+
+        out = posixpath.join(workdir, "workspace_bench_default")
+        write_source(out, scale="default", seed=0)
+        return out
+
+    def expand(self, pipeline, source, staging, previous):
+        from benchwright.workspace_bench import release
+        from benchwright.workspace_bench.scan import DEFAULT_LIMITS
+
+        src: Source = open_source(source)
+        limits = DEFAULT_LIMITS
+
+        # Workspaces: list, read each file once, resolve references against the workspace's listing.
+        listed = run_stage(pipeline | "ListWorkspaces" >> beam.Create(src.workspaces, reshuffle=False),
+                           "ListFiles", lambda ws: list_files(ws, limits), unit="file",
+                           locate=lambda ws: ws.name, source=True)
+        entries = listed.main
+        scanned = run_stage(entries | "SpreadFiles" >> beam.Reshuffle(), "ScanFiles",
+                            lambda e: scan_one(e, limits), unit="file",
+                            locate=lambda e: f"{e['workspace']}/{e['path']}")
+        listings = (entries | "PathByWorkspace" >> beam.Map(lambda e: (e["workspace"], e["path"]))
+                    | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
+        # a failure past the scan loses edges, not the file (already a row): its own quarantine unit
+        explicit = run_stage(scanned.main, "ResolveReferences", resolve_edges, unit="file_edges",
+                             locate=lambda s: s["row"]["file_id"], side_inputs=[beam.pvalue.AsDict(listings)])
+        implicit = run_stage(
+            scanned.main | "RowsByWorkspace" >> beam.Map(lambda s: ((s["row"]["workspace"], s["row"]["task_id"]),
+                                                                     s["row"]))
+            | "GroupRows" >> beam.GroupByKey(),
+            "ImplicitEdges", implicit_edges, unit="workspace_edges", locate=lambda kv: kv[0][0])
+        edges = ((explicit.main, implicit.main) | "AllEdges" >> beam.Flatten())
+        _ = (edges | "EdgesForQuality" >> beam.combiners.ToList()
+             | "ExtractionQuality" >> beam.Map(write_quality, source, staging))
+
+        # Tasks: the runner's metadata when present (more fields), else the website's tasks.json.
+        if src.task_files:
+            items = [(release.RUNNER, url, None) for url in src.task_files]
+        elif src.tasks_json:
+            items = [(release.WEBSITE, "tasks.json", r) for r in release.read_tasks_json(src.tasks_json)]
+        else:
+            items = []
+        shipped = None
+        if src.lite_js:
+            shipped = sorted(int(r["absolute_id"]) for r in release.read_lite_js(src.lite_js))
+        elif src.lite_folder_ids:
+            shipped = sorted(int(i) for i in src.lite_folder_ids if i.isdigit())
+        data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
+                      | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
+                      | "GroupSizes" >> beam.GroupByKey() | "SizeDict" >> beam.MapTuple(lambda t, s: (t, dict(s))))
+        tasks = run_stage(pipeline | "ListTasks" >> beam.Create(items, reshuffle=False)
+                          | "SpreadTasks" >> beam.Reshuffle(), "ReadTasks", read_task, unit="task",
+                          locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True)
+        bundles = tasks.main
+        personas = bundles | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
+        lite = beam.pvalue.AsSingleton(
+            pipeline | "LiteSeed" >> beam.Create([None])
+            | "ChooseLite" >> beam.Map(choose_lite, beam.pvalue.AsList(personas), shipped, self.lite_seed))
+
+        rows = {
+            "tasks": bundles | "TaskRows" >> beam.FlatMap(
+                lambda b, lt: with_splits(task_row(b["task"], lt), b["task"]["task_id"], lt), lite),
+            "rubrics": bundles | "RubricRows" >> beam.FlatMap(
+                lambda b, lt: [r for x in b["rubrics"] for r in with_splits(x, b["task"]["task_id"], lt)], lite),
+            "task_edges": bundles | "TaskEdgeRows" >> beam.FlatMap(
+                lambda b, lt: [r for x in b["task_edges"] for r in with_splits(x, b["task"]["task_id"], lt)], lite),
+            "files": scanned.main | "FileRows" >> beam.FlatMap(
+                lambda s, lt: with_splits(s["row"], s["row"]["task_id"], lt), lite),
+            "edges": edges | "EdgeRows" >> beam.FlatMap(lambda e, lt: with_splits(e, e["task_id"], lt), lite),
+        }
+        tables = {config: (pcoll | f"Batch{config}" >> beam.BatchElements(min_batch_size=100, max_batch_size=2000)
+                           | f"{config}Table" >> beam.Map(to_table, config))
+                  for config, pcoll in rows.items()}
+        return tables, [listed, scanned, explicit, implicit, tasks]
+
+    def card_context(self, staging: str) -> dict:
+        from pathlib import Path
+
+        from benchwright.cards.workspace_bench import card_statistics
+
+        return card_statistics(Path(staging))
+
+    def expectation_suites(self) -> dict:
+        from benchwright.validation.workspace_bench import EXPECTATIONS
+
+        return EXPECTATIONS
+
+    def validate_tables(self, staging: str) -> list[dict]:
+        from pathlib import Path
+
+        from benchwright.validation.workspace_bench import table_checks
+
+        return table_checks(Path(staging))
+
+    def plant_bad_record(self, source: str) -> str:
+        """A task whose rubric types are not parallel to its rubrics: the whole task is quarantined."""
+        from pathlib import Path
+
+        tasks = sorted((Path(source) / "tasks").glob("*/metadata.json"), key=lambda p: int(p.parent.name))
+        path = tasks[0]
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["rubric_types"] = record["rubric_types"][:-1]
+        path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+        return f"tasks/{path.parent.name}/metadata.json"
+
+
+DATASET = WorkspaceBench()

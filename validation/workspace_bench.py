@@ -1,0 +1,83 @@
+"""Workspace-Bench table checks (joins between configs) and great-expectations suites."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from benchwright.schemas import workspace_bench as schema
+from benchwright.tables import read_config
+
+FULL = schema.SPLITS[0]
+
+
+def _read(root: Path, config: str, columns: list[str]) -> dict[str, list]:
+    return read_config(root, config, schema.FEATURES[config], FULL, columns).to_pydict()
+
+
+def _check(name: str, bad: list, ok_detail: str) -> dict:
+    return {"check": name, "ok": not bad, "detail": ok_detail if not bad else f"{len(bad):,} e.g. {bad[:3]}"}
+
+
+def table_checks(root: Path) -> list[dict]:
+    """Rubrics and graph edges belong to published tasks, in the counts the tasks state; a task's data
+    files are in its folder; every edge starts at a published file and a resolved one ends at one."""
+    tasks = _read(root, "tasks", ["task_id", "rubric_count"])
+    rubrics = _read(root, "rubrics", ["task_id"])
+    task_edges = _read(root, "task_edges", ["task_id"])
+    files = _read(root, "files", ["workspace", "path", "task_id"])
+    edges = _read(root, "edges", ["workspace", "src", "dst", "resolution"])
+    task_ids = set(tasks["task_id"])
+    per_task = Counter(rubrics["task_id"])
+    paths = set(zip(files["workspace"], files["path"]))
+    resolved = {schema.RESOLUTIONS.index(r) for r in ("relative", "bare_name")}
+    return [
+        _check("rubrics: rubric_count per task", [t for t, n in zip(tasks["task_id"], tasks["rubric_count"])
+                                                  if per_task.get(t, 0) != n],
+               f"{len(rubrics['task_id']):,} rubrics in {len(task_ids):,} tasks"),
+        _check("rubrics: of published tasks", sorted(set(rubrics["task_id"]) - task_ids), "all"),
+        _check("task_edges: of published tasks", sorted(set(task_edges["task_id"]) - task_ids), "all"),
+        # a quarantined task's folder is still scanned: its files keep their task_id
+        _check("files: a task's data files are in its folder",
+               [f"{w}/{p}" for w, p, t in zip(files["workspace"], files["path"], files["task_id"])
+                if t is not None and w not in (f"tasks/{t}", f"tasks_lite/{t}")],
+               f"{sum(t is not None for t in files['task_id']):,} task data files"),
+        _check("edges: from a published file",
+               [f"{w}/{s}" for w, s in zip(edges["workspace"], edges["src"]) if (w, s) not in paths],
+               f"{len(edges['src']):,} edges"),
+        _check("edges: a resolved edge ends at a published file",
+               [f"{w}/{s} -> {d}" for w, s, d, r in zip(edges["workspace"], edges["src"], edges["dst"],
+                                                         edges["resolution"])
+                if r in resolved and (w, d) not in paths], "all"),
+    ]
+
+
+EXPECTATIONS = {
+    "tasks": [
+        ("ExpectColumnValueLengthsToBeBetween", {"column": "instruction", "min_value": 10}),
+        ("ExpectColumnValuesToBeBetween", {"column": "rubric_count", "min_value": 1}),
+        ("ExpectColumnValuesToBeBetween", {"column": "file_count", "min_value": 0}),
+        ("ExpectColumnValuesToBeInSet", {"column": "role", "value_set": list(schema.ROLES)}),
+        ("ExpectColumnValuesToBeBetween", {"column": "graph_depth", "min_value": -1}),
+    ],
+    "rubrics": [
+        ("ExpectColumnValuesToNotBeNull", {"column": "rubric"}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "rubric_type_original"}),
+        ("ExpectColumnValuesToBeBetween", {"column": "index", "min_value": 0}),
+    ],
+    "files": [
+        ("ExpectColumnValueLengthsToEqual", {"column": "sha256", "value": 64}),
+        ("ExpectColumnValuesToBeBetween", {"column": "size", "min_value": 0}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "file_type"}),
+        ("ExpectColumnValuesToBeInSet", {"column": "file_type_source", "value_set": ["magika", "extension"]}),
+        ("ExpectColumnValueLengthsToBeBetween", {"column": "text_excerpt", "max_value": schema.TEXT_EXCERPT_CHARS}),
+    ],
+    "edges": [
+        ("ExpectColumnValuesToBeBetween", {"column": "confidence", "min_value": 0.0, "max_value": 1.0}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "evidence"}),
+        ("ExpectColumnValuesToNotBeNull", {"column": "rule"}),
+    ],
+    "task_edges": [
+        ("ExpectColumnValuesToBeInSet", {"column": "src_kind", "value_set": ["manifest", "output"]}),
+        ("ExpectColumnValuesToBeInSet", {"column": "dst_kind", "value_set": ["manifest", "output"]}),
+    ],
+}
