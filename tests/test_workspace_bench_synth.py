@@ -209,15 +209,17 @@ def _evidence(path: Path) -> dict[str, list[str]]:
         pics = [e.get("name") for e in doc.element.body.iter(
             "{http://schemas.openxmlformats.org/drawingml/2006/picture}cNvPr")]
         blobs = [r.target_part.blob for r in doc.part.rels.values() if not r.is_external and "image" in r.reltype]
-        return {"link": [r.target_ref for r in doc.part.rels.values() if r.is_external], "image": pics,
-                "_blobs": blobs}
+        # hyperlinks as python-docx reads them (a w:hyperlink whose relationship holds the address)
+        return {"link": [h.address for p in doc.paragraphs for h in p.hyperlinks], "image": pics, "_blobs": blobs}
     if ftype == "pptx":
         import pptx
         from pptx.enum.shapes import MSO_SHAPE_TYPE
         out = {"link": [], "image": [], "embedded_object": [], "_blobs": []}
         for slide in pptx.Presentation(str(path)).slides:
-            out["link"] += [r.target_ref for r in slide.part.rels.values() if r.is_external]
             for shape in slide.shapes:
+                if shape.has_text_frame:
+                    out["link"] += [run.hyperlink.address for p in shape.text_frame.paragraphs for run in p.runs
+                                    if run.hyperlink.address]
                 if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
                     out["image"] += shape._element.xpath(".//p:cNvPr/@descr")
                     out["_blobs"].append(shape.image.blob)

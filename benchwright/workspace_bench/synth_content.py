@@ -83,12 +83,13 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "October", "November", "December")
 YEARS = (2023, 2024, 2025)
 
-# Name parts for unique file stems: adjective x noun gives 2,500 stems per persona vocabulary.
+# Name parts for unique file stems: adjective x noun gives 2,500 stems per persona vocabulary. No
+# version words (draft, final, revised, v1): two unrelated stems must never look like versions.
 STEM_ADJECTIVES = (
-    "annual", "archived", "baseline", "brief", "central", "client", "core", "daily", "detailed", "draft",
-    "east", "external", "field", "final", "global", "internal", "key", "legacy", "local", "main",
+    "annual", "archived", "baseline", "brief", "central", "client", "core", "daily", "detailed", "autumn",
+    "east", "external", "field", "lean", "global", "internal", "key", "legacy", "local", "main",
     "manual", "master", "monthly", "north", "open", "partner", "pending", "pilot", "primary", "quarterly",
-    "quick", "raw", "regional", "revised", "rolling", "shared", "short", "south", "spare", "special",
+    "quick", "raw", "regional", "spring", "rolling", "shared", "short", "south", "spare", "special",
     "staff", "standard", "summary", "team", "temporary", "travel", "urgent", "vendor", "weekly", "west",
 )
 STEM_NOUNS = {

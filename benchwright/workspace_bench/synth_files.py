@@ -612,7 +612,8 @@ def _code(spec: FileSpec, root: Path) -> bytes:
     stem = posixpath.basename(spec.path).rsplit(".", 1)[0]
     ident = "".join(c if c.isalnum() else "_" for c in stem).strip("_") or "item"
     cls = "".join(part.capitalize() for part in ident.split("_")) or "Item"
-    text = _CODE_TEMPLATES[file_type(spec.path) if file_type(spec.path) in _CODE_TEMPLATES else spec.fmt].format(
+    # a task's stored copy of a Makefile is data/<hex>_Makefile: its type comes with the spec
+    text = _CODE_TEMPLATES[spec.extra.get("type", file_type(spec.path))].format(
         title=_title(spec), cls=cls, pkg=ident.lower(), guard=ident.upper() + "_H", n=r.randint(1, 99),
         port=8000 + r.randint(1, 99))
     return text.encode()

@@ -361,7 +361,7 @@ def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False
         if ftype in TABLE_TYPES and ftype not in ("md", "txt", "docx", "pdf", "html", "pptx") or ftype in ("png", "jpg"):
             header = ["month", "units", "amount"] if family == "sheets" else ["item", "count", "value"]
             table = number_table(rng, header, rng.randint(4, 10), [MONTHS[m % 12][:3] for m in range(12)])
-        extra = {"photo": ftype == "jpg"}
+        extra = {"photo": ftype == "jpg", "type": ftype}
         if ftype in ("md", "docx", "pdf", "txt"):
             extra["facts"] = _facts(rng)
             extra["lines"] = [f"{k}: {v}" for k, v in extra["facts"]]
