@@ -236,9 +236,11 @@ class VlmUnlearning(Dataset):
         return tables, [parsed, unique, built, routed]
 
     def card_context(self, staging: str) -> dict:
+        from benchwright.baselines.vlm_unlearning import baseline_table
         from benchwright.cards.vlm_unlearning import card_statistics
 
-        return card_statistics(Path(staging))
+        # the baselines run on the build itself (a few CPU seconds): the card shows what they give
+        return {**card_statistics(Path(staging)), "baseline_table": baseline_table(staging)["markdown"]}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.vlm_unlearning import EXPECTATIONS

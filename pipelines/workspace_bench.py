@@ -262,9 +262,20 @@ class WorkspaceBench(Dataset):
     def card_context(self, staging: str) -> dict:
         from pathlib import Path
 
+        from benchwright.baselines.workspace_bench import retrieval_table
+        from benchwright.card import markdown_table
         from benchwright.cards.workspace_bench import card_statistics
 
-        return card_statistics(Path(staging))
+        # the retrieval baseline runs on the build itself: the card shows its recall
+        rows = []
+        for split in self.splits:
+            result = retrieval_table(staging, split)
+            rows += [[split, name, result["tasks_evaluated"]] + [r[f"{m}@{k}"] for k in (5, 10)
+                                                                  for m in ("recall", "pooled_recall")]
+                     for name, r in result["rankers"].items()]
+        table = markdown_table(["split", "ranker", "tasks", "recall@5", "pooled recall@5", "recall@10",
+                                "pooled recall@10"], [[v if v is not None else "n/a" for v in r] for r in rows])
+        return {**card_statistics(Path(staging)), "retrieval_table": table}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.workspace_bench import EXPECTATIONS
