@@ -27,6 +27,7 @@ import posixpath
 import re
 from collections import defaultdict
 
+from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import EDGE_TYPES, EXPLICIT_EDGE_TYPES, IMPLICIT_EDGE_TYPES
 from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits
 from benchwright.workspace_bench.extract_code import (css_references, js_references, latex_references,
@@ -37,10 +38,11 @@ from benchwright.workspace_bench.extract_markup import (data_references, html_re
                                                         svg_references)
 from benchwright.workspace_bench.extract_office import ooxml_references, pdf_references
 from benchwright.workspace_bench.extract_text import decode_text
-from benchwright.workspace_bench.scan import extension_types
+from benchwright.workspace_bench.implicit import implicit_edges
+from benchwright.workspace_bench.scan import extension_types, list_workspace, read_entry, scan_file
 
-__all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "Unparsable",
-           "logical_name", "REFERENCE_TYPES"]
+__all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "describe_workspace",
+           "Unparsable", "logical_name", "REFERENCE_TYPES"]
 
 # File names too common to identify a file alone: a bare-name match also needs the parent folder.
 # (the names module lookups try: a package's __init__.py, a JS folder's index.js)
@@ -160,7 +162,12 @@ def _lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], s
     for base, spellings in ((folder, variants), ("", root_variants)):
         for spelling in spellings:
             target = _inside(base, spelling)
-            hits = [h for h in index.at(target) if h != src] if target else []
+            if target == src:
+                return "self", [src], "path"
+            hits = index.at(target) if target else []
+            if hits == [src]:  # a stored file naming itself by its logical name
+                return "self", [src], "path"
+            hits = [h for h in hits if h != src]
             if hits:
                 return ("relative" if len(hits) == 1 else "ambiguous"), hits, "path"
     digest = r.get("sha256")
@@ -195,11 +202,11 @@ def resolve(refs: list[dict], src: str, index: WorkspaceIndex) -> list[dict]:
     edges, seen = [], set()
     for r in refs:
         resolution, candidates, how = _lookup(r, src, index)
-        if resolution == "unresolved" and r.get("speculative"):
+        if resolution == "self" or (resolution == "unresolved" and r.get("speculative")):
             continue
         dst = candidates[0] if resolution in ("relative", "bare_name") else None
         key = (r["reference"], r["edge_type"], r["evidence"], dst)
-        if dst == src or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         edges.append({
@@ -274,3 +281,36 @@ def extraction_quality(edges: list[dict], truth: list[dict], file_types: dict[tu
     for k in EXPLICIT_EDGE_TYPES:
         report["explicit"]["by_edge_type"].setdefault(k, _scores(set(), set()))
     return report
+
+
+# --------------------------------------------------------------------------- one workspace, in order
+
+def describe_workspace(url: str, limits: Limits = DEFAULT_LIMITS, exclude=()) -> dict:
+    """Every step for one workspace in one process: list, read, scan, extract, resolve, infer. The
+    pipeline runs the same functions file by file; this is for tests, benchmarks and small sources.
+    ``exclude``: workspace paths left out (a task folder's ``metadata.json`` is its record, not one of
+    its files). Returns ``{files, edges, problems}``: scanned rows, explicit then implicit edges, and
+    ``{path, reason}`` for every file the listing refused, the scan refused or that did not parse."""
+    entries, problems = list_workspace(url, limits)
+    entries = [e for e in entries if e["path"] not in set(exclude)]
+    files, contents = [], {}
+    for entry in entries:
+        try:
+            data = read_entry(entry, limits)
+            row = scan_file(data, entry["path"], limits)
+        except RecordError as err:
+            problems.append({"path": entry["path"], "reason": err.reason})
+            continue
+        files.append(row)
+        contents[row["path"]] = data
+    index = WorkspaceIndex([r["path"] for r in files], {r["path"]: r["sha256"] for r in files})
+    edges = []
+    for row in files:
+        try:
+            refs = extract_references(row["path"], contents[row["path"]], row["file_type"], limits)
+        except RecordError as err:
+            problems.append({"path": row["path"], "reason": err.reason})
+            continue
+        edges += resolve(refs, row["path"], index)
+    return {"files": files, "edges": edges + implicit_edges(files),
+            "problems": sorted(problems, key=lambda p: p["path"])}
