@@ -38,7 +38,7 @@ from benchwright.workspace_bench.synth_content import WORKSPACE_TYPES
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, WRITERS, file_type, write_file
 from benchwright.workspace_bench.synth_tasks import TaskPlan, allocate_tasks, fill_task
 from benchwright.workspace_bench.synth_workspace import (
-    LOOSE, PlantedEdge, WorkspacePlan, all_types_once, finish_workspace, start_workspace)
+    PlantedEdge, WorkspacePlan, assign_loose_types, finish_workspace, start_workspace)
 
 PERSONA_OF_ROLE = {role: persona for persona, role in ROLE_OF_PERSONA.items()}
 LITE_JS_PREFIX = "window.WORKSPACE_BENCH_LITE_TASKS = "
@@ -109,10 +109,14 @@ def plan_source(scale: str = "default", seed: int = 0) -> SourcePlan:
     roles = list(PERSONA_OF_ROLE)
     budgets = cfg.workspace_files or {r: None for r in roles}
     builders = {r: start_workspace(r, PERSONA_OF_ROLE[r], budgets[r], seed) for r in roles}
+    # every writer at tiny, every one of the 74 types otherwise: a loose file of each the bundles lack
+    planned = {file_type(p) for b in builders.values() for p in b.plan.files}
     if cfg.workspace_files is None:
-        must = _missing_writers(builders, roles)
+        used = {FORMAT_OF_TYPE[t] for t in planned}
+        missing = [next(t for t in WORKSPACE_TYPES if FORMAT_OF_TYPE[t] == w) for w in WRITERS if w not in used]
     else:
-        must = all_types_once(roles)
+        missing = [t for t in WORKSPACE_TYPES if t not in planned]
+    must = assign_loose_types(missing, roles)
     workspaces = {r: finish_workspace(builders[r], budgets[r], must[r]) for r in roles}
     tasks = allocate_tasks(cfg.tasks, cfg.task_files, cfg.rubrics, seed)
     first_multi = next((t.absolute_id for t in tasks if t.n_files >= 3), None)
@@ -120,21 +124,6 @@ def plan_source(scale: str = "default", seed: int = 0) -> SourcePlan:
         fill_task(t, workspaces[t.role], seed, subfolder=t.absolute_id == first_multi)
     lite_ids = select_lite([t.record() for t in tasks], size=cfg.lite, seed=seed)
     return SourcePlan(scale, seed, workspaces, tasks, lite_ids)
-
-
-def _missing_writers(builders, roles) -> dict[str, tuple[str, ...]]:
-    """tiny: one loose file of a type for each writer the tiny bundles leave unused, spread over the roles."""
-    used = {spec.fmt for b in builders.values() for spec in b.plan.files.values()}
-    out: dict[str, list[str]] = {r: [] for r in roles}
-    k = 0
-    for writer in WRITERS:
-        if writer in used:
-            continue
-        ftype = next(t for t in WORKSPACE_TYPES if FORMAT_OF_TYPE[t] == writer)
-        role = next((r for r in roles if any(t == ftype for _, t, _ in LOOSE[r])), roles[k % len(roles)])
-        out[role].append(ftype)
-        k += 1
-    return {r: tuple(ts) for r, ts in out.items()}
 
 
 def write_source(out: str | Path, scale: str = "default", seed: int = 0,

@@ -38,7 +38,7 @@ import random
 from dataclasses import dataclass, field
 
 from benchwright.hashing import stable_hash64
-from benchwright.workspace_bench.synth_content import MONTHS, WORKSPACE_TYPES, Words, number_table, slug
+from benchwright.workspace_bench.synth_content import Words, number_table, slug
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, FileSpec, Ref, file_type
 
 
@@ -501,11 +501,10 @@ def meetings(b: Builder) -> None:
     year, month = b.year_month()
     folder = f"meetings/{year}/{month:02d}"
     stem = b.words.stem()
-    notes = b.add(f"{folder}/{year}-{month:02d}-{b.rng.randint(1, 28):02d}_{stem}.md")
+    b.add(f"{folder}/{year}-{month:02d}-{b.rng.randint(1, 28):02d}_{stem}.md")
     b.add(f"{folder}/{stem}_invite.ics")
     if b.rng.random() < 0.5:
         b.add(f"{folder}/{stem}_recording.srt")
-    del notes
 
 
 BUNDLES = {
@@ -577,18 +576,14 @@ def start_workspace(role: str, persona: str, budget: int | None, seed: int) -> B
 
 
 def finish_workspace(b: Builder, budget: int | None, must_types: tuple[str, ...] = ()) -> WorkspacePlan:
-    """One loose file per type of ``must_types`` the workspace lacks, loose files up to exactly
+    """One loose file per type of ``must_types``, loose files up to exactly
     ``budget`` (None: none), the desktop notes' bare-name links (one deliberately ambiguous), and bare
     references whose name is not unique turned relative."""
     plan = b.plan
     tiny = budget is None
     loose = LOOSE[plan.role]
-    present = {file_type(p) for p in plan.files}
     for ftype in must_types:
-        if ftype not in present:
-            folder = next((f for f, t, _ in loose if t == ftype), "misc")
-            _loose(b, folder, ftype)
-            present.add(ftype)
+        _loose(b, next((f for f, t, _ in loose if t == ftype), "misc"), ftype)
     target = budget if budget is not None else len(plan.files)
     notes = _desktop_notes(b, tiny)
     while len(plan.files) < target - len(notes):
@@ -642,11 +637,11 @@ def _resolve_bare_names(plan: WorkspacePlan) -> None:
                 raise ValueError(f"{plan.name}/{spec.path}: reference to unplanned {r.dst}")
 
 
-def all_types_once(roles: list[str]) -> dict[str, tuple[str, ...]]:
-    """Which role must hold a loose file of each workspace type that its bundles may not produce: the
-    first role whose loose list has the type, else round-robin."""
+def assign_loose_types(types: list[str], roles: list[str]) -> dict[str, tuple[str, ...]]:
+    """Which role gets a loose file of each of ``types``: the first role whose loose list has the type,
+    else round-robin."""
     out: dict[str, list[str]] = {r: [] for r in roles}
-    for k, t in enumerate(WORKSPACE_TYPES):
+    for k, t in enumerate(types):
         role = next((r for r in roles if any(ft == t for _, ft, _ in LOOSE[r])), roles[k % len(roles)])
         out[role].append(t)
     return {r: tuple(ts) for r, ts in out.items()}
