@@ -177,6 +177,8 @@ _ENTITY_SECOND = {
                 "Router", "Collector", "Mailer", "Broker"),
     "product": ("App", "Studio", "Pay", "Hub", "Desk", "Go", "Plus", "Connect", "Cloud", "Pulse",
                 "Lens", "Board"),
+    "person": ("Moss", "Ng", "Ortiz", "Park", "Reyes", "Silva", "Tran", "Varga", "Weber", "Young", "Zhou",
+               "Brooks"),
 }
 
 

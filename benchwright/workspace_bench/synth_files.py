@@ -537,15 +537,22 @@ def _tex(spec: FileSpec, root: Path) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+_SURNAMES = ("Abe", "Bianchi", "Costa", "Dubois", "Eriksen", "Fischer", "Garcia", "Haddad", "Ivanova", "Jensen",
+             "Kim", "Larsen", "Moreau", "Nakamura", "Okafor", "Petrov", "Quinn", "Rossi", "Sato", "Tanaka")
+_VENUES = ("ACL", "CVPR", "ICLR", "ICML", "KDD", "NAACL", "NeurIPS", "SIGIR", "TACL", "WWW")
+
+
 def _bib(spec: FileSpec, root: Path) -> bytes:
+    # authors as "Surname, X." and venues as acronyms: no run of capitalised words that two
+    # unrelated bibliographies would share (an extractor would read it as a shared entity)
     r = random.Random(spec.seed)
     w = _words(spec)
     out = []
     for k in range(r.randint(3, 6)):
         year = r.choice((2019, 2020, 2021, 2022, 2023, 2024))
-        out.append(f"@article{{ref{k}{year},\n  title = {{{w.topic().capitalize()} revisited}},\n"
-                   f"  author = {{Author, A. and Writer, B.}},\n  journal = {{Journal of {w.topic().title()}}},\n"
-                   f"  year = {{{year}}}\n}}\n")
+        authors = " and ".join(f"{r.choice(_SURNAMES)}, {r.choice('ABCDEFGHJKLMNPRST')}." for _ in range(r.randint(1, 3)))
+        out.append(f"@inproceedings{{ref{k}{year},\n  title = {{{w.topic().capitalize()} revisited}},\n"
+                   f"  author = {{{authors}}},\n  booktitle = {{{r.choice(_VENUES)}}},\n  year = {{{year}}}\n}}\n")
     return "\n".join(out).encode()
 
 
@@ -890,7 +897,8 @@ def _ics(spec: FileSpec, root: Path) -> bytes:
 
 def _vcf(spec: FileSpec, root: Path) -> bytes:
     r = random.Random(spec.seed)
-    first, last = r.choice(("Ana", "Ben", "Chen", "Dara", "Eli", "Farah")), r.choice(("Moss", "Ng", "Ortiz", "Park"))
+    # the contact's name comes from the plan (a name no other file of the workspace uses)
+    first, last = spec.extra.get("contact", "Ana Moss").split(" ", 1)
     lines = ["BEGIN:VCARD", "VERSION:3.0", f"N:{last};{first};;;", f"FN:{first} {last}",
              f"TEL;TYPE=work:+1-555-{r.randint(1000, 9999)}", f"EMAIL:{first.lower()}@example.com", "END:VCARD"]
     return ("\r\n".join(lines) + "\r\n").encode()

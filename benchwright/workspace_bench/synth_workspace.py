@@ -559,7 +559,8 @@ def _loose(b: Builder, folder: str, ftype: str) -> str:
         folder = f"{folder}/{b.words.stem()}"
     table = b.table(["item", "count", "amount"]) if ftype in ("xlsx", "csv", "tsv", "json", "jsonl", "xml",
                                                                "parquet", "npy", "db", "png", "gz") else None
-    return b.add(f"{folder}/{name}", table=table, photo=ftype in ("jpg", "webp", "tiff", "bmp", "gif"))
+    extra = {"contact": b.words.entity("person")} if ftype == "vcf" else {}
+    return b.add(f"{folder}/{name}", table=table, photo=ftype in ("jpg", "webp", "tiff", "bmp", "gif"), **extra)
 
 
 def start_workspace(role: str, persona: str, budget: int | None, seed: int) -> Builder:
