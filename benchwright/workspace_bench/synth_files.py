@@ -550,7 +550,8 @@ def _bib(spec: FileSpec, root: Path) -> bytes:
     out = []
     for k in range(r.randint(3, 6)):
         year = r.choice((2019, 2020, 2021, 2022, 2023, 2024))
-        authors = " and ".join(f"{r.choice(_SURNAMES)}, {r.choice('ABCDEFGHJKLMNPRST')}." for _ in range(r.randint(1, 3)))
+        authors = " and ".join(f"{r.choice(_SURNAMES)}, {r.choice('ABCDEFGHJKLMNPRST')}."
+                               for _ in range(r.randint(1, 3)))
         out.append(f"@inproceedings{{ref{k}{year},\n  title = {{{w.topic().capitalize()} revisited}},\n"
                    f"  author = {{{authors}}},\n  booktitle = {{{r.choice(_VENUES)}}},\n  year = {{{year}}}\n}}\n")
     return "\n".join(out).encode()
@@ -584,8 +585,8 @@ def _sh(spec: FileSpec, root: Path) -> bytes:
 _CODE_TEMPLATES = {
     "java": "// {title}\npublic class {cls} {{\n    public static int total(int[] rows) {{\n        int s = 0;\n"
             "        for (int r : rows) s += r;\n        return s + {n};\n    }}\n}}\n",
-    "go": "// {title}\npackage main\n\nimport \"fmt\"\n\nfunc total(rows []int) int {{\n\ts := {n}\n\tfor _, r := range rows {{\n"
-          "\t\ts += r\n\t}}\n\treturn s\n}}\n\nfunc main() {{\n\tfmt.Println(total([]int{{1, 2, 3}}))\n}}\n",
+    "go": "// {title}\npackage main\n\nimport \"fmt\"\n\nfunc total(rows []int) int {{\n\ts := {n}\n"
+          "\tfor _, r := range rows {{\n\t\ts += r\n\t}}\n\treturn s\n}}\n\nfunc main() {{\n\tfmt.Println(total([]int{{1, 2, 3}}))\n}}\n",
     "rs": "// {title}\nfn total(rows: &[i64]) -> i64 {{\n    rows.iter().sum::<i64>() + {n}\n}}\n\nfn main() {{\n"
           "    println!(\"{{}}\", total(&[1, 2, 3]));\n}}\n",
     "c": "/* {title} */\n#include <stdio.h>\n\nint total(const int *rows, int n) {{\n    int s = {n};\n"
@@ -606,7 +607,8 @@ _CODE_TEMPLATES = {
     "graphql": "# {title}\ntype {cls} {{\n  id: ID!\n  total: Int\n}}\n\ntype Query {{\n  {pkg}: [{cls}!]!\n}}\n",
     "Dockerfile": "# {title}\nFROM python:3.11-slim\nWORKDIR /app\nRUN pip install --no-cache-dir uvicorn\n"
                   "EXPOSE {port}\nCMD [\"uvicorn\", \"app:api\", \"--port\", \"{port}\"]\n",
-    "Makefile": "# {title}\n.PHONY: test lint\n\ntest:\n\tpytest -q\n\nlint:\n\truff check .\n\nport:\n\t@echo {port}\n",
+    "Makefile": "# {title}\n.PHONY: test lint\n\ntest:\n\tpytest -q\n\nlint:\n\truff check .\n\n"
+                "port:\n\t@echo {port}\n",
     "dot": "// {title}\ndigraph {pkg} {{\n  ingest -> clean;\n  clean -> report;\n  report -> review;\n}}\n",
     "mmd": "%% {title}\nflowchart LR\n  A[Request] --> B[Review]\n  B --> C[Decision]\n",
     "properties": "# {title}\napp.name={pkg}\napp.port={port}\napp.threads={n}\n",
@@ -944,7 +946,8 @@ FORMAT_OF_TYPE = {
 # which explicit edge types each writer can carry
 CARRIES = {
     "docx": ("link", "image"), "pptx": ("link", "image", "embedded_object"),
-    "xlsx": ("link", "formula", "external_link"), "pdf": ("link",), "ipynb": ("import", "path_literal", "link", "image"),
+    "xlsx": ("link", "formula", "external_link"), "pdf": ("link",),
+    "ipynb": ("import", "path_literal", "link", "image"),
     "py": ("import", "path_literal"), "js": ("import",), "md": ("link", "image"),
     "html": ("link", "image", "include"), "css": ("include", "image"), "svg": ("image",),
     "tex": ("include", "image", "bibliography"), "sql": ("include",), "sh": ("include",),

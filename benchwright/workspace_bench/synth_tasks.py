@@ -64,6 +64,8 @@ FAMILY = {**{t: "docs" for t in ("md", "txt", "html", "docx", "pdf", "pptx")},
           "png": "media", "jpg": "media", "zip": "archive"}
 TABLE_TYPES = ("xlsx", "csv", "tsv", "json", "yaml", "yml", "xml", "jsonl", "md", "docx", "pdf", "txt", "html", "pptx")
 SUMMARY_TYPES = ("md", "docx", "pdf", "txt", "html", "pptx")
+# types whose files hold a table of numbers (a chart for images)
+NUMBER_TYPES = tuple(t for t in TABLE_TYPES if t not in SUMMARY_TYPES) + ("png", "jpg")
 SUBFOLDERS = ("archive", "old", "incoming", "batch_b")
 
 
@@ -248,7 +250,8 @@ def _rubric_labels(tasks: list[TaskPlan], n_rubrics: int, rng: random.Random) ->
     modern_labels = ("Outcome Evaluation", "Basic Evaluation", "Process Evaluation", "Result Evaluation")
     modern = _scaled({k: FULL_RUBRIC_TYPES[k] for k in modern_labels}, n_rubrics - legacy_total)
     modern["Result Evaluation"] = max(1, modern["Result Evaluation"])
-    modern["Outcome Evaluation"] = n_rubrics - legacy_total - sum(v for k, v in modern.items() if k != "Outcome Evaluation")
+    modern["Outcome Evaluation"] = 0
+    modern["Outcome Evaluation"] = n_rubrics - legacy_total - sum(modern.values())
     _deal(legacy_tasks, counts, legacy, "Basic Assessment", "Results Assessment", None, rng)
     n_result_tasks = max(1, round(RESULT_TASKS_FULL * len(tasks) / FULL_TASKS))
     result_tasks = sorted(others, key=lambda t: (-counts[t.absolute_id], t.absolute_id))[:max(n_result_tasks * 3, 1)]
@@ -358,7 +361,7 @@ def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False
         prefix = f"{stable_hash64(f'{seed}:{t.absolute_id}:{key}'):016x}"
         stored = f"data/{prefix}_{name}"
         table = None
-        if ftype in TABLE_TYPES and ftype not in ("md", "txt", "docx", "pdf", "html", "pptx") or ftype in ("png", "jpg"):
+        if ftype in NUMBER_TYPES:
             header = ["month", "units", "amount"] if family == "sheets" else ["item", "count", "value"]
             table = number_table(rng, header, rng.randint(4, 10), [MONTHS[m % 12][:3] for m in range(12)])
         extra = {"photo": ftype == "jpg", "type": ftype}
@@ -444,7 +447,8 @@ def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False
 
 
 _GENERIC_OUTCOME = ("include a short summary at the top?", "use consistent units throughout?",
-                    "only report figures that can be traced to an input file?", "avoid inventing data that no input holds?",
+                    "only report figures that can be traced to an input file?",
+                    "avoid inventing data that no input holds?",
                     "group related items together?", "list the gaps or open questions found in the inputs?",
                     "propose concrete next steps?", "keep the original file names when it refers to inputs?",
                     "flag inconsistencies between the inputs, if there are any?", "avoid duplicated entries?",
@@ -508,7 +512,8 @@ def _rubrics(t: TaskPlan, names, files, output, ws_files, folder, bulk, rng) -> 
     process += [f"Did the agent look at `{ws_files[0]}` in the workspace?",
                 f"Did the agent leave the original files in `{folder}/` unchanged?",
                 "Did the agent state which files it used?",
-                f"Did the agent check `{output}` after writing it?", f"Did the agent explore `{folder}/` before starting?"]
+                f"Did the agent check `{output}` after writing it?",
+                f"Did the agent explore `{folder}/` before starting?"]
     process += _GENERIC_PROCESS
     pools = {"Basic": basic, "Outcome": outcome, "Result": list(reversed(outcome)), "Process": process}
     used = {k: 0 for k in pools}
