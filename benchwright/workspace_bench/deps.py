@@ -111,12 +111,15 @@ class WorkspaceIndex:
     def __init__(self, paths, sha256: dict[str, str] | None = None):
         self.paths = frozenset(paths)
         in_folder, by_name, by_lower, by_sha = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
+        in_named_folder = defaultdict(list)
         for p in sorted(self.paths):
             folder, name = posixpath.split(p)
             logical = logical_name(name)
             in_folder[(folder, logical)].append(p)
             by_name[logical].append(p)
             by_lower[logical.lower()].append(p)
+            in_named_folder[(posixpath.basename(folder).lower(), logical.lower())].append(p)
+        self.in_named_folder = dict(in_named_folder)
         for p, digest in sorted((sha256 or {}).items()):
             if p in self.paths:
                 by_sha[digest].append(p)
@@ -129,8 +132,11 @@ class WorkspaceIndex:
             return [path]
         return self.in_folder.get(posixpath.split(path), [])
 
-    def named(self, name: str) -> list[str]:
+    def named(self, name: str, folder_name: str | None = None) -> list[str]:
+        """Files of that name anywhere (or only in folders called ``folder_name``)."""
         logical = logical_name(name)
+        if folder_name is not None:
+            return self.in_named_folder.get((folder_name.lower(), logical.lower()), [])
         return self.by_name.get(logical) or self.by_lower.get(logical.lower(), [])
 
     def with_sha256(self, digest: str | None) -> list[str]:
@@ -173,15 +179,22 @@ def _lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], s
     digest = r.get("sha256")
     if r.get("bare", True):
         for spelling in dict.fromkeys(variants + root_variants):
-            name = posixpath.basename(spelling.rstrip("/"))
-            candidates = [c for c in index.named(name) if c != src] if name else []
+            parts = [p for p in spelling.rstrip("/").split("/") if p not in ("", ".", "..")]
+            if not parts:
+                continue
+            name = parts[-1]
+            if logical_name(name).lower() in _GENERIC_NAMES:
+                # a package's __init__.py is known by its folder: look in folders of that name only
+                if len(parts) < 2:
+                    continue
+                candidates = index.named(name, folder_name=parts[-2])
+            else:
+                candidates = index.named(name)
+            candidates = [c for c in candidates if c != src]
             if not candidates:
                 continue
             scores = {c: _trailing_match(c, spelling) for c in candidates}
-            need = 2 if logical_name(name).lower() in _GENERIC_NAMES else 1
             best = max(scores.values())
-            if best < need:
-                continue
             candidates = [c for c in candidates if scores[c] == best]
             if len(candidates) > 1:
                 candidates = [c for c in candidates if posixpath.dirname(c) == folder] or candidates

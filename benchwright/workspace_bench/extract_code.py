@@ -106,10 +106,10 @@ class _Paths:
     joins of them, and the script's own folder (``Path(__file__).parent``, ``os.path.dirname(__file__)``)
     as '.'."""
 
-    def __init__(self, tree: ast.AST):
+    def __init__(self, nodes: list[ast.AST]):
         values: dict[str, set[str]] = {}
         self.names: dict[str, str] = {}
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 target, value = node.targets[0].id, node.value
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
@@ -181,13 +181,14 @@ def python_references(source: str, path: str, extensions, rule_prefix: str = "")
         n = getattr(node, "lineno", 0)
         return lines[n - 1].strip() if 0 < n <= len(lines) else ""
 
-    paths = _Paths(tree)
+    nodes = list(ast.walk(tree))   # walked once: the passes below reuse the list
+    paths = _Paths(nodes)
     found: list[tuple[int, int, dict]] = []
     consumed: set[str] = set()   # path texts a call already gave: not repeated as string constants
-    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+    docstrings = {id(n.body[0].value) for n in nodes
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
                   and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-    for node in ast.walk(tree):
+    for node in nodes:
         at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -212,7 +213,7 @@ def python_references(source: str, path: str, extensions, rule_prefix: str = "")
                 # only when it names a workspace file
                 found.append((*at, ref(text, "path_literal", f"python.call:{name}", line(node),
                                        0.95 if certain else 0.8, **({} if path_like else {"speculative": True}))))
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value not in consumed \
                 and id(node) not in docstrings and looks_like_path(node.value, extensions):
             found.append((node.lineno, node.col_offset,
