@@ -359,6 +359,12 @@ def test_implicit_edges_and_quality_do_not_depend_on_order():
         ("dossiers/cobalt_foods/contract.pdf", "reports/north_summary_v1.md", "same_entity", "shared_entity"),
         ("reports/north_summary_final.md", "reports/north_summary_v1.md", "same_entity", "shared_entity"),
     }
+    # numbered files are siblings as often as versions: chained only when asked
+    numbered = [{"path": f"tools/tool_{i}.sh", "file_type": "shell", "sha256": str(i), "text_excerpt": ""}
+                for i in (1, 2, 10)]
+    assert implicit.implicit_edges(numbered) == []
+    assert [(e["src"], e["dst"], e["rule"]) for e in implicit.implicit_edges(numbered, numbered_series=True)] == [
+        ("tools/tool_1.sh", "tools/tool_2.sh", "version.number"), ("tools/tool_2.sh", "tools/tool_10.sh", "version.number")]
     shuffled = rows[:]
     random.Random(3).shuffle(shuffled)
     assert implicit.implicit_edges(shuffled) == edges

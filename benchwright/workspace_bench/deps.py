@@ -39,7 +39,7 @@ from benchwright.workspace_bench.extract_markup import (data_references, html_re
 from benchwright.workspace_bench.extract_office import ooxml_references, pdf_references
 from benchwright.workspace_bench.extract_text import decode_text
 from benchwright.workspace_bench.implicit import implicit_edges
-from benchwright.workspace_bench.scan import extension_types, list_workspace, read_entry, scan_file
+from benchwright.workspace_bench.scan import extension_types, list_workspace, path_extensions, read_entry, scan_file
 
 __all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "describe_workspace",
            "Unparsable", "logical_name", "REFERENCE_TYPES"]
@@ -98,7 +98,7 @@ _EXTENSIONS: frozenset[str] | None = None
 def _extensions() -> frozenset[str]:
     global _EXTENSIONS
     if _EXTENSIONS is None:
-        _EXTENSIONS = frozenset(extension_types())
+        _EXTENSIONS = path_extensions()
     return _EXTENSIONS
 
 
@@ -281,15 +281,28 @@ def extraction_quality(edges: list[dict], truth: list[dict], file_types: dict[tu
     def file_type(key) -> str:
         return types.get((key[0], key[1])) or posixpath.splitext(key[1])[1][1:].lower()
 
+    def by_rule(kind) -> dict:
+        """Per extractor or implicit rule: how many of its resolved edges the truth holds (the truth
+        names no rule, so only precision is defined per rule)."""
+        true = keyed(truth, kind)
+        rules: dict[str, set] = defaultdict(set)
+        for e in edges:
+            if e.get("dst") is not None and kind_of(e) == kind:
+                rules[e.get("rule") or ""] |= keyed([e], kind)
+        return {rule: {"precision": len(keys & true) / len(keys), "predicted": len(keys),
+                       "true_positives": len(keys & true)} for rule, keys in sorted(rules.items())}
+
     pred_x, true_x = keyed(edges, "explicit"), keyed(truth, "explicit")
     pred_i, true_i = keyed(edges, "implicit"), keyed(truth, "implicit")
     report = {
         "explicit": {**_scores(pred_x, true_x),
                      "by_edge_type": breakdown(pred_x, true_x, lambda k: k[3]),
                      "by_file_type": breakdown(pred_x, true_x, file_type),
+                     "by_rule": by_rule("explicit"),
                      "missed": sorted(true_x - pred_x)[:examples],
                      "false_positives": sorted(pred_x - true_x)[:examples]},
-        "implicit": {**_scores(pred_i, true_i), "by_edge_type": breakdown(pred_i, true_i, lambda k: k[3])},
+        "implicit": {**_scores(pred_i, true_i), "by_edge_type": breakdown(pred_i, true_i, lambda k: k[3]),
+                     "by_rule": by_rule("implicit")},
     }
     for k in EXPLICIT_EDGE_TYPES:
         report["explicit"]["by_edge_type"].setdefault(k, _scores(set(), set()))

@@ -175,6 +175,8 @@ def python_references(source: str, path: str, extensions, rule_prefix: str = "")
         tree = ast.parse(source)
     except (SyntaxError, ValueError) as exc:
         raise Unparsable(f"{path}:{getattr(exc, 'lineno', None) or 0}", f"python does not parse: {exc}") from None
+    except (RecursionError, MemoryError) as exc:  # nesting deeper than the parser's stack
+        raise Unparsable(path, f"python does not parse: {type(exc).__name__}") from None
     lines = source.splitlines()
 
     def line(node) -> str:

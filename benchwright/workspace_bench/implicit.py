@@ -6,9 +6,12 @@ text; without them the excerpt is read) and returns edge rows (``kind`` implicit
 
 - ``version_chain`` (rule ``version.date`` / ``version.label`` / ``version.number``): files whose
   names differ only by a version mark -- a date (2024-03, 2024-03-05, 20240305, 2024Q1), a version
-  (v2, rev3, version 1.1), a stage (draft < unmarked < revised < final), or, weaker, a trailing
-  number (tool_1, tool_2) -- with the same extension, in folders that differ only by such marks
-  (``sales/2024/03`` and ``sales/2024/04``). Each file points to the next newer one.
+  (v2, rev3, version 1.1), a stage (draft < unmarked < revised < final), or a trailing number
+  (tool_1, tool_2; see below) -- with the same extension, in folders that differ only by such marks
+  (``sales/2024/03`` and ``sales/2024/04``). Each file points to the next newer one. Numbered
+  files are versions in some task graphs (the release's tool_1.sh -> tool_2.sh) and siblings in
+  many more (report_1, report_2 of one batch): by name alone the rule measured a precision of 0.015
+  on the synthetic default source, so it runs only when asked (``numbered_series=True``).
 - ``derived_from`` (rule ``shared_numbers``): a file that repeats at least ``MIN_SHARED_NUMBERS``
   distinctive numbers of another (at least half of the smaller file's), the source being the rawer
   file (data < spreadsheet < document); a derivation already implied through an intermediate file
@@ -88,10 +91,12 @@ def version_key(path: str) -> tuple[tuple, tuple, str]:
 _CONFIDENCE = {"date": 0.85, "label": 0.9, "number": 0.5}
 
 
-def version_chains(paths: list[str]) -> list[dict]:
+def version_chains(paths: list[str], numbered_series: bool = False) -> list[dict]:
     groups: dict[tuple, list[tuple[tuple, str, str]]] = defaultdict(list)
     for path in paths:
         group, order, strength = version_key(path)
+        if strength == "number" and not numbered_series:
+            continue
         if group[1]:
             groups[group].append((order, path, strength))
     edges = []
@@ -213,13 +218,18 @@ def same_entity_edges(rows: list[dict]) -> list[dict]:
         for name in _entities_of(r):
             in_text[name].add(r["path"])
     names = {name: paths for name, paths in in_text.items() if 2 <= len(paths) <= MAX_DOCUMENT_FREQUENCY}
-    slugs = {_slug(name): name for name in names}
     members: dict[str, set[str]] = {name: set(paths) for name, paths in names.items()}
+    # a path names an entity when the entity's slug words occur in a row among the path's words
+    by_first_word: dict[str, list[tuple[list[str], str]]] = defaultdict(list)
+    for name in names:
+        words = _slug(name).split("_")
+        by_first_word[words[0]].append((words, name))
     for r in rows:
-        path_slug = f"_{_slug(r['path'])}_"
-        for slug, name in slugs.items():
-            if f"_{slug}_" in path_slug:
-                members[name].add(r["path"])
+        words = [w for w in _slug(r["path"]).split("_") if w]
+        for i, word in enumerate(words):
+            for slug_words, name in by_first_word.get(word, ()):
+                if words[i:i + len(slug_words)] == slug_words:
+                    members[name].add(r["path"])
     pairs: dict[tuple[str, str], tuple[float, str]] = {}
     for name in sorted(members):
         paths = sorted(members[name])
@@ -243,8 +253,9 @@ def _edge(src: str, dst: str, edge_type: str, rule: str, evidence: str, confiden
             "resolution": "bare_name", "candidates": [dst]}
 
 
-def implicit_edges(files: list[dict]) -> list[dict]:
-    """Every implicit edge of one workspace, sorted by (src, dst, edge_type)."""
+def implicit_edges(files: list[dict], numbered_series: bool = False) -> list[dict]:
+    """Every implicit edge of one workspace, sorted by (src, dst, edge_type). ``numbered_series``: also
+    chain files that differ only by a trailing number (off by default, see the module's docstring)."""
     rows = sorted(files, key=lambda r: r["path"])
-    edges = version_chains([r["path"] for r in rows]) + derived_edges(rows) + same_entity_edges(rows)
+    edges = version_chains([r["path"] for r in rows], numbered_series) + derived_edges(rows) + same_entity_edges(rows)
     return sorted(edges, key=lambda e: (e["src"], e["dst"], e["edge_type"]))

@@ -273,6 +273,17 @@ def extension_types() -> dict[str, str]:
     return _EXT_TYPES
 
 
+# File extensions magika has no type for, common in workspaces: a string ending in one may name a file.
+_OTHER_FILE_EXTENSIONS = frozenset({"db", "feather", "arrow", "vcf", "mmd", "dot", "graphql", "env", "bin", "mat",
+                                    "rds", "rdata", "orc", "avro", "safetensors", "ckpt", "dat", "ndjson", "bak",
+                                    "lock", "sav", "dta", "shp", "kml", "gpx", "tfrecord", "msg"})
+
+
+def path_extensions() -> frozenset[str]:
+    """Extensions that make a string look like a file name: magika's and a few data formats'."""
+    return frozenset(extension_types()) | _OTHER_FILE_EXTENSIONS
+
+
 def is_text_type(file_type: str) -> bool:
     return bool(content_types().get(file_type, {}).get("is_text"))
 
@@ -353,5 +364,5 @@ def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[s
         "word_count": len(text.split()),
         "text_excerpt": text[:TEXT_EXCERPT_CHARS],
         "text_error": text_error,
-        **text_features(text, file_type),
+        **text_features(text[:limits.max_extracted_chars], file_type),
     }
