@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import random
 import shutil
 import zipfile
@@ -25,7 +24,7 @@ from PIL import Image
 
 from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import EDGES, EXPLICIT_EDGE_TYPES, RESOLUTIONS
-from benchwright.workspace_bench import deps, implicit, scan
+from benchwright.workspace_bench import deps, implicit
 from benchwright.workspace_bench.deps import WorkspaceIndex, describe_workspace, extract_references, resolve
 from benchwright.workspace_bench.extract_text import extract_text
 

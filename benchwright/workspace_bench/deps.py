@@ -110,8 +110,7 @@ class WorkspaceIndex:
 
     def __init__(self, paths, sha256: dict[str, str] | None = None):
         self.paths = frozenset(paths)
-        in_folder, by_name, by_lower, by_sha = defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)
-        in_named_folder = defaultdict(list)
+        in_folder, by_name, by_lower, by_sha, in_named_folder = (defaultdict(list) for _ in range(5))
         for p in sorted(self.paths):
             folder, name = posixpath.split(p)
             logical = logical_name(name)

@@ -15,7 +15,8 @@ import re
 import shlex
 
 from benchwright.errors import RecordError
-from benchwright.workspace_bench.extract_common import Unparsable, is_url, line_containing, looks_like_path, ref, web_path
+from benchwright.workspace_bench.extract_common import (Unparsable, is_url, line_containing, looks_like_path, ref,
+                                                        web_path)
 
 # Calls whose path argument names a file read or written: builtins, pathlib, pandas, numpy, imaging,
 # Office and PDF libraries. Any constant they are given is a path.

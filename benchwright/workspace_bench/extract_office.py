@@ -69,7 +69,8 @@ def _file_hints(zf: zipfile.ZipFile, part: str, path: str, limits: Limits, exten
         name = None
         for el in holder.iter():
             if isinstance(el.tag, str) and etree.QName(el).localname == "cNvPr":
-                name = next((v for v in (el.get("descr"), el.get("name")) if v and looks_like_path(v, extensions)), None)
+                name = next((v for v in (el.get("descr"), el.get("name"))
+                             if v and looks_like_path(v, extensions)), None)
                 break
         if name is None:
             continue
