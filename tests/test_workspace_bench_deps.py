@@ -22,10 +22,10 @@ from fpdf import FPDF
 from lxml import etree
 from PIL import Image
 
-from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import EDGES, EXPLICIT_EDGE_TYPES, RESOLUTIONS
 from benchwright.workspace_bench import deps, implicit
 from benchwright.workspace_bench.deps import WorkspaceIndex, describe_workspace, extract_references, resolve
+from benchwright.workspace_bench.extract_archive import ZipBomb
 from benchwright.workspace_bench.extract_text import extract_text
 
 
@@ -305,7 +305,7 @@ def test_a_file_that_does_not_parse_gives_no_edges_and_a_reason(tmp_path):
         extract_references("bin.py", bytes(range(256)) * 4, "python")
     with pytest.raises(deps.Unparsable, match="not a readable notebook"):
         extract_references("bad.ipynb", b"{}", "ipynb")
-    with pytest.raises(RecordError, match="unreadable zip"):
+    with pytest.raises(deps.Unparsable, match="docx does not parse: unreadable zip"):
         extract_references("cut.docx", _docx_with_link_and_picture("x.xlsx", _write_png(tmp_path))[:3000], "docx")
     with pytest.raises(deps.Unparsable, match="pdf does not parse"):
         extract_references("cut.pdf", b"%PDF-1.4\n garbage", "pdf")
@@ -332,7 +332,7 @@ def test_zip_bomb_office_file_is_refused_by_the_extractor():
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for i in range(20):
             zf.writestr(f"word/media/image{i}.png", zeros)
-    with pytest.raises(RecordError, match="zip bomb"):
+    with pytest.raises(ZipBomb, match="zip bomb: member 'word/media/image0.png' expands"):
         extract_references("bomb.docx", buf.getvalue(), "docx")
 
 

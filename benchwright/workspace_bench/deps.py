@@ -5,7 +5,8 @@ them against the workspace, and measure extraction against a planted truth.
   ``{reference, edge_type, rule, evidence, confidence}`` from the extractor of its type
   (``extract_code``, ``extract_markup``, ``extract_office``). A file that does not parse as its type
   raises :class:`~benchwright.workspace_bench.extract_common.Unparsable` (a ``RecordError``): it gives
-  no edges and the reason is recorded.
+  no edges and the reason is recorded; an Office file that is a zip bomb raises ``ZipBomb`` (also a
+  ``RecordError``), before anything is decompressed.
 - :class:`WorkspaceIndex` (built once per workspace from its paths, and optionally their sha256) and
   :func:`resolve` (one file's references -> edge rows of the ``edges`` config, without ``edge_id``
   and ``workspace``, which the pipeline adds; ``edge_type``, ``kind`` and ``resolution`` are names).
@@ -29,7 +30,7 @@ from collections import defaultdict
 
 from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import EDGE_TYPES, EXPLICIT_EDGE_TYPES, IMPLICIT_EDGE_TYPES
-from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits
+from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits, ZipBomb
 from benchwright.workspace_bench.extract_code import (css_references, js_references, latex_references,
                                                       notebook_references, python_references, shell_references,
                                                       sql_references)
@@ -83,7 +84,12 @@ def extract_references(path: str, data: bytes, file_type: str, limits: Limits = 
     if kind in _BINARY_EXTRACTORS:
         if _BINARY_EXTRACTORS[kind] == "pdf":
             return pdf_references(data, path)
-        return ooxml_references(data, path, limits, extensions)
+        try:
+            return ooxml_references(data, path, limits, extensions)
+        except (Unparsable, ZipBomb):
+            raise
+        except RecordError as err:  # not a zip, a corrupt member, a DOCTYPE in a part: does not parse
+            raise Unparsable(err.locator, f"{file_type} does not parse: {err.reason}") from None
     if kind not in _TEXT_EXTRACTORS:
         return []
     text, encoding = decode_text(data)

@@ -19,6 +19,13 @@ from benchwright.formats.ooxml.safety import UnsafeDocxError, parse_xml
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 
 
+class ZipBomb(RecordError):
+    """An archive whose central directory promises more than the bounds allow: refused unread."""
+
+    def __init__(self, locator: str, reason: str):
+        super().__init__(locator, f"zip bomb: {reason}")
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds that keep one hostile file or folder from taking the scan down."""
@@ -53,23 +60,23 @@ def check_archive(data: bytes, locator: str, limits: Limits = DEFAULT_LIMITS) ->
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise RecordError(locator, f"unreadable zip archive: {exc}") from None
     if len(infos) > limits.max_archive_members:
-        raise RecordError(locator, f"zip bomb: {len(infos)} members, over the {limits.max_archive_members} bound")
+        raise ZipBomb(locator, f"{len(infos)} members, over the {limits.max_archive_members} bound")
     expanded = sum(i.file_size for i in infos)
     compressed = sum(i.compress_size for i in infos)
     if expanded > limits.max_archive_expanded_bytes:
-        raise RecordError(locator, f"zip bomb: members expand to {expanded} bytes, over the "
+        raise ZipBomb(locator, f"members expand to {expanded} bytes, over the "
                                    f"{limits.max_archive_expanded_bytes}-byte bound")
     for info in infos:
         if info.file_size >= limits.archive_ratio_min_bytes and \
                 info.file_size > limits.max_archive_ratio * max(info.compress_size, 1):
-            raise RecordError(locator, f"zip bomb: member {info.filename!r} expands "
+            raise ZipBomb(locator, f"member {info.filename!r} expands "
                                        f"{info.file_size / max(info.compress_size, 1):.0f}x")
     if expanded >= limits.archive_ratio_min_bytes and expanded > limits.max_archive_ratio * max(compressed, 1):
-        raise RecordError(locator, f"zip bomb: the archive expands {expanded / max(compressed, 1):.0f}x")
+        raise ZipBomb(locator, f"the archive expands {expanded / max(compressed, 1):.0f}x")
     offsets = sorted((i.header_offset, i.compress_size) for i in infos)
     for (off, size), (next_off, _) in zip(offsets, offsets[1:]):
         if off + size > next_off:
-            raise RecordError(locator, "zip bomb: overlapping members (one compressed stream read by several entries)")
+            raise ZipBomb(locator, "overlapping members (one compressed stream read by several entries)")
     return zf
 
 
