@@ -21,52 +21,44 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 
-def _entries(source: str) -> list[tuple[str, dict]]:
+def _workspaces(source: str) -> list:
     from benchwright.pipelines.workspace_bench_sources import open_source
+
+    return list(open_source(source).workspaces)
+
+
+def _entries(source: str) -> list[dict]:
     from benchwright.workspace_bench.scan import DEFAULT_LIMITS, list_workspace
 
-    out = []
-    for ws in open_source(source).workspaces:
-        entries, _ = list_workspace(ws.url, DEFAULT_LIMITS)
-        out += [(ws.name, {**e, "workspace": ws.name, "task_id": ws.task_id}) for e in entries if e["path"] not in ws.skip]
-    return out
+    return [e for ws in _workspaces(source) for e in list_workspace(ws.url, DEFAULT_LIMITS)[0]
+            if e["path"] not in ws.skip]
 
 
-def _scan_workspace(item: tuple[str, list[dict]]) -> tuple[int, int, int]:
-    """What the pipeline does for one workspace's files, in one process: (files, bytes, edges)."""
-    from benchwright.pipelines.workspace_bench import implicit_edges, resolve_edges, scan_one, workspace_index
-    from benchwright.workspace_bench.scan import DEFAULT_LIMITS
+def _scan_workspace(ws) -> tuple[int, int, int]:
+    """Every step the pipeline runs on one workspace's files (list, read, hash, type, text, references,
+    resolution, implicit edges), in one process: (files, bytes, edges)."""
+    from benchwright.workspace_bench.deps import describe_workspace
 
-    name, entries = item
-    scanned = []
-    for e in entries:
-        try:
-            scanned += list(scan_one(e, DEFAULT_LIMITS))
-        except Exception:  # noqa: BLE001 - the pipeline quarantines it; the benchmark counts the work
-            pass
-    index = dict([workspace_index((name, [e["path"] for e in entries]))])
-    edges = sum(len(list(resolve_edges(s, index))) for s in scanned)
-    edges += len(list(implicit_edges(((name, entries[0]["task_id"] if entries else None), [s["row"] for s in scanned]))))
-    return len(scanned), sum(s["row"]["size"] for s in scanned), edges
+    described = describe_workspace(ws.url, exclude=ws.skip)
+    return len(described["files"]), sum(f["size"] for f in described["files"]), len(described["edges"])
 
 
 def run_scan(source: str, workers: int) -> dict:
     t0 = time.perf_counter()
-    entries = _entries(source)
-    listed = time.perf_counter() - t0
-    by_ws: dict[str, list[dict]] = {}
-    for name, e in entries:
-        by_ws.setdefault(name, []).append(e)
     # big workspaces first, so the pool's last task is a small one
-    items = sorted(by_ws.items(), key=lambda kv: -len(kv[1]))
-    t1 = time.perf_counter()
+    workspaces = sorted(_workspaces(source), key=lambda ws: (-len(_entries_of(ws)), ws.name))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(_scan_workspace, items))
+        results = list(pool.map(_scan_workspace, workspaces))
     seconds = time.perf_counter() - t0
     files, nbytes, edges = (sum(r[i] for r in results) for i in range(3))
     return {"files": files, "bytes": nbytes, "edges": edges, "seconds": round(seconds, 2),
-            "listing_seconds": round(listed, 2), "scan_seconds": round(time.perf_counter() - t1, 2),
             "files_per_s": round(files / seconds, 1), "mb_per_s": round(nbytes / seconds / 1e6, 2), "workers": workers}
+
+
+def _entries_of(ws) -> list:
+    from benchwright.workspace_bench.scan import list_workspace
+
+    return list_workspace(ws.url)[0]
 
 
 def run_sha256sum(paths: list[str]) -> dict:
@@ -104,7 +96,7 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             write_source(source, scale=args.scale, seed=0)
             synth_s = round(time.perf_counter() - t, 1)
-        paths = [e["url"] for _, e in _entries(source)]
+        paths = [e["url"] for e in _entries(source)]
         floor = run_sha256sum(paths)
         child = subprocess.run([sys.executable, "-m", "benchwright.benchmarks.workspace_scan", "--child", source,
                                 "--workers", str(args.workers)], capture_output=True, text=True, check=True)

@@ -80,25 +80,31 @@ def list_files(ws: Workspace, limits):
 
 
 def scan_one(entry: dict, limits):
-    """Read one file once: its FILES row and the references written in it."""
+    """Read one file once: its FILES row, the references written in it, and what the implicit rules
+    compare (numbers and names from its whole text, not only the excerpt). A file that does not parse
+    as its type is kept; its references are lost, and that is quarantined under its own unit."""
     from benchwright.workspace_bench import deps
     from benchwright.workspace_bench.scan import read_entry, scan_file
 
     data = read_entry(entry, limits)
     described = scan_file(data, entry["path"], limits)
-    refs = deps.extract_references(entry["path"], data, described["file_type"])
+    locator = f"{entry['workspace']}/{entry['path']}"
+    try:
+        refs = deps.extract_references(entry["path"], data, described["file_type"], limits)
+    except deps.Unparsable as err:
+        refs = []
+        yield Reject("file_references", locator, err.reason)
     row = {k: described.get(k) for k in schema.FILES if k in described}
-    row.update(file_id=f"{entry['workspace']}/{entry['path']}", workspace=entry["workspace"], path=entry["path"],
-               task_id=entry["task_id"])
-    yield {"row": row, "refs": refs}
+    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"])
+    yield {"row": row, "refs": refs,
+           "implicit": {k: described[k] for k in ("numbers", "entities") if k in described}}
 
 
-def resolve_edges(scanned: dict, listings: dict):
+def resolve_edges(scanned: dict, indexes: dict):
     from benchwright.workspace_bench import deps
 
     row = scanned["row"]
-    index = listings[row["workspace"]]
-    for edge in deps.resolve(scanned["refs"], row["path"], index):
+    for edge in deps.resolve(scanned["refs"], row["path"], indexes[row["workspace"]]):
         yield _edge_row(row["workspace"], row["task_id"], edge)
 
 
@@ -119,10 +125,12 @@ def _edge_row(workspace: str, task_id, edge: dict) -> dict:
 
 
 def workspace_index(keyed):
+    """One workspace's index of its scanned files: by path, name and content (an embedded picture
+    with no recorded name is found by its bytes)."""
     from benchwright.workspace_bench import deps
 
-    workspace, paths = keyed
-    return workspace, deps.WorkspaceIndex(sorted(paths))
+    workspace, files = keyed
+    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files))
 
 
 # --------------------------------------------------------------------------- rows and splits
@@ -205,14 +213,15 @@ class WorkspaceBench(Dataset):
         scanned = run_stage(entries | "SpreadFiles" >> beam.Reshuffle(), "ScanFiles",
                             lambda e: scan_one(e, limits), unit="file",
                             locate=lambda e: f"{e['workspace']}/{e['path']}")
-        listings = (entries | "PathByWorkspace" >> beam.Map(lambda e: (e["workspace"], e["path"]))
-                    | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
+        indexes = (scanned.main | "PathByWorkspace" >> beam.Map(
+                       lambda s: (s["row"]["workspace"], (s["row"]["path"], s["row"]["sha256"])))
+                   | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
         # a failure past the scan loses edges, not the file (already a row): its own quarantine unit
         explicit = run_stage(scanned.main, "ResolveReferences", resolve_edges, unit="file_edges",
-                             locate=lambda s: s["row"]["file_id"], side_inputs=[beam.pvalue.AsDict(listings)])
+                             locate=lambda s: s["row"]["file_id"], side_inputs=[beam.pvalue.AsDict(indexes)])
         implicit = run_stage(
             scanned.main | "RowsByWorkspace" >> beam.Map(lambda s: ((s["row"]["workspace"], s["row"]["task_id"]),
-                                                                     s["row"]))
+                                                                     {**s["row"], **s["implicit"]}))
             | "GroupRows" >> beam.GroupByKey(),
             "ImplicitEdges", implicit_edges, unit="workspace_edges", locate=lambda kv: kv[0][0])
         edges = ((explicit.main, implicit.main) | "AllEdges" >> beam.Flatten())
