@@ -45,8 +45,22 @@ class Dataset:
     baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
 
     def default_source(self, workdir: str) -> str:
-        """Materialise the embedded default source under ``workdir``; returns its URL."""
-        raise NotImplementedError
+        """Materialise the embedded default source under ``workdir``; returns its URL. By default the
+        dataset's ``synth`` at scale ``default``, seed 0, written once (a marker says it is complete,
+        so an interrupted write is redone, never reused)."""
+        import shutil
+        from pathlib import Path
+
+        from benchwright.registry import resolve
+
+        if not self.synth:
+            raise NotImplementedError(f"{self.name}: no synth to write the embedded default with")
+        out = Path(workdir) / f"{self.name}-default"
+        if not (out / ".complete").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            resolve(self.synth)(out, scale="default", seed=0)
+            (out / ".complete").write_text("")
+        return str(out)
 
     def expand(self, pipeline, source: str, staging: str, previous: str | None) -> tuple[dict, list]:
         """Returns ({config: PCollection of pyarrow Tables}, [PCollections of reject rows])."""

@@ -191,19 +191,6 @@ class VlmUnlearning(Dataset):
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"
 
-    def default_source(self, workdir: str) -> str:
-        from benchwright.vlm_unlearning.synth import write_source
-
-        out = Path(workdir) / "vlm_unlearning-default"
-        if not (out / ".complete").exists():
-            if out.exists():
-                import shutil
-
-                shutil.rmtree(out)
-            write_source(out, scale="default", seed=0)
-            (out / ".complete").write_text("")
-        return str(out)
-
     def expand(self, pipeline, source, staging, previous):
         options = pipeline.options.view_as(VlmUnlearningOptions)
         fmt, raw, mapping = sources.list_records(source, options.source_format)

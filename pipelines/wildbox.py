@@ -28,7 +28,6 @@ from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import FILTERED, Read, Reject, run_stage
 from benchwright.validation import wildbox as checks
-from benchwright.wildbox.synth import write_wildbox_source
 
 # Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos
 # in stable-hash order; a single-video species stays in train).
@@ -362,13 +361,6 @@ class WildBox(Dataset):
     synth = "benchwright.wildbox.synth:write_wildbox_source"
     evaluator = "benchwright.evaluation.wildbox:run_cli"
     baselines = "benchwright.baselines.wildbox:run_cli"
-
-    def default_source(self, workdir: str) -> str:
-        out = Path(workdir) / "wildbox-default"
-        if not (out / ".complete").exists():
-            write_wildbox_source(out, scale="default", seed=0)
-            (out / ".complete").write_text("")
-        return str(out)
 
     def expand(self, pipeline, source, staging, previous):
         fmt, units = discover(source)

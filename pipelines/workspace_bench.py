@@ -191,13 +191,6 @@ class WorkspaceBench(Dataset):
     baselines = "benchwright.baselines.workspace_bench:run_cli"
     lite_seed = LITE_SEED
 
-    def default_source(self, workdir: str) -> str:
-        from benchwright.workspace_bench.synth import write_source
-
-        out = posixpath.join(workdir, "workspace_bench_default")
-        write_source(out, scale="default", seed=0)
-        return out
-
     def expand(self, pipeline, source, staging, previous):
         from benchwright.workspace_bench import release
         from benchwright.workspace_bench.scan import DEFAULT_LIMITS
