@@ -79,11 +79,15 @@ class BM25Ranker:
     def prepare(self, documents: dict[str, str], corpora: dict[str, set[str]]) -> None:
         for key in sorted(corpora):
             ids = sorted(corpora[key])
+            if not ids:  # a role with no files (a source of task records only): nothing to rank
+                continue
             retriever = self._bm25s.BM25()
             retriever.index(self._tokenize([documents[i] for i in ids]), show_progress=False)
             self._indexes[key] = (retriever, {fid: pos for pos, fid in enumerate(ids)})
 
     def scores(self, query: str, file_ids: list[str], corpus: str) -> np.ndarray:
+        if not file_ids:
+            return np.zeros(0)
         retriever, position = self._indexes[corpus]
         every = retriever.get_scores(self._tokenize([query])[0])
         return every[[position[i] for i in file_ids]]
@@ -107,9 +111,13 @@ class DenseRanker:
 
     def prepare(self, documents: dict[str, str], corpora: dict[str, set[str]]) -> None:
         ids = sorted(documents)   # a fixed order and batching: the same build gives the same vectors
+        if not ids:
+            return
         self._vectors.update(zip(ids, self._embed([documents[i] for i in ids])))
 
     def scores(self, query: str, file_ids: list[str], corpus: str) -> np.ndarray:
+        if not file_ids:
+            return np.zeros(0)
         q = self._embed([query])[0]
         return np.array([float(self._vectors[i] @ q) for i in file_ids])
 

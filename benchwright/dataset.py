@@ -34,6 +34,9 @@ class Dataset:
     # {config: (columns,)}: another config's id column this config carries but may leave null (a
     # Workspace-Bench file outside any task's folder has no task_id)
     optional_keys: dict = {}
+    # configs a valid source may not have at all (Workspace-Bench: a folder has no tasks, a website
+    # release no files); the primary units still make sure a source yields something
+    optional_configs: tuple = ()
     units: tuple = ()           # Unit(...) per reconciled unit
     license: str = ""
     task_categories: tuple = ()

@@ -22,6 +22,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from benchwright.dataset import Dataset, Unit
+from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
 from benchwright.pipelines.workspace_bench_sources import Source, Workspace, open_source
 from benchwright.schemas import workspace_bench as schema
@@ -86,9 +87,13 @@ def scan_one(entry: dict, limits):
     from benchwright.workspace_bench import deps
     from benchwright.workspace_bench.scan import read_entry, scan_file
 
-    data = read_entry(entry, limits)
-    described = scan_file(data, entry["path"], limits)
     locator = f"{entry['workspace']}/{entry['path']}"
+    try:
+        data = read_entry(entry, limits)
+        described = scan_file(data, entry["path"], limits)
+    except RecordError as err:  # the scanner names the file in its workspace; the quarantine names both
+        raise RecordError(locator if err.locator == entry["path"] else f"{entry['workspace']}/{err.locator}",
+                          err.reason) from err
     try:
         refs = deps.extract_references(entry["path"], data, described["file_type"], limits)
     except deps.Unparsable as err:
@@ -181,6 +186,7 @@ class WorkspaceBench(Dataset):
     splits = schema.SPLITS
     subset_splits = {LITE: FULL}
     optional_keys = {"files": ("task_id",)}  # a role workspace's file belongs to no task
+    optional_configs = tuple(schema.FEATURES)  # a website release has no files, a folder no tasks
     units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
              Unit("file", "files", primary=True))
     license = "cc-by-4.0"

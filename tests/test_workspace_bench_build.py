@@ -1,0 +1,115 @@
+"""Workspace-Bench builds from the other source shapes: the real website release (tasks.json and a
+Lite list, no files), and plain folders a user wants scanned (real files nobody here wrote, and a
+hostile one)."""
+from __future__ import annotations
+
+import email
+import json
+import shutil
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from benchwright import registry
+from benchwright.build import build
+from benchwright.layout import MANIFEST, QUARANTINE_DIR
+from benchwright.options import BuildOptions
+from benchwright.schemas import workspace_bench as schema
+
+DATASET = registry.get("workspace_bench")
+
+
+def _build(source: Path, out: Path, **kw) -> Path:
+    return Path(build(DATASET, str(source), BuildOptions(out=str(out), progress=False, **kw)))
+
+
+def _rows(root: Path, config: str, split: str = "full") -> list[dict]:
+    files = sorted((root / config).glob(f"{split}-*.parquet"))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def _quarantine(root: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted((root / QUARANTINE_DIR).glob("*.jsonl"))
+            for line in f.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def website(fixtures_dir, tmp_path_factory):
+    """The real release's first 7 tasks as the website ships them, with a Lite list holding tasks 3
+    and 7 (the real Lite file's first entries among them) in the real file's shape."""
+    source = tmp_path_factory.mktemp("website") / "release"
+    source.mkdir()
+    shutil.copy(fixtures_dir / "workspace_bench" / "tasks_head.json", source / "tasks.json")
+    tasks = json.loads((source / "tasks.json").read_text())["full"]
+    lite = [t for t in tasks if t["absolute_id"] in (3, 7)]
+    (source / "tasks-lite.js").write_text("window.WORKSPACE_BENCH_LITE_TASKS = " + json.dumps(lite, indent=2) + ";\n")
+    return source, _build(source, tmp_path_factory.mktemp("website-out"))
+
+
+def test_the_real_website_release_builds_with_its_own_lite_list(website):
+    _, root = website
+    tasks = _rows(root, "tasks")
+    assert sorted(int(t["task_id"]) for t in tasks) == [1, 2, 3, 4, 5, 6, 7]
+    assert sorted(int(t["task_id"]) for t in _rows(root, "tasks", "lite")) == [3, 7]
+    # the fixture README's counts: 139 rubrics, 210 graph edges, 220 manifest files
+    assert len(_rows(root, "rubrics")) == 139 and len(_rows(root, "rubrics", "lite")) == 21 + 10
+    assert len(_rows(root, "task_edges")) == 210
+    assert sum(t["file_count"] for t in tasks) == 220
+    names = schema.RUBRICS["rubric_type"].names
+    assert Counter(names[r["rubric_type"]] for r in _rows(root, "rubrics")) == {
+        "Outcome": 81, "Basic": 25 + 4, "Process": 13 + 6, "Result": 10}
+    # our rule keeps the release's share: ceil(7 * 100 / 388) = 2 tasks
+    assert sum(t["lite_rule_selected"] for t in tasks) == 2
+    by_id = {int(t["task_id"]): t for t in tasks}
+    assert (by_id[6]["graph_edges"], by_id[6]["graph_depth"], by_id[6]["isolated_manifest_files"]) == (30, 30, 9)
+    manifest = json.loads((root / MANIFEST).read_text())
+    units = manifest["reconciliation"]["units"]
+    assert units["task"] == {"read": 7, "written": 7, "quarantined": 0, "filtered": 0, "bad_fraction": 0.0}
+    assert units["file"]["read"] == 0 and not (root / "files").exists()  # no files shipped: no files config
+    card = (root / "README.md").read_text()
+    assert "| Backend Developer | 6 | 2 |" in card
+
+
+def test_a_plain_folder_of_real_files_is_one_workspace(fixtures_dir, tmp_path):
+    """The stdlib's email package and real .docx files nobody here wrote, scanned as a user's folder."""
+    source = tmp_path / "my_folder"
+    shutil.copytree(Path(email.__file__).parent, source / "email", ignore=shutil.ignore_patterns("__pycache__"))
+    docs = sorted((fixtures_dir / "docx" / "python-docx").glob("*.docx"))[:5]
+    for d in docs:
+        shutil.copy(d, source / d.name)
+    root = _build(source, tmp_path / "out")
+    files = _rows(root, "files")
+    on_disk = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+    assert sorted(f["path"] for f in files) == on_disk
+    assert {f["workspace"] for f in files} == {"my_folder"} and all(f["task_id"] is None for f in files)
+    assert {f["file_type"] for f in files if f["path"].endswith(".docx")} == {"docx"}
+    edges = {(e["src"], e["dst"]) for e in _rows(root, "edges")}
+    assert ("email/mime/text.py", "email/mime/nonmultipart.py") in edges
+    for e in _rows(root, "edges"):
+        if e["kind"] == 0 and e["src"].endswith(".py"):  # explicit: its evidence is a line of its file
+            assert e["evidence"].strip() in (source / e["src"]).read_text(encoding="utf-8")
+    assert not (root / "tasks").exists()
+
+
+def test_hostile_files_in_a_folder_are_quarantined_with_reasons_and_counts_reconcile(tmp_path):
+    source = tmp_path / "hostile"
+    (source / "notes").mkdir(parents=True)
+    for i in range(20):
+        (source / "notes" / f"note_{i:02d}.md").write_text(f"# Note {i}\nSee [next](note_{i + 1:02d}.md).\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside the workspace")
+    (source / "notes" / "escape.txt").symlink_to(outside)
+    (source / "loop").symlink_to(source / "loop")
+    with zipfile.ZipFile(source / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(50):
+            z.writestr(f"zeros_{i}.bin", b"\0" * (20 << 20))
+    root = _build(source, tmp_path / "out", max_bad_fraction=0.2)
+    quarantined = {q["locator"]: q["reason"] for q in _quarantine(root)}
+    assert set(quarantined) == {"hostile/notes/escape.txt", "hostile/loop", "hostile/bomb.zip"}
+    assert "outside" in quarantined["hostile/notes/escape.txt"]
+    units = json.loads((root / MANIFEST).read_text())["reconciliation"]["units"]
+    assert units["file"] == {"read": 23, "written": 20, "quarantined": 3, "filtered": 0, "bad_fraction": 0.130435}
+    assert not outside.read_text() in "".join(f["text_excerpt"] for f in _rows(root, "files"))
