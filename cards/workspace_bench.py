@@ -78,7 +78,11 @@ def card_statistics(root: Path) -> dict:
     type_counts = Counter(files["file_type"])
     edge_type_f, kind_f, res_f = schema.EDGES["edge_type"], schema.EDGES["kind"], schema.EDGES["resolution"]
     edge_counts = Counter(zip(_names(edges["edge_type"], edge_type_f), _names(edges["kind"], kind_f)))
-    resolution_counts = Counter(_names(edges["resolution"], res_f))
+    resolutions = _names(edges["resolution"], res_f)
+    resolution_counts = Counter(resolutions)
+    # an import of a module the workspace does not hold (the standard library, a package) stays unresolved
+    resolved_counts = Counter(t for t, r in zip(_names(edges["edge_type"], edge_type_f), resolutions)
+                              if r in ("relative", "bare_name"))
     quality_path = root / QUALITY_FILE
     quality = json.loads(quality_path.read_text()) if quality_path.exists() else None
     totals = {
@@ -104,8 +108,8 @@ def card_statistics(root: Path) -> dict:
         "rule_vs_lite": lite["rule_vs_lite"],
         "rule_persona_tvd": lite["rule_persona_tvd"],
         "file_type_table": markdown_table(["file type", "files"], type_counts.most_common(25)),
-        "edge_table": markdown_table(["edge type", "kind", "edges"],
-                                     [[t, k, n] for (t, k), n in sorted(edge_counts.items())]),
+        "edge_table": markdown_table(["edge type", "kind", "edges", "resolved to a workspace file"],
+                                     [[t, k, n, resolved_counts[t]] for (t, k), n in sorted(edge_counts.items())]),
         "resolution_table": markdown_table(["resolution", "edges"],
                                            [[r, resolution_counts[r]] for r in schema.RESOLUTIONS]),
         "quality": quality,

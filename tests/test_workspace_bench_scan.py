@@ -238,6 +238,10 @@ def test_file_type_rule_magika_first_extension_breaks_ties():
     assert scan.decide_file_type("javascript", False, "ts") == ("typescript", "extension")
     # no known extension: magika
     assert scan.decide_file_type("python", False, "") == ("python", "magika")
+    # sibling text formats: an unsure text label loses to the declared text extension, a sure one wins
+    assert scan.decide_file_type("toml", False, "ini", 0.53) == ("ini", "extension")
+    assert scan.decide_file_type("toml", False, "ini", 0.97) == ("toml", "magika")
+    assert scan.decide_file_type("python", False, "pdf", 0.5) == ("python", "magika")  # pdf is not text
     # on real bytes: an empty Markdown file, a PDF named .txt, a short Markdown note magika calls txt
     assert scan.scan_file(b"", "empty.md")["file_type"] == "markdown"
     pdf = FPDF()

@@ -44,6 +44,8 @@ __all__ = ["DEFAULT_LIMITS", "Limits", "list_workspace", "read_entry", "scan_fil
 
 
 
+# Below this score a text label that disagrees with a text extension loses to the extension.
+TEXT_DISAGREEMENT_SCORE = 0.9
 # magika's labels that say nothing specific about a file: the extension may break the tie.
 GENERIC_LABELS = frozenset({"txt", "unknown", "empty", "undefined"})
 # A label magika gives to the container of a more specific format: an .xlsx is a zip, a notebook is JSON.
@@ -292,12 +294,15 @@ def extension_of(path: str) -> str:
     return posixpath.splitext(posixpath.basename(path))[1][1:].lower()
 
 
-def decide_file_type(magika_label: str, low_confidence: bool, extension: str) -> tuple[str, str]:
+def decide_file_type(magika_label: str, low_confidence: bool, extension: str, score: float = 1.0) -> tuple[str, str]:
     """The type the extractors use, and which source gave it ("magika" or "extension").
 
     Magika's content-based label wins, except that the extension's type is taken when
     - magika's label is generic (txt, unknown, empty) or below its confidence threshold, and the
       extension's type is text exactly when magika's is (a binary blob named .py stays unknown);
+    - both are text types and magika is not sure (score below ``TEXT_DISAGREEMENT_SCORE``): sibling
+      text formats look alike in a file's head (an .ini with a ``[section]`` and ``key = value``
+      lines reads as TOML at 0.53), and the extension is what the file's author declared;
     - magika's label is the container of the extension's type (zip for .docx/.xlsx/.pptx, json for
       .ipynb, javascript for .ts/.tsx, xml for .svg).
     """
@@ -308,6 +313,8 @@ def decide_file_type(magika_label: str, low_confidence: bool, extension: str) ->
         if magika_label in ("txt", "empty") or is_text_type(ext_type) == is_text_type(magika_label):
             return ext_type, "extension"
         return magika_label, "magika"
+    if score < TEXT_DISAGREEMENT_SCORE and is_text_type(ext_type) and is_text_type(magika_label):
+        return ext_type, "extension"
     if ext_type in _CONTAINER_OF.get(magika_label, ()):
         return ext_type, "extension"
     return magika_label, "magika"
@@ -345,7 +352,7 @@ def scan_file(data: bytes, path: str, limits: Limits = DEFAULT_LIMITS) -> dict[s
     extension = extension_of(path)
     digest = hashlib.sha256(data).hexdigest()
     label, score, low = identify(data, digest)
-    file_type, source = decide_file_type(label, low, extension)
+    file_type, source = decide_file_type(label, low, extension, score)
     if is_zip(data):
         check_archive(data, path, limits).close()
     text, encoding, text_error = extract_text(data, file_type, is_text_type(file_type), path, limits)
