@@ -10,7 +10,7 @@ from pathlib import Path
 from benchwright.card import markdown_table, pyplot, save_figure
 from benchwright.schemas import workspace_bench as schema
 from benchwright.tables import read_config
-from benchwright.workspace_bench.lite import compare_choices, quantile_bins, total_variation
+from benchwright.subsets import compare_choices, quantile_bins, total_variation
 
 FULL, LITE = schema.SPLITS
 QUALITY_FILE = "_build/extraction_quality.json"

@@ -1,10 +1,12 @@
-"""Workspace-Bench-Lite: the release's rule reproduced on the release's own published counts."""
+"""Workspace-Bench-Lite: the release's rule reproduced on the release's own published counts (the allocation,
+choice and distances are the core's, ``benchwright.subsets``)."""
 import json
 import random
 
 import pytest
 
-from benchwright.workspace_bench.lite import allocate, compare_choices, quantile_bins, select_lite, total_variation
+from benchwright.subsets import allocate, compare_choices, quantile_bins, total_variation
+from benchwright.workspace_bench.lite import select_lite
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The plan of the synthetic release's tasks: personas, difficulties, capabilities, data files,
 dependency graphs, instructions and rubrics, with the release's published totals at ``full``.
 
-Allocation (exact totals, ``allocate`` = the largest-remainder rule of ``lite.py``):
+Allocation (exact totals, ``allocate`` = the largest-remainder rule of ``benchwright.subsets``):
   1. personas and difficulties: the release's counts (smaller scales: allocated proportionally);
   2. file counts: the release's buckets (1-5, 6-20, 21-50, 50+) and total; the 50+ tasks share what
      the others leave;
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from benchwright.hashing import stable_hash64
 from benchwright.schemas.workspace_bench import CAPABILITIES, DIFFICULTIES, PERSONAS, ROLE_OF_PERSONA
-from benchwright.workspace_bench.lite import allocate
+from benchwright.subsets import allocate
 from benchwright.workspace_bench.synth_content import (
     FULL_MANIFEST_TYPE_COUNTS, MONTHS, PERSONA_TYPE_AFFINITY, Words, number_table, slug)
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, FileSpec, file_type
