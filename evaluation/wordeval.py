@@ -18,7 +18,9 @@ every later comparison.
 
 Untrusted outputs are evaluated in a worker subprocess with an address-space limit
 (``resource.setrlimit(RLIMIT_AS)``), a CPU limit and a wall-clock timeout; the batch mode keeps
-workers alive across cases.  ``run_cli(args)`` implements
+workers alive across cases.  No output crashes the evaluator: a missing, empty, non-zip, hostile
+(zip bomb, entity expansion, path traversal, macros) or non-Word file, or one the comparison cannot
+handle, is a failed case whose ``rejected`` names the reason.  ``run_cli(args)`` implements
 ``benchwright evaluate wordeval --case CASE_DIR_OR_ID --output OUTPUT.docx`` and ``--outputs DIR``.
 """
 from __future__ import annotations
@@ -64,30 +66,33 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
         "subsystem": oracle.get("subsystem"), "command": oracle.get("command"),
         "object_properties": oracle.get("properties", []), "checks": [],
     }
+
+    def rejected(reason: str) -> dict:
+        report["rejected"] = reason
+        report["checks"] = [{"name": "readable", "passed": False, "reason": reason}]
+        report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
+        return report
+
+    if not output_docx:
+        return rejected("empty: the output file is 0 bytes")
     try:
         out = extract_snapshot(output_docx, "output.docx")
     except UnsafeDocxError as exc:
-        report["rejected"] = exc.reason
-        report["checks"] = [{"name": "readable", "passed": False, "reason": exc.reason}]
-        report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-        return report
+        return rejected(exc.reason)
     except (TimeoutError, MemoryError):
         raise   # the worker's limits, not a property of the file: reported as such by the worker
     except Exception as exc:  # noqa: BLE001 - any parse failure means the output is unusable
-        reason = f"unreadable: {type(exc).__name__}: {exc}"
-        report["rejected"] = reason
-        report["checks"] = [{"name": "readable", "passed": False, "reason": reason}]
-        report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-        return report
+        return rejected(f"unreadable: {type(exc).__name__}: {exc}")
     blocking = blocking_flags(out.flags)
     if blocking:
-        reason = "active content: " + "; ".join(blocking)
-        report["rejected"] = reason
-        report["checks"] = [{"name": "readable", "passed": False, "reason": reason}]
-        report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
-        return report
+        return rejected("active content: " + "; ".join(blocking))
     ref, rf = reference_snapshot(reference_docx)
-    result = compare(ref, out, oracle, rf, extra_allowed=tuple(extra_allowed))
+    try:
+        result = compare(ref, out, oracle, rf, extra_allowed=tuple(extra_allowed))
+    except (TimeoutError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - an output the comparison cannot handle fails, named; never a crash
+        return rejected(f"not comparable: {type(exc).__name__}: {exc}")
     report["checks"] = [{"name": "readable", "passed": True, "flags": out.flags}] + result["checks"]
     report["passed"] = result["passed"]
     report["elapsed_ms"] = round((time.perf_counter() - t0) * 1000, 2)
@@ -115,6 +120,26 @@ def _read_output(output_docx) -> bytes:
     if isinstance(output_docx, (bytes, bytearray)):
         return bytes(output_docx)
     return Path(output_docx).read_bytes()
+
+
+def missing_output(output) -> str | None:
+    """Why there is no output file to evaluate (``missing: ...``), or None when there is one."""
+    if isinstance(output, (bytes, bytearray)):
+        return None
+    p = Path(output)
+    if not p.exists():
+        return f"missing: no output file {p.name}"
+    if not p.is_file():
+        return f"missing: {p.name} is not a regular file"
+    return None
+
+
+def rejection(case_id: str | None, reason: str, oracle: dict | None = None) -> dict:
+    """The report of an output that could not be evaluated at all: a failed case with its reason."""
+    oracle = oracle or {}
+    return {"case_id": case_id, "passed": False, "rejected": reason, "subsystem": oracle.get("subsystem"),
+            "command": oracle.get("command"), "object_properties": oracle.get("properties", []),
+            "checks": [{"name": "readable", "passed": False, "reason": reason}]}
 
 
 # --------------------------------------------------------------------------- isolation
@@ -162,14 +187,17 @@ def _worker_main(memory_mb: int, timeout_s: float, cpu_s: int) -> int:
         _cpu_budget(cpu_s)
         signal.setitimer(signal.ITIMER_REAL, timeout_s)
         try:
-            rep = evaluate_docx(Path(job["reference"]).read_bytes(), Path(job["output"]).read_bytes(),
-                                job["oracle"], job.get("case_id"))
+            why = missing_output(job["output"])
+            rep = rejection(job.get("case_id"), why) if why else evaluate_docx(
+                Path(job["reference"]).read_bytes(), Path(job["output"]).read_bytes(), job["oracle"], job.get("case_id"))
         except TimeoutError:
             rep = {"case_id": job.get("case_id"), "passed": False, "rejected": f"timed out after {timeout_s}s",
                    "checks": [{"name": "readable", "passed": False, "reason": "timeout"}]}
         except MemoryError:
             rep = {"case_id": job.get("case_id"), "passed": False, "rejected": f"exceeded {memory_mb} MiB",
                    "checks": [{"name": "readable", "passed": False, "reason": "memory limit"}]}
+        except Exception as exc:  # noqa: BLE001 - one job's failure is its report; the worker lives on
+            rep = rejection(job.get("case_id"), f"evaluation error: {type(exc).__name__}: {exc}")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         out.write(json.dumps(rep, default=str) + "\n")
@@ -212,6 +240,9 @@ class IsolatedEvaluator:
         self.close()
 
     def evaluate_paths(self, reference: Path, output: Path, oracle, case_id: str | None = None) -> dict:
+        why = missing_output(output)
+        if why:
+            return rejection(case_id, why, _oracle_dict(oracle))
         with self._lock:
             if self.proc is None or self.proc.poll() is not None:
                 self._start()
@@ -271,6 +302,9 @@ def evaluate_case(case_dir_or_case, output_docx, *, isolate: bool = True, cases_
 
     With ``isolate`` (default) the output is parsed in a resource-limited subprocess."""
     case = load_case(case_dir_or_case, cases_root)
+    why = missing_output(output_docx)
+    if why:
+        return rejection(case.get("case_id"), why, _oracle_dict(case["oracle"]))
     if not isolate:
         rep = evaluate_docx(case["reference_docx"], _read_output(output_docx), case["oracle"], case.get("case_id"))
         return rep
@@ -427,7 +461,7 @@ def run_cli(args: list[str] | None = None) -> int:
 
 
 __all__ = ["evaluate_case", "evaluate_docx", "evaluate_outputs", "compare", "summarize", "run_cli", "load_case",
-           "IsolatedEvaluator", "resolve_anchor", "VOLATILE"]
+           "IsolatedEvaluator", "resolve_anchor", "VOLATILE", "missing_output", "rejection"]
 
 
 if __name__ == "__main__":
