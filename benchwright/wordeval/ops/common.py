@@ -7,7 +7,7 @@ import copy
 
 from benchwright.formats.ooxml.ns import qn
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, make_run, w_el
 
 
 def operation(name: str):
@@ -74,13 +74,25 @@ def _all_text_runs(wd: WordDoc, p) -> list:
 def cells_for(wd: WordDoc, target: dict) -> list:
     tbl = wd.table(target["table"])
     rows = tbl.findall(qn("w:tr"))
+
+    def cells(r: int) -> list:
+        # a table smaller than the unit asks for is a precondition that does not hold, not a bug
+        if not 1 <= r <= len(rows):
+            raise PreconditionError(wd.locator, f"the table has {len(rows)} rows, no row {r}")
+        return list(T.row_cells(rows[r - 1]))
+
+    def cell(r: int, c: int):
+        found = cells(r)
+        if not 1 <= c <= len(found):
+            raise PreconditionError(wd.locator, f"row {r} of the table has {len(found)} cells, no cell {c}")
+        return found[c - 1]
+
     if "cell" in target:
-        r, c = target["cell"]
-        return [list(T.row_cells(rows[r - 1]))[c - 1]]
+        return [cell(*target["cell"])]
     if "row" in target:
-        return list(T.row_cells(rows[target["row"] - 1]))
+        return cells(target["row"])
     if "column" in target:
-        return [list(T.row_cells(tr))[target["column"] - 1] for tr in rows]
+        return [cell(r, target["column"]) for r in range(1, len(rows) + 1)]
     return [tc for tr in rows for tc in T.row_cells(tr)]
 
 
@@ -117,7 +129,10 @@ def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
         tbl = wd.table(target["table"])
         proxy = wd.table_proxy(tbl)
         rows = target.get("rows") or [target["row"]]
-        return [(tbl.findall(qn("w:tr"))[r - 1], proxy.rows[r - 1]) for r in rows]
+        trs = tbl.findall(qn("w:tr"))
+        if max(rows) > len(trs):
+            raise PreconditionError(wd.locator, f"the table has {len(trs)} rows, no row {max(rows)}")
+        return [(trs[r - 1], proxy.rows[r - 1]) for r in rows]
     if scope == "cell":
         from docx.table import _Cell
         tproxy = wd.table_proxy(wd.table(target["table"]))
