@@ -27,7 +27,9 @@ from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint
                                   package_versions, reconcile, write_json)
 from benchwright.options import BuildOptions
 from benchwright.stage import FILTERED, QUARANTINE
-from benchwright.validate import validate_build
+from benchwright.drift import DRIFT, compute_drift
+from benchwright.statistics import dump_json, write_statistics
+from benchwright.validate import check_data, validate_build
 from benchwright.writer import WriteConfig, WriteRejects
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings)
+        finalize(dataset, source, staging, counters, options, timings, previous)
         publish(staging, Path(dataset_url))
         _progress(options, f"[{dataset.name}] published {dataset_url}")
         return dataset_url
@@ -87,7 +89,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings)
+                finalize(dataset, source, staging, counters, options, timings, previous)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, "_failed", staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -103,9 +105,11 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict) -> dict:
-    """Complete the shard sets, reconcile, export, render the card, write the manifest and validate
-    the local folder ``staging``; raises (publishing nothing) when counts or validation fail."""
+             timings: dict, previous: str | None = None) -> dict:
+    """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
+    ``previous`` build (its folder URL, None when nothing was published), check the data, render the
+    card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
+    when counts or validation fail."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -114,14 +118,26 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     timings["finalize_s"] = round(time.perf_counter() - t, 3)
 
     t = time.perf_counter()
-    render_card(dataset, staging, reconciliation)
+    fingerprint = fingerprint_source(dataset, source)
+    stats = write_statistics(dataset, staging)
+    drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"], options.drift_blocking)
+    dump_json(staging / DRIFT, drift)
+    timings["statistics_s"] = round(time.perf_counter() - t, 3)
+
+    _progress(options, f"[{dataset.name}] validating")
+    t = time.perf_counter()
+    data_checks = check_data(dataset, staging)
+    timings["checks_s"] = round(time.perf_counter() - t, 3)
+
+    t = time.perf_counter()
+    render_card(dataset, staging, reconciliation, data_checks)
     timings["card_s"] = round(time.perf_counter() - t, 3)
 
     manifest = {
         "dataset": dataset.name,
         "benchwright_version": __version__,
         "options": options.describe(),
-        "input": fingerprint_source(dataset, source),
+        "input": fingerprint,
         "packages": package_versions(),
         "counters": counters,
         "reconciliation": reconciliation,
@@ -132,10 +148,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     }
     write_json(staging / MANIFEST, manifest)
 
-    _progress(options, f"[{dataset.name}] validating")
-    t = time.perf_counter()
-    report = validate_build(dataset, staging, described=manifest["files"])
-    timings["validation_s"] = round(time.perf_counter() - t, 3)
+    report = validate_build(dataset, staging, described=manifest["files"], data=data_checks)
     if not report["passed"]:
         raise BuildError(f"{dataset.name}: validation failed, nothing published; see "
                          f"{staging / BUILD_DIR / 'validation' / 'report.json'}: {report['summary']}")

@@ -12,6 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import jinja2
+import jinja2.meta
 import pyarrow.parquet as pq
 
 from benchwright.writer import parse_shard_name
@@ -62,23 +63,69 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def render_card(dataset, root: Path, reconciliation: dict) -> Path:
+def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None) -> Path:
+    """Renders ``cards/<dataset>.md.j2`` into ``root/README.md``. Every card gets the core's data
+    quality section (``quality``: statistics, drift, what is checked) where its template puts
+    ``{{ quality }}``, or at its end. ``checks``: the data checks' results (else the stored report's)."""
     # The templates are data, not code: the core reads them without importing the cards layer.
     templates = Path(str(files("benchwright.cards")))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
-    template = env.get_template(f"{dataset.name}.md.j2")
+    name = f"{dataset.name}.md.j2"
+    template = env.get_template(name)
+    places_quality = "quality" in jinja2.meta.find_undeclared_variables(env.parse(env.loader.get_source(env, name)[0]))
+    quality = quality_section(dataset, root, checks)
     sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
-    text = template.render(
+    text = template.render(quality=quality,
         yaml=card_yaml(dataset, root), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],
             [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
         **dataset.card_context(str(root)),
     )
+    if not places_quality:
+        text = text.rstrip("\n") + "\n\n" + quality + "\n"
     path = root / "README.md"
     path.write_text(text)
     return path
+
+
+def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> str:
+    """The card's data quality section, the same for every dataset: the statistics summary, the drift
+    against the previous build, and every check on the data with its result."""
+    import json
+
+    from benchwright.drift import drift_markdown, read_drift
+    from benchwright.layout import VALIDATION_DIR
+    from benchwright.statistics import STATISTICS, statistics_of, summary_table
+
+    root = Path(root)
+    if checks is None and (root / VALIDATION_DIR / "report.json").exists():
+        checks = json.loads((root / VALIDATION_DIR / "report.json").read_text())["results"]
+    stats = statistics_of(dataset, str(root))
+    parts = ["## Data quality", "",
+             "### Statistics", "",
+             f"Per config, split and column (full figures: `{STATISTICS}`: counts, missing values, quantiles and "
+             "histograms of numbers, value counts of categories, lengths of strings and lists, sizes and "
+             "decode failures of images).", "",
+             "<details><summary>Column statistics</summary>", "", summary_table(stats), "", "</details>", "",
+             "### Drift against the previous build", "", drift_markdown(read_drift(str(root))), ""]
+    parts += ["### What is checked", ""]
+    if checks is None:
+        parts.append("`benchwright validate` runs the checks (none recorded with this build).")
+    else:
+        data = [c for c in checks if c.get("kind") != "drift"]
+        failed = sum(not c["ok"] for c in data)
+        parts += [f"Every build is validated before it is published: each file's sha256 against the manifest, "
+                  f"`read = written + quarantined + filtered` for every unit, and these {len(data):,} checks on the "
+                  f"data ({failed:,} failed), plus one per drift comparison above. The report with every result "
+                  f"renders offline: `{VALIDATION_DIR}/index.html`.", "",
+                  "<details><summary>Checks and results</summary>", "",
+                  markdown_table(["check", "kind", "result"],
+                                 [[c["check"].replace("|", "\\|"), c.get("kind", "expectation"),
+                                   ("ok" if c["ok"] else "FAILED")] for c in data]),
+                  "", "</details>"]
+    return "\n".join(parts)
 
 
 FIGURES_DIR = "_build/figures"

@@ -38,6 +38,17 @@ class Dataset:
     # release no files); the primary units still make sure a source yields something
     optional_configs: tuple = ()
     units: tuple = ()           # Unit(...) per reconciled unit
+    # Data quality (checked once in the core, listed on the card; docs/DATA_QUALITY.md):
+    # {config: {column: target config}}: every non-null value is an id of the target config. A list
+    # column is checked element by element, ``a.b`` is field b of struct (or list of structs) a.
+    references: dict = {}
+    # {"config.column": {value or "*": (low, high)}}: a value's share of the config's non-null values
+    # (all splits) lies in [low, high]; "*" is every value a ClassLabel names (or every value seen).
+    # Checked once the config has ``proportion_min_rows`` rows (a small source may hold one class).
+    proportion_bounds: dict = {}
+    proportion_min_rows: int = 100
+    # DriftThreshold(...) beyond the core's defaults (benchwright.drift): the last that matches wins
+    drift_thresholds: tuple = ()
     license: str = ""
     task_categories: tuple = ()
     tags: tuple = ()

@@ -28,6 +28,9 @@ class BuildOptions:
     max_bad_fraction: float = 0.01
     beam_args: Sequence[str] = ()
     progress: bool = True
+    # targets (fnmatch over config/split[/column]) whose drift beyond its limit fails the build
+    # (benchwright.drift); "*" makes every limit blocking
+    drift_blocking: Sequence[str] = ()
 
     def pipeline_options(self):
         """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""
@@ -61,7 +64,8 @@ class BuildOptions:
     def describe(self) -> dict:
         """The options that shape the output (recorded in the manifest); worker count does not."""
         return {"runner": self.runner, "running_mode": self.running_mode,
-                "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args)}
+                "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args),
+                "drift_blocking": list(self.drift_blocking)}
 
 
 def _serialize_buffer_creation() -> None:

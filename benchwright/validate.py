@@ -1,9 +1,9 @@
 """Table-level validation of a build: manifest integrity, count reconciliation, great-expectations suites.
 
 Used twice: by the build on its staging folder before publishing, and by ``benchwright validate``
-on a published folder. Writes ``_build/validation/report.json`` and a Data Docs site
-(``_build/validation/index.html``). great-expectations is imported here only, lazily: it is slow to
-import and never needed per element.
+on a published folder. Writes ``_build/validation/report.json`` and an HTML report that renders
+offline (``_build/validation/index.html``, ``benchwright.report``). great-expectations is imported
+here only, lazily: it is slow to import and never needed per element.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import fsspec
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchwright import published
@@ -132,9 +133,10 @@ def check_subset_splits(dataset, root: Path) -> list[dict]:
     return results
 
 
-def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
+def run_expectations(dataset, root: Path) -> list[dict]:
     """Runs each config's suite (the derived expectations, then the dataset's own) on its Parquet
-    (all splits) and builds the Data Docs site."""
+    (all splits). The results go into the project's own offline report (``benchwright.report``):
+    great-expectations' Data Docs pull their styles and scripts from CDNs and stamp the run's time."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx
     import great_expectations.expectations as gxe
@@ -144,13 +146,6 @@ def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
     suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    if docs_dir.exists():
-        shutil.rmtree(docs_dir)
-    context.add_data_docs_site(site_name="benchwright", site_config={
-        "class_name": "SiteBuilder",
-        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-    })
     source = context.data_sources.add_pandas(dataset.name)
     results = []
     for config, expectations in sorted(suites.items()):
@@ -160,7 +155,7 @@ def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
         frame = pq.ParquetDataset(files).read(columns=columns or None).to_pandas() if files else None
         if frame is None:
             optional = config in dataset.optional_configs
-            results.append({"check": f"{config}: data", "ok": optional,
+            results.append({"check": f"{config}: data", "ok": optional, "config": config,
                             "detail": "no rows: the source has none (an optional config)" if optional else
                             "no Parquet files"})
             continue
@@ -170,19 +165,107 @@ def run_expectations(dataset, root: Path, docs_dir: Path) -> list[dict]:
         batch = source.add_dataframe_asset(config).add_batch_definition_whole_dataframe("all")
         definition = context.validation_definitions.add(
             gx.ValidationDefinition(name=f"{dataset.name}.{config}", data=batch, suite=suite))
-        checkpoint = context.checkpoints.add(gx.Checkpoint(
-            name=f"{dataset.name}.{config}", validation_definitions=[definition],
-            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs")]))
-        run = checkpoint.run(batch_parameters={"dataframe": frame})
-        for outcome in run.run_results.values():
-            for r in outcome.to_json_dict()["results"]:
-                cfg = r["expectation_config"]
-                kwargs = {k: v for k, v in cfg["kwargs"].items() if k != "batch_id"}
-                detail = {"unexpected_count": r["result"].get("unexpected_count"),
-                          "examples": r["result"].get("partial_unexpected_list", [])[:5],
-                          "observed": r["result"].get("observed_value")}
-                results.append({"check": f"{config}: {cfg['type']}({_short(kwargs)})", "ok": bool(r["success"]),
-                                "detail": json.dumps(detail, default=str)})
+        outcome = definition.run(batch_parameters={"dataframe": frame})
+        for r in outcome.to_json_dict()["results"]:
+            cfg = r["expectation_config"]
+            kwargs = {k: v for k, v in cfg["kwargs"].items() if k != "batch_id"}
+            detail = {"unexpected_count": r["result"].get("unexpected_count"),
+                      "examples": r["result"].get("partial_unexpected_list", [])[:5],
+                      "observed": r["result"].get("observed_value")}
+            results.append({"check": f"{config}: {cfg['type']}({_short(kwargs)})", "ok": bool(r["success"]),
+                            "config": config, "detail": json.dumps(detail, default=str)})
+    return results
+
+
+def check_references(dataset, root: Path) -> list[dict]:
+    """Referential integrity between configs, as the dataset declares it (``Dataset.references``):
+    every non-null value of a key column is an id of the target config (lists element by element)."""
+    import pyarrow.compute as pc
+
+    results = []
+    for config, keys in sorted(dataset.references.items()):
+        for column, target in sorted(keys.items()):
+            name = f"{config}: {column} -> {target}.{dataset.id_columns[target]}"
+            values = _leaf_values(root, config, column)
+            ids = _leaf_values(root, target, dataset.id_columns[target])
+            if values is None:
+                optional = config in dataset.optional_configs
+                results.append({"check": name, "ok": optional, "config": config, "kind": "reference",
+                                "detail": "no rows" if optional else "no Parquet files"})
+                continue
+            values = pc.drop_null(values)
+            known = pc.is_in(values, value_set=pc.unique(ids)) if ids is not None else pa.array([False] * len(values))
+            dangling = pc.unique(pc.filter(values, pc.invert(known))).to_pylist()
+            results.append({"check": name, "ok": not dangling, "config": config, "kind": "reference",
+                            "detail": f"{len(values):,} references resolve" if not dangling else
+                            f"{len(dangling):,} values name no {target} row, e.g. {sorted(map(str, dangling))[:5]}"})
+    return results
+
+
+def _leaf_values(root: Path, config: str, column: str):
+    """The values of ``column`` (``a.b``: field b of a; lists flattened) over a config's files, or None."""
+    import pyarrow.compute as pc
+
+    files = sorted((root / config).glob("*.parquet"))
+    if not files:
+        return None
+    head, *fields = column.split(".")
+    arr = pq.ParquetDataset(files).read(columns=[head]).column(head).combine_chunks()
+    for field in [None, *fields]:
+        while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type):
+            arr = pc.list_flatten(arr)
+        if field is not None:
+            arr = pc.struct_field(arr, [field])
+    return arr
+
+
+def check_proportions(dataset, stats: dict) -> list[dict]:
+    """Class and split shares within the dataset's bounds (``Dataset.proportion_bounds``), over
+    every split of a config, from the build's statistics."""
+    results = []
+    for target, bounds in sorted(dataset.proportion_bounds.items()):
+        config, column = target.split(".", 1)
+        counts: dict = {}
+        splits = stats["configs"].get(config, {}).get("splits", {})
+        for entry in splits.values():
+            col = entry["columns"].get(column)
+            for value, n in (col or {}).get("values", []):
+                counts[value] = counts.get(value, 0) + n
+        total = sum(counts.values())
+        if total < dataset.proportion_min_rows:
+            results.append({"check": f"{target}: shares within bounds", "ok": True, "config": config,
+                            "kind": "proportion",
+                            "detail": f"not applied: {total:,} values < {dataset.proportion_min_rows:,}"})
+            continue
+        names = _class_names(dataset, config, column) or sorted(counts, key=str)
+        for value, (low, high) in sorted(bounds.items(), key=lambda kv: str(kv[0])):
+            for v in (names if value == "*" else [value]):
+                share = counts.get(v, 0) / total
+                results.append({"check": f"{target}: share of {v} in [{low:g}, {high:g}]", "ok": low <= share <= high,
+                                "config": config, "kind": "proportion",
+                                "detail": f"{share:.3f} ({counts.get(v, 0):,} of {total:,})"})
+    return results
+
+
+def _class_names(dataset, config: str, column: str) -> list | None:
+    from datasets import ClassLabel
+
+    feature = dataset.configs[config].get(column)
+    return list(feature.names) if isinstance(feature, ClassLabel) else None
+
+
+def check_images(stats: dict) -> list[dict]:
+    """Every stored image's bytes decode (counted by the statistics, per config and split)."""
+    results = []
+    for config, entry in stats["configs"].items():
+        for split, s in entry["splits"].items():
+            for column, col in s["columns"].items():
+                if col["kind"] == "image":
+                    bad = col["decode_failures"]
+                    results.append({"check": f"{config}: {column} bytes decode ({split})", "ok": bad == 0,
+                                    "config": config, "kind": "image",
+                                    "detail": f"{col['count']:,} images decode" if not bad else
+                                    f"{bad:,} of {col['count']:,} do not decode, e.g. {col['failed_examples']}"})
     return results
 
 
@@ -191,29 +274,55 @@ def _short(kwargs: dict) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
+def check_data(dataset, root: Path) -> list[dict]:
+    """Every check on the data itself (what the card lists): splits, subset splits, the dataset's
+    table checks, declared references and proportions, image decoding, the expectation suites, and
+    the drift the build recorded against its previous build."""
+    from benchwright.drift import drift_results, read_drift
+    from benchwright.statistics import statistics_of
+
+    root = Path(root)
+    stats = statistics_of(dataset, str(root))
+    results = [dict(r, kind="split") for r in check_splits(dataset, root) + check_subset_splits(dataset, root)]
+    results += [{"kind": "table", **r} for r in dataset.validate_tables(str(root))]
+    results += check_references(dataset, root)
+    results += check_proportions(dataset, stats)
+    results += check_images(stats)
+    results += [dict(r, kind="expectation") for r in run_expectations(dataset, root)]
+    results += [dict(r, kind="drift") for r in drift_results(read_drift(str(root)))]
+    return results
+
+
 def validate_build(dataset, root: Path, extra: list[dict] | None = None,
-                   described: list[dict] | None = None) -> dict:
+                   described: list[dict] | None = None, data: list[dict] | None = None) -> dict:
+    """Validates the build at ``root`` and writes its report (``report.json`` and the offline HTML
+    report, ``index.html``) under ``_build/validation/``. ``data``: the results of ``check_data``
+    when the caller has them already (a build runs them before rendering its card)."""
+    from benchwright.report import write_report
+    from benchwright.statistics import statistics_of
+
     root = Path(root)
     vdir = root / VALIDATION_DIR
     results = list(extra or [])
     results += check_manifest(root, described)
     results += check_reconciliation(dataset, root)
-    results += check_splits(dataset, root)
-    results += check_subset_splits(dataset, root)
-    results += dataset.validate_tables(str(root))
-    results += run_expectations(dataset, root, vdir)
+    results += data if data is not None else check_data(dataset, root)
     failed = [r for r in results if not r["ok"]]
     report = {
         "dataset": dataset.name,
         "passed": not failed,
         "checks": len(results),
         "failed": len(failed),
+        "warnings": sum(bool(r.get("warning")) for r in results),
         "summary": "; ".join(f"{r['check']}: {r['detail']}" for r in failed[:5]) or "all checks passed",
         "results": results,
         "data_docs": f"{VALIDATION_DIR}/index.html",
     }
+    if vdir.exists():
+        shutil.rmtree(vdir)
     vdir.mkdir(parents=True, exist_ok=True)
     (vdir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    write_report(dataset, report, statistics_of(dataset, str(root)), vdir)
     return report
 
 
