@@ -793,6 +793,9 @@ class _Extractor:
                 txbx = kind_el.find(".//" + qn("w:txbxContent"))
                 if txbx is not None:
                     rec["text"] = "\n".join(plain(x.text) for x in self._sub_story(txbx, part))
+                wsp = kind_el.find(".//" + qn("wps:wsp"))
+                if wsp is not None:
+                    rec.update(_shape_props(wsp))
                 out.append(rec)
         return out
 
@@ -1010,14 +1013,32 @@ class _Extractor:
             if cid not in order:
                 order.append(cid)   # orphan comments are recorded too
         self._comment_order = order
+        # replies and resolved state (Word 2013+): commentsExtended, keyed by the w14:paraId of
+        # each comment's last paragraph
+        extended: dict[str, tuple[str | None, bool]] = {}
+        for ex_part in self.pkg.related(self.main, "commentsExtended"):
+            for ex in self.pkg.xml(ex_part).iter(qn("w15:commentEx")):
+                w15 = "{%s}" % NS["w15"]
+                extended[ex.get(w15 + "paraId")] = (ex.get(w15 + "paraIdParent"),
+                                                    (ex.get(w15 + "done") or "0") in ("1", "true"))
+        para_of = {}
+        for i, cid in enumerate(order):
+            last = comments[cid].findall(qn("w:p"))
+            if last and last[-1].get(qn("w14:paraId")):
+                para_of[last[-1].get(qn("w14:paraId"))] = i
         for i, cid in enumerate(order):
             c = comments[cid]
             name = f"comment/C{i}"
             paras = self.story(name, c, parts[0], tbl_ctx=False)
-            self.snap.comments.append({
-                "story": name, "id": cid, "text": "\n".join(plain(p.text) for p in paras),
-                "author": c.get(_WNS + "author"), "initials": c.get(_WNS + "initials"),
-            })
+            rec = {"story": name, "id": cid, "text": "\n".join(plain(p.text) for p in paras),
+                   "author": c.get(_WNS + "author"), "initials": c.get(_WNS + "initials")}
+            last = c.findall(qn("w:p"))
+            ex = extended.get(last[-1].get(qn("w14:paraId"))) if last else None
+            if ex is not None:
+                parent = para_of.get(ex[0]) if ex[0] else None
+                rec["parent"] = f"comment/C{parent}" if parent is not None else None
+                rec["done"] = ex[1]
+            self.snap.comments.append(rec)
 
     def _markers(self) -> None:
         """Bookmarks and comment anchors: covered text and the paragraph where they start.
@@ -1228,6 +1249,72 @@ class _Extractor:
         if dv is not None:
             for var in dv.findall(qn("w:docVar")):
                 self.snap.props["var." + (var.get(_WNS + "name") or "")] = var.get(_WNS + "val")
+
+
+_A = "{%s}" % NS["a"]
+# defaults of a:bodyPr (ECMA-376 21.1.2.1.1) and a:ln@w (0: the thinnest line)
+_BODY_DEFAULTS = {"lIns": 91440, "tIns": 45720, "rIns": 91440, "bIns": 45720}
+
+
+def _color(parent) -> str | None:
+    """The sRGB colour of a fill/colour parent (a:solidFill, a:glow ...), or its scheme colour name."""
+    if parent is None:
+        return None
+    c = parent.find(_A + "srgbClr")
+    if c is not None:
+        return (c.get("val") or "").upper()
+    c = parent.find(_A + "schemeClr")
+    return f"scheme:{c.get('val')}" if c is not None else None
+
+
+def _shape_props(wsp) -> dict:
+    """What Word's Shape / TextFrame / FillFormat / LineFormat / effect objects report for a
+    WordprocessingShape: preset geometry, text box flag, rotation, fill, outline, shadow, glow,
+    soft edges, text frame margins, vertical anchor and autosize."""
+    rec: dict = {}
+    nv = wsp.find(qn("wps:cNvSpPr"))
+    rec["shape.textbox"] = nv is not None and (nv.get("txBox") or "0") in ("1", "true")
+    sppr = wsp.find(qn("wps:spPr"))
+    if sppr is not None:
+        geom = sppr.find(_A + "prstGeom")
+        rec["shape.geometry"] = geom.get("prst") if geom is not None else "custom"
+        xfrm = sppr.find(_A + "xfrm")
+        rec["shape.rotation"] = _int(xfrm.get("rot")) if xfrm is not None and xfrm.get("rot") else 0
+        if sppr.find(_A + "noFill") is not None:
+            rec["fill"] = "none"
+        elif sppr.find(_A + "solidFill") is not None:
+            rec["fill"] = _color(sppr.find(_A + "solidFill"))
+        ln = sppr.find(_A + "ln")
+        if ln is not None:
+            rec["line.weight"] = _int(ln.get("w")) if ln.get("w") else 0
+            if ln.find(_A + "noFill") is not None:
+                rec["line.color"] = "none"
+            elif ln.find(_A + "solidFill") is not None:
+                rec["line.color"] = _color(ln.find(_A + "solidFill"))
+            dash = ln.find(_A + "prstDash")
+            rec["line.dash"] = dash.get("val") if dash is not None else "solid"
+        lst = sppr.find(_A + "effectLst")
+        if lst is not None:
+            sh = lst.find(_A + "outerShdw")
+            if sh is not None:
+                rec["shadow"] = True
+                rec["shadow.blur"] = _int(sh.get("blurRad") or "0")
+                rec["shadow.distance"] = _int(sh.get("dist") or "0")
+                rec["shadow.color"] = _color(sh)
+            gl = lst.find(_A + "glow")
+            if gl is not None:
+                rec["glow.radius"] = _int(gl.get("rad") or "0")
+                rec["glow.color"] = _color(gl)
+            se = lst.find(_A + "softEdge")
+            if se is not None:
+                rec["softEdge.radius"] = _int(se.get("rad") or "0")
+    body = wsp.find(qn("wps:bodyPr"))
+    if body is not None and wsp.find(qn("wps:txbx")) is not None:
+        for k, d in _BODY_DEFAULTS.items():
+            rec[f"frame.{k}"] = _int(body.get(k)) if body.get(k) else d
+        rec["frame.anchor"] = body.get("anchor") or "t"
+        rec["frame.autosize"] = body.find(_A + "spAutoFit") is not None
+    return rec
 
 
 def _adjacent(prev_el, el) -> bool:
@@ -1589,6 +1676,10 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
         out[f"{rs}/author"] = c["author"]
         out[f"{rs}/initials"] = c["initials"]
         out[f"{rs}/para"] = pkey["body"].get(c["para"]) if c["para"] is not None else None
+        if c.get("parent"):
+            out[f"{rs}/parent"] = al.stories.get(c["parent"], c["parent"])
+        if c.get("done"):
+            out[f"{rs}/done"] = True
     out["comment/count"] = len(snap.comments)
 
     for s, revs in snap.revisions.items():

@@ -152,3 +152,174 @@ def set_shape_position(wd: WordDoc, target: dict, params: dict) -> None:
                     pos.remove(c)
                 off = parse_xml(f'<wp:posOffset xmlns:wp="{NS["wp"]}">{int(params[key])}</wp:posOffset>'.encode())
                 pos.append(off)
+
+
+# ------------------------------------------------------------------ drawn shapes and text boxes
+# Word 2010+ writes a drawn shape or text box as a WordprocessingShape (wps:wsp) inside
+# mc:AlternateContent/mc:Choice Requires="wps": consumers that do not know wps (and the XSD gate,
+# which applies markup compatibility first) skip it; Word and LibreOffice read it. No VML fallback
+# is written (it is optional in ECMA-376 part 3 and would duplicate the text box content).
+
+WPS_URI = "http://schemas.microsoft.com/office/word/2010/wordprocessingShape"
+_DML = "{%s}" % NS["a"]
+_NSDECL = " ".join(f'xmlns:{p}="{NS[p]}"' for p in ("w", "wp", "a", "wps", "mc"))
+# defaults of a:bodyPr (ECMA-376 21.1.2.1.1): 0.1 in left/right, 0.05 in top/bottom
+BODY_INSETS = {"lIns": 91440, "tIns": 45720, "rIns": 91440, "bIns": 45720}
+
+
+def _esc(text: str) -> str:
+    from xml.sax.saxutils import escape
+    return escape(text, {'"': "&quot;"})
+
+
+def _solid_fill(color: str) -> str:
+    return f'<a:solidFill {_NSDECL}><a:srgbClr val="{color}"/></a:solidFill>'
+
+
+@operation("add_shape")
+def add_shape(wd: WordDoc, target: dict, params: dict) -> None:
+    """Shapes.AddShape / Shapes.AddTextbox: a floating shape anchored to the target paragraph
+    (square wrapping, offset from the column and the paragraph), with the preset geometry, fill,
+    outline and, for a text box, its text."""
+    p = paragraphs_for(wd, target)[-1]
+    docpr_id = wd.next_docpr_id()
+    cx, cy = int(params["width"]), int(params["height"])
+    text = params.get("text")
+    name = f"{'Text Box' if text is not None else 'Shape'} {docpr_id}"
+    tx_box = ' txBox="1"' if text is not None else ""
+    fill = _solid_fill(params["fill"]) if params.get("fill") else f'<a:noFill {_NSDECL}/>' \
+        if text is None else _solid_fill("FFFFFF")
+    line = params.get("line", "000000")
+    txbx = "" if text is None else (
+        f'<wps:txbx><w:txbxContent><w:p><w:r><w:t xml:space="preserve">{_esc(text)}</w:t></w:r></w:p>'
+        f'</w:txbxContent></wps:txbx>')
+    run = parse_xml((
+        f'<w:r {_NSDECL}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing>'
+        f'<wp:anchor distT="0" distB="0" distL="114300" distR="114300" simplePos="0" '
+        f'relativeHeight="{251659264 + docpr_id}" behindDoc="0" locked="0" layoutInCell="1" allowOverlap="1">'
+        f'<wp:simplePos x="0" y="0"/>'
+        f'<wp:positionH relativeFrom="column"><wp:posOffset>{int(params.get("left", 0))}</wp:posOffset></wp:positionH>'
+        f'<wp:positionV relativeFrom="paragraph"><wp:posOffset>{int(params.get("top", 0))}</wp:posOffset></wp:positionV>'
+        f'<wp:extent cx="{cx}" cy="{cy}"/><wp:effectExtent l="0" t="0" r="0" b="0"/>'
+        f'<wp:wrapSquare wrapText="bothSides"/>'
+        f'<wp:docPr id="{docpr_id}" name="{name}" descr="{_esc(params.get("descr") or "")}"/><wp:cNvGraphicFramePr/>'
+        f'<a:graphic><a:graphicData uri="{WPS_URI}"><wps:wsp>'
+        f'<wps:cNvSpPr{tx_box}/>'
+        f'<wps:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="{cx}" cy="{cy}"/></a:xfrm>'
+        f'<a:prstGeom prst="{params.get("geometry", "rect")}"><a:avLst/></a:prstGeom>'
+        f'{fill}<a:ln w="{int(params.get("line_width", 9525))}">{_solid_fill(line)}</a:ln></wps:spPr>'
+        f'{txbx}<wps:bodyPr rot="0" vert="horz" wrap="square" lIns="91440" tIns="45720" rIns="91440" '
+        f'bIns="45720" anchor="t" anchorCtr="0"><a:noAutofit/></wps:bodyPr>'
+        f'</wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice></mc:AlternateContent></w:r>'
+    ).encode())
+    p.append(run)
+
+
+def _shapes(wd: WordDoc, target: dict) -> list:
+    """The wps:wsp elements of the target shapes (found by their alternative text)."""
+    found = [w for r in _picture_runs(wd, target) for w in r.iter(qn("wps:wsp"))]
+    if not found:
+        raise AnchorError(wd.locator, f"no drawn shape or text box at {target!r}")
+    return found
+
+
+def _replace_in_order(parent, tags: tuple[str, ...], new, ctype: str) -> None:
+    """Remove the children ``tags`` (alternatives of one choice) and insert ``new`` in schema order."""
+    from benchwright.formats.ooxml.schema_order import insert_child
+    for t in tags:
+        for old in parent.findall(qn(t)):
+            parent.remove(old)
+    if new is not None:
+        insert_child(parent, new, _DML + ctype)
+
+
+_FILLS = ("a:noFill", "a:solidFill", "a:gradFill", "a:blipFill", "a:pattFill", "a:grpFill")
+
+
+@operation("set_shape_fill")
+def set_shape_fill(wd: WordDoc, target: dict, params: dict) -> None:
+    """Shape.Fill.ForeColor.RGB (solid fill) or Shape.Fill.Visible = False (no fill)."""
+    for wsp in _shapes(wd, target):
+        sppr = wsp.find(qn("wps:spPr"))
+        color = params.get("color")
+        new = parse_xml(_solid_fill(color).encode()) if color else parse_xml(f'<a:noFill {_NSDECL}/>'.encode())
+        _replace_in_order(sppr, _FILLS, new, "CT_ShapeProperties")
+
+
+@operation("set_shape_line")
+def set_shape_line(wd: WordDoc, target: dict, params: dict) -> None:
+    """Shape.Line: Weight (a:ln@w, EMU), ForeColor (a:ln/a:solidFill) and DashStyle (a:prstDash)."""
+    from benchwright.formats.ooxml.schema_order import get_or_add
+    for wsp in _shapes(wd, target):
+        sppr = wsp.find(qn("wps:spPr"))
+        ln = get_or_add(sppr, "a:ln", _DML + "CT_ShapeProperties")
+        if "weight" in params:
+            ln.set("w", str(int(params["weight"])))
+        if params.get("color"):
+            _replace_in_order(ln, _FILLS[:4] + ("a:pattFill",), parse_xml(_solid_fill(params["color"]).encode()),
+                              "CT_LineProperties")
+        if params.get("dash"):
+            _replace_in_order(ln, ("a:prstDash", "a:custDash"),
+                              parse_xml(f'<a:prstDash {_NSDECL} val="{params["dash"]}"/>'.encode()),
+                              "CT_LineProperties")
+
+
+_EFFECTS = {
+    # Shape.Shadow (ShadowFormat), Shape.Glow (GlowFormat), Shape.SoftEdge (SoftEdgeFormat)
+    "shadow": lambda p: (f'<a:outerShdw {_NSDECL} blurRad="{int(p.get("blur", 50800))}" dist="{int(p.get("distance", 38100))}" '
+                         f'dir="2700000" algn="tl" rotWithShape="0"><a:srgbClr val="{p.get("color", "000000")}">'
+                         f'<a:alpha val="40000"/></a:srgbClr></a:outerShdw>'),
+    "glow": lambda p: (f'<a:glow {_NSDECL} rad="{int(p["radius"])}"><a:srgbClr val="{p.get("color", "FFC000")}">'
+                       f'<a:alpha val="60000"/></a:srgbClr></a:glow>'),
+    "softEdge": lambda p: f'<a:softEdge {_NSDECL} rad="{int(p["radius"])}"/>',
+}
+_EFFECT_TAGS = {"shadow": "a:outerShdw", "glow": "a:glow", "softEdge": "a:softEdge"}
+
+
+@operation("set_shape_effect")
+def set_shape_effect(wd: WordDoc, target: dict, params: dict) -> None:
+    """One effect of the shape's a:effectLst (in schema order), added or replaced; ``remove`` deletes it."""
+    from benchwright.formats.ooxml.schema_order import get_or_add
+    effect = params["effect"]
+    for wsp in _shapes(wd, target):
+        sppr = wsp.find(qn("wps:spPr"))
+        lst = get_or_add(sppr, "a:effectLst", _DML + "CT_ShapeProperties")
+        new = None if params.get("remove") else parse_xml(_EFFECTS[effect](params).encode())
+        _replace_in_order(lst, (_EFFECT_TAGS[effect],), new, "CT_EffectList")
+
+
+@operation("set_text_frame")
+def set_text_frame(wd: WordDoc, target: dict, params: dict) -> None:
+    """TextFrame: internal margins (wps:bodyPr l/t/r/bIns, EMU), vertical anchor, AutoSize
+    (a:spAutoFit = resize the shape to fit its text)."""
+    for wsp in _shapes(wd, target):
+        body = wsp.find(qn("wps:bodyPr"))
+        if body is None or wsp.find(qn("wps:txbx")) is None:
+            from benchwright.wordeval.docmodel import PreconditionError
+            raise PreconditionError(wd.locator, "the shape has no text frame")
+        for side in ("lIns", "tIns", "rIns", "bIns"):
+            if side in params:
+                body.set(side, str(int(params[side])))
+        if params.get("anchor"):
+            body.set("anchor", params["anchor"])
+        if "autosize" in params:
+            fit = parse_xml(f'<a:{"spAutoFit" if params["autosize"] else "noAutofit"} {_NSDECL}/>'.encode())
+            _replace_in_order(body, ("a:noAutofit", "a:normAutofit", "a:spAutoFit"), fit, "CT_TextBodyProperties")
+
+
+@operation("set_text_box_text")
+def set_text_box_text(wd: WordDoc, target: dict, params: dict) -> None:
+    """TextFrame.TextRange.Text: the text box keeps its first paragraph (and that paragraph's
+    first run formatting) with the new text; further paragraphs are removed."""
+    from benchwright.wordeval.docmodel import make_run
+    for wsp in _shapes(wd, target):
+        content = wsp.find(".//" + qn("w:txbxContent"))
+        paras = content.findall(qn("w:p"))
+        first = paras[0]
+        runs = first.findall(qn("w:r"))
+        rpr = runs[0].find(qn("w:rPr")) if runs else None
+        for r in runs:
+            first.remove(r)
+        first.append(make_run(params["text"], copy.deepcopy(rpr) if rpr is not None else None))
+        for extra in paras[1:]:
+            content.remove(extra)
