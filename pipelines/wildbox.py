@@ -361,6 +361,7 @@ class WildBox(Dataset):
     synth = "benchwright.wildbox.synth:write_wildbox_source"
     evaluator = "benchwright.evaluation.wildbox:run_cli"
     baselines = "benchwright.baselines.wildbox:run_cli"
+    references, proportion_bounds, drift_thresholds = checks.REFERENCES, checks.PROPORTIONS, checks.DRIFT_THRESHOLDS
 
     def expand(self, pipeline, source, staging, previous):
         fmt, units = discover(source)

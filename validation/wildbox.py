@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from benchwright import geometry
+from benchwright.drift import DriftThreshold
 from benchwright.schemas import wildbox as schema
 
 # A mask box and the projected cuboid box of the same animal must overlap at least this much
@@ -139,14 +140,71 @@ def table_checks(root: Path) -> list[dict]:
                         "detail": f"videos in both splits: {leaked}" if leaked else f"{len(set(videos))} videos"})
     results.append(rotation_flip_check(read("boxes", ["box_id", "segment_id", "track_id", "frame_index", "R_cam"])))
     results.append(ground_offset_check(read("boxes", ["box_id", "ground_offset"])))
-    boxes = read("boxes", ["frame_id"])
-    frames = read("frames", ["frame_id"])
-    if boxes is not None and frames is not None:
-        missing = pc.is_in(boxes["frame_id"], value_set=pc.unique(frames["frame_id"]))
-        orphans = len(missing) - pc.sum(missing).as_py() if len(missing) else 0
-        results.append({"check": "boxes: every box's frame is in frames", "ok": orphans == 0,
-                        "detail": f"{orphans} boxes without a frame row"})
+    # boxes -> frames -> segments (and frames' objects -> boxes) are declared in REFERENCES, checked by the core
+    boxes = read("boxes", ["box_id", *CUBOID_COLUMNS])
+    if boxes is not None:
+        results += cuboid_checks("boxes", boxes.column("box_id").to_pylist(), {c: boxes.column(c) for c in CUBOID_COLUMNS})
+    frames = read("frames", ["objects"])
+    if frames is not None:
+        objects = pc.list_flatten(frames.column("objects").combine_chunks())
+        results += cuboid_checks("frames", pc.struct_field(objects, ["box_id"]).to_pylist(),
+                                 {c: pc.struct_field(objects, [c]) for c in CUBOID_COLUMNS}, prefix="objects.")
     return results
+
+
+# ---------------------------------------------------------------------------------------------
+# Geometry derived from the boxes' meaning (docs/CONVENTIONS.md): every stored cuboid is a proper
+# rotation, its corners, Euler angles and depth are what its centre, dimensions and rotation say.
+
+CUBOID_COLUMNS = ("center_cam", "dimensions", "R_cam", "corners_cam", "yaw_pitch_roll", "depth")
+GEOMETRY_ATOL = 1e-6  # stored float64; relative to the box's size for corners
+
+
+def _matrix(column, *shape) -> np.ndarray:
+    """A (nested) fixed-size list column as an (n, *shape) float array, without a Python loop."""
+    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    for _ in shape:
+        arr = pc.list_flatten(arr)
+    return np.asarray(arr.to_numpy(zero_copy_only=False), float).reshape(-1, *shape)
+
+
+def cuboid_checks(config: str, ids: list, columns: dict, prefix: str = "") -> list[dict]:
+    """[{check, ok, detail}]: rotations orthonormal with det +1; corners = centre + R (signs [L, H, W] / 2);
+    R = R_y(yaw) R_x(pitch) R_z(roll); depth = centre z; dimensions positive."""
+    center, dims = _matrix(columns["center_cam"], 3), _matrix(columns["dimensions"], 3)
+    R, corners = _matrix(columns["R_cam"], 3, 3), _matrix(columns["corners_cam"], 8, 3)
+    ypr = _matrix(columns["yaw_pitch_roll"], 3)
+    depth = np.asarray(columns["depth"].to_numpy(zero_copy_only=False), float)
+    size = np.linalg.norm(dims, axis=1) if len(dims) else np.zeros(0)
+    ortho, det_pos = geometry.check_rotations(R, atol=GEOMETRY_ATOL) if len(R) else (np.ones(0, bool),) * 2
+    tests = [
+        (f"{prefix}R_cam is a rotation (R R^T = I, det +1)", ortho & det_pos),
+        (f"{prefix}dimensions positive", (dims > 0).all(axis=1) if len(dims) else np.ones(0, bool)),
+        (f"{prefix}corners_cam = centre + R_cam (signs x [L, H, W] / 2)",
+         (np.abs(corners - geometry.corners(center, dims, R)).max(axis=(1, 2)) <= GEOMETRY_ATOL * np.maximum(size, 1))
+         if len(R) else np.ones(0, bool)),
+        (f"{prefix}yaw_pitch_roll gives R_cam",
+         (np.abs(geometry.rotation_from_ypr(ypr) - R).max(axis=(1, 2)) <= GEOMETRY_ATOL) if len(R) else np.ones(0, bool)),
+        (f"{prefix}depth = centre z", np.abs(depth - center[:, 2]) <= GEOMETRY_ATOL * np.maximum(size, 1)),
+    ]
+    results = []
+    for name, ok in tests:
+        bad = np.flatnonzero(~ok)
+        results.append({"check": f"{config}: {name}", "ok": not len(bad),
+                        "detail": f"{len(ok):,} cuboids" if not len(bad) else
+                        f"{len(bad):,} of {len(ok):,} cuboids, e.g. {[ids[i] for i in bad[:5]]}"})
+    return results
+
+
+# Declared for the core (benchwright.dataset.Dataset): the keys between configs, the class and split
+# shares a build must keep, and how far a rebuild may drift before the report flags it.
+REFERENCES = {"boxes": {"frame_id": "frames", "segment_id": "segments"},
+              "frames": {"segment_id": "segments", "objects.box_id": "boxes"}}
+# Video-level splits hold out ~20% of each species' videos (half of them for a 2-video species);
+# no species vanishes from or swamps the boxes (the release: 4 to 19 videos per species).
+PROPORTIONS = {"frames.split": {"validation": (0.1, 0.6)}, "boxes.species": {"*": (0.01, 0.7)}}
+# The species mix of the boxes is what a detector is scored over: flagged from a smaller change.
+DRIFT_THRESHOLDS = (DriftThreshold("js", 0.05, "boxes/*/species"),)
 
 
 def rotation_flip_check(boxes) -> dict:
