@@ -138,7 +138,9 @@ def describe_target(t: dict) -> str:
         kind = {"insert": "insertion", "delete": "deletion", "format": "formatting change"}.get(r.get("type"), "change")
         return f'the tracked {kind} of "{r["text"]}"' if r.get("text") else f"the tracked {kind}"
     if "image" in t:
-        return f'the picture described as "{t["image"].get("descr")}"'
+        if "text" in t["image"]:
+            return f'the shape that contains the text "{t["image"]["text"]}"'
+        return f'the {t["image"].get("kind", "picture")} described as "{t["image"].get("descr")}"'
     if "content_control" in t:
         return f'the content control tagged "{t["content_control"]}"'
     if "property" in t:

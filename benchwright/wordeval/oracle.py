@@ -144,7 +144,9 @@ def resolve_anchor(snap: Snapshot, anchor: dict | None) -> list[str]:
         return []
     if "image" in a:
         for i, p in enumerate(body):
-            if any(d.get("descr") == a["image"].get("descr") for d in p.drawings):
+            # a picture or shape by its alternative text, or a shape by the text it holds
+            if any(d.get("descr") == a["image"]["descr"] if "descr" in a["image"]
+                   else (d.get("text") or "").startswith(a["image"]["text"]) for d in p.drawings):
                 return [f"body/P{i}"]
         return []
     if "paragraph" in a:

@@ -8,6 +8,7 @@ from docx.oxml.parser import parse_xml
 from docx.shared import Emu
 
 from benchwright.formats.ooxml.ns import NS, qn
+from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import AnchorError, WordDoc
 from benchwright.wordeval.ops.common import operation, paragraphs_for
 
@@ -20,8 +21,16 @@ def _picture_runs(wd: WordDoc, target: dict) -> list:
         spec = target["image"]
         found = []
         for r in wd.body.iter(qn("w:r")):
+            if r.getparent().tag == qn("w:p") and r.getparent().getparent().tag == qn("w:txbxContent"):
+                continue   # a run inside a text box is not the shape's own run
             for dp in r.iter(qn("wp:docPr")):
                 if spec.get("descr") and dp.get("descr") == spec["descr"]:
+                    found.append(r)
+            if spec.get("text") and r.find(".//" + qn("w:drawing")) is not None:
+                # a shape by the text it holds (many real documents give shapes no alt text)
+                box = r.find(".//" + qn("w:drawing") + "//" + qn("w:txbxContent"))
+                if box is not None and "".join(T.paragraph_read_text(p) for p in T.iter_block_paragraphs(box)) \
+                        .startswith(spec["text"]):
                     found.append(r)
         if found:
             return found

@@ -71,6 +71,17 @@ def clear_tab_stops(wd: WordDoc, target: dict, params: dict) -> None:
         wd.proxy(p).paragraph_format.tab_stops.clear_all()
 
 
+@operation("clear_tab_stop")
+def clear_tab_stop(wd: WordDoc, target: dict, params: dict) -> None:
+    """TabStops(position).Clear: only the tab stop at ``position`` (twips) goes."""
+    for p in paragraphs_for(wd, target):
+        stops = wd.proxy(p).paragraph_format.tab_stops
+        found = [i for i, t in enumerate(stops) if t.position == Twips(int(params["position"]))]
+        if not found:
+            raise AnchorError(wd.locator, f"no tab stop at {params['position']} twips")
+        del stops[found[0]]
+
+
 @operation("set_paragraph_border")
 def set_paragraph_border(wd: WordDoc, target: dict, params: dict) -> None:
     sides = params.get("sides", ["top", "left", "bottom", "right"])

@@ -1,6 +1,7 @@
 """Operations of the tables units (``catalogue/units/05_tables.yaml``)."""
 from __future__ import annotations
 
+import copy
 import re
 
 from docx.shared import Twips
@@ -201,3 +202,89 @@ def convert_table_to_text(wd: WordDoc, target: dict, params: dict) -> None:
         anchor.addnext(p)
         anchor = p
     tbl.getparent().remove(tbl)
+
+
+def _grid_start(tc) -> int:
+    """Index of the first grid column ``tc`` covers (sum of the spans of the cells before it)."""
+    start = 0
+    for sib in T.row_cells(tc.getparent()):
+        if sib is tc:
+            return start
+        start += _span(sib)
+    raise ValueError("cell not in its row")
+
+
+def _span(tc) -> int:
+    gs = tc.find(qn("w:tcPr") + "/" + qn("w:gridSpan"))
+    return int(gs.get(qn("w:val"))) if gs is not None else 1
+
+
+def _set_span(wd: WordDoc, tc, n: int) -> None:
+    tcpr = get_or_add(tc, "w:tcPr")
+    gs = tcpr.find(qn("w:gridSpan"))
+    if n == 1:
+        if gs is not None:
+            tcpr.remove(gs)
+        return
+    get_or_add(tcpr, "w:gridSpan").set(qn("w:val"), str(n))
+
+
+def _split_one(wd: WordDoc, tbl, tc, n: int) -> None:
+    """Cell.Split(NumRows:=1, NumColumns:=n) on one cell: its grid column becomes n columns of
+    equal width; the cell becomes n cells (the first keeps the content, the others get an empty
+    paragraph with the same paragraph properties); every other row's cell over that column spans
+    the n new columns, so the rest of the table keeps its layout."""
+    if _span(tc) != 1:
+        raise PreconditionError(wd.locator, "the cell spans several grid columns (split the merged cell instead)")
+    tcpr = tc.find(qn("w:tcPr"))
+    if tcpr is not None and tcpr.find(qn("w:vMerge")) is not None:
+        raise PreconditionError(wd.locator, "the cell is part of a vertical merge")
+    col = _grid_start(tc)
+    grid = tbl.find(qn("w:tblGrid"))
+    cols = grid.findall(qn("w:gridCol"))
+    width = int(cols[col].get(qn("w:w")) or 0)
+    parts = [width // n + (1 if i < width % n else 0) for i in range(n)]
+    cols[col].set(qn("w:w"), str(parts[0]))
+    for w in reversed(parts[1:]):
+        new_col = copy.deepcopy(cols[col])
+        new_col.set(qn("w:w"), str(w))
+        cols[col].addnext(new_col)
+    for tr in tbl.findall(qn("w:tr")):
+        if tr is tc.getparent():
+            continue
+        pos = 0
+        for other in T.row_cells(tr):
+            span = _span(other)
+            if pos <= col < pos + span:
+                _set_span(wd, other, span + n - 1)
+                break
+            pos += span
+    tcw = tc.find(qn("w:tcPr") + "/" + qn("w:tcW")) if tcpr is not None else None
+    if tcw is not None and (tcw.get(qn("w:type")) or "dxa") == "dxa":
+        tcw.set(qn("w:w"), str(parts[0]))
+    first_p = tc.find(qn("w:p"))
+    for w in reversed(parts[1:]):
+        new_tc = w_el("w:tc")
+        if tcpr is not None:
+            new_pr = copy.deepcopy(tcpr)
+            new_tc.append(new_pr)
+            nw = new_pr.find(qn("w:tcW"))
+            if nw is not None and (nw.get(qn("w:type")) or "dxa") == "dxa":
+                nw.set(qn("w:w"), str(w))
+        p = w_el("w:p")
+        ppr = first_p.find(qn("w:pPr")) if first_p is not None else None
+        if ppr is not None:
+            p.append(copy.deepcopy(ppr))
+        new_tc.append(p)
+        tc.addnext(new_tc)
+
+
+@operation("split_cells")
+def split_cells(wd: WordDoc, target: dict, params: dict) -> None:
+    """Cell.Split / Cells.Split into ``columns`` columns (one row), right to left so the grid
+    positions of the cells still to split do not move."""
+    tbl = wd.table(target["table"])
+    n = int(params["columns"])
+    cells = cells_for(wd, target)
+    for tc in sorted(cells, key=_grid_start, reverse=True):
+        _split_one(wd, tbl, tc, n)

@@ -214,3 +214,66 @@ def accept_revision(wd: WordDoc, target: dict, params: dict) -> None:
 def reject_revision(wd: WordDoc, target: dict, params: dict) -> None:
     rev = target["revision"]
     _resolve_revisions(wd, False, rev.get("type"), rev.get("text"))
+
+
+def _move_range(wd: WordDoc, kind: str, name: str, rid: int):
+    """moveFromRangeStart/End or moveToRangeStart/End (``kind`` = "moveFrom" / "moveTo")."""
+    start = _rev_attrs(wd, w_el(f"w:{kind}RangeStart"), rid)
+    start.set(qn("w:name"), name)
+    end = w_el(f"w:{kind}RangeEnd")
+    end.set(qn("w:id"), str(rid))
+    return start, end
+
+
+def _wrap_content(p, wrapper, start, end) -> None:
+    """Put every content child of paragraph ``p`` (all but w:pPr) into ``wrapper``, between the
+    range marks, and mark the paragraph mark with a copy of the revision."""
+    content = [c for c in p if c.tag != qn("w:pPr")]
+    for c in content:
+        wrapper.append(c)
+    p.append(start)
+    p.append(wrapper)
+    p.append(end)
+    mark = copy.deepcopy(wrapper)
+    for c in list(mark):
+        mark.remove(c)
+    mark.set(qn("w:id"), str(int(wrapper.get(qn("w:id"))) + 1))
+    rpr = get_or_add(get_or_add(p, "w:pPr"), "w:rPr")
+    insert_child(rpr, mark)
+
+
+@operation("tracked_move")
+def tracked_move(wd: WordDoc, target: dict, params: dict) -> None:
+    """Range.Relocate with Track Changes on: the target paragraph moves below the next paragraph
+    ("down") or above the previous one ("up"); the old place keeps it as w:moveFrom, the new place
+    holds it as w:moveTo, each with its named move range and tracked paragraph mark."""
+    from benchwright.wordeval.docmodel import PreconditionError
+    p = paragraphs_for(wd, target)[0]
+    direction = params.get("direction", "down")
+    other = p.getnext() if direction == "down" else p.getprevious()
+    if other is None or other.tag != qn("w:p") or other.find(".//" + qn("w:sectPr")) is not None \
+            or p.find(".//" + qn("w:sectPr")) is not None:
+        raise PreconditionError(wd.locator, f"no plain paragraph {direction} of the target to move past")
+    if any(el.tag in (qn("w:ins"), qn("w:del"), qn("w:moveFrom"), qn("w:moveTo")) for el in p.iter()):
+        raise PreconditionError(wd.locator, "the paragraph already holds tracked changes")
+    plain_children = {qn("w:pPr"), qn("w:r"), qn("w:proofErr"), qn("w:bookmarkStart"), qn("w:bookmarkEnd"),
+                      qn("w:commentRangeStart"), qn("w:commentRangeEnd")}
+    if any(c.tag not in plain_children for c in p):
+        # w:moveFrom / w:moveTo hold runs only: hyperlinks, simple fields and content controls
+        # would each need their own move marks inside them (not written here)
+        raise PreconditionError(wd.locator, "the paragraph holds hyperlinks, fields or content controls")
+    moved = copy.deepcopy(p)
+    # bookmarks and comment marks stay where they were (Word moves the text, not the marks' ids)
+    for el in list(moved.iter(qn("w:bookmarkStart"), qn("w:bookmarkEnd"), qn("w:commentRangeStart"),
+                              qn("w:commentRangeEnd"))):
+        el.getparent().remove(el)
+    name = f"move{wd.next_revision_id()}"
+    rid = wd.next_revision_id()
+    src_start, src_end = _move_range(wd, "moveFrom", name, rid)
+    _wrap_content(p, _rev_attrs(wd, w_el("w:moveFrom"), rid + 1), src_start, src_end)
+    if direction == "down":
+        other.addnext(moved)
+    else:
+        other.addprevious(moved)
+    dst_start, dst_end = _move_range(wd, "moveTo", name, rid + 3)
+    _wrap_content(moved, _rev_attrs(wd, w_el("w:moveTo"), rid + 4), dst_start, dst_end)
