@@ -196,9 +196,10 @@ def normalise_rubric_type(label: str, locator: str = "rubric_types") -> str:
 
 def task_locator(record: dict, source_format: str, source_file: str | None = None) -> str:
     """Where a record lives: ``tasks.json#absolute_id=N`` (website) or ``tasks/<id>/metadata.json`` (runner)."""
+    get = record.get if isinstance(record, dict) else (lambda key, default=None: default)
     if source_format == RUNNER:
-        return source_file or f"tasks/{record.get('id', record.get('absolute_id'))}/metadata.json"
-    return f"{source_file or 'tasks.json'}#absolute_id={record.get('absolute_id')}"
+        return source_file or f"tasks/{get('id', get('absolute_id'))}/metadata.json"
+    return f"{source_file or 'tasks.json'}#absolute_id={get('absolute_id')}"
 
 
 def _below(locator: str, part: str) -> str:
