@@ -65,18 +65,18 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
 
 def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None) -> Path:
     """Renders ``cards/<dataset>.md.j2`` into ``root/README.md``. Every card gets the core's data
-    quality section (``quality``: statistics, drift, what is checked) where its template puts
-    ``{{ quality }}``, or at its end. ``checks``: the data checks' results (else the stored report's)."""
+    quality section (``data_quality``: statistics, drift, what is checked) where its template
+    puts ``{{ data_quality }}``, or at its end. ``checks``: the data checks' results (else the stored report's)."""
     # The templates are data, not code: the core reads them without importing the cards layer.
     templates = Path(str(files("benchwright.cards")))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     name = f"{dataset.name}.md.j2"
     template = env.get_template(name)
-    places_quality = "quality" in jinja2.meta.find_undeclared_variables(env.parse(env.loader.get_source(env, name)[0]))
+    places_quality = "data_quality" in jinja2.meta.find_undeclared_variables(env.parse(env.loader.get_source(env, name)[0]))
     quality = quality_section(dataset, root, checks)
     sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
-    text = template.render(quality=quality,
+    text = template.render(data_quality=quality,
         yaml=card_yaml(dataset, root), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],
@@ -84,7 +84,7 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
         **dataset.card_context(str(root)),
     )
     if not places_quality:
-        text = text.rstrip("\n") + "\n\n" + quality + "\n"
+        text = text.rstrip("\n") + "\n\n" + quality
     path = root / "README.md"
     path.write_text(text)
     return path
@@ -125,7 +125,7 @@ def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> st
                                  [[c["check"].replace("|", "\\|"), c.get("kind", "expectation"),
                                    ("ok" if c["ok"] else "FAILED")] for c in data]),
                   "", "</details>"]
-    return "\n".join(parts)
+    return "\n".join(parts) + "\n"  # a blank line before whatever follows it in the template
 
 
 FIGURES_DIR = "_build/figures"

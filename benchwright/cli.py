@@ -1,4 +1,4 @@
-"""``benchwright``: build, synth, validate, export, evaluate, baseline, info.
+"""``benchwright``: build, synth, validate, export, evaluate, baseline, run, info.
 
 Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
 """
@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from benchwright import published, registry
 from benchwright.errors import BenchwrightError
-from benchwright.layout import MANIFEST, QUARANTINE_DIR, VALIDATION_DIR
+from benchwright.layout import DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
 from benchwright.options import RUNNING_MODES, BuildOptions
 
 
@@ -26,6 +26,7 @@ def cmd_build(args, beam_args) -> int:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
+                           drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
                            beam_args=beam_args)
     for name in names:
         final = build(registry.get(name), args.source, options)
@@ -53,6 +54,13 @@ def cmd_validate(args, _) -> int:
     print(f"{'passed' if report['passed'] else 'FAILED'}: {report['checks']} checks, {report['failed']} failed; "
           f"report {where}")
     return 0 if report["passed"] else 1
+
+
+def cmd_diff(args, _) -> int:
+    from benchwright.diff import run_cli  # reads Parquet and statistics of both builds
+
+    print(run_cli(args.old, args.new, args.json, args.markdown, args.examples), end="")
+    return 0
 
 
 def cmd_export(args, _) -> int:
@@ -90,8 +98,9 @@ def describe(url: str) -> str:
         for u, e in recon.items()))
     lines.append(f"  card           {published.join(root, 'README.md')}")
     lines.append(f"  manifest       {published.join(url, MANIFEST)}")
-    lines.append(f"  validation     {published.join(root, VALIDATION_DIR, 'report.json')} (Data Docs: "
+    lines.append(f"  validation     {published.join(root, VALIDATION_DIR, 'report.json')} (offline report: "
                  f"{published.join(root, VALIDATION_DIR, 'index.html')})")
+    lines.append(f"  statistics     {published.join(root, STATISTICS)} (drift: {published.join(root, DRIFT)})")
     lines.append(f"  quarantine     {published.join(root, QUARANTINE_DIR)}")
     return "\n".join(lines)
 
@@ -106,6 +115,10 @@ def cmd_evaluate(args, rest) -> int:
 
 def cmd_baseline(args, rest) -> int:
     return registry.part(args.dataset, "baselines")(rest)
+
+
+def cmd_run(args, rest) -> int:
+    return registry.part(args.dataset, "runner")(rest)
 
 
 def _progress_bar():
@@ -135,6 +148,9 @@ def parser() -> argparse.ArgumentParser:
                    help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
     b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
     b.add_argument("--max-bad-fraction", type=float, default=0.01)
+    b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
+                   help="drift beyond its limit fails the build for these targets (config/split[/column] "
+                        "patterns, comma-separated; alone: every target); by default drift is reported")
     b.set_defaults(func=cmd_build, passthrough=True)
 
     s = sub.add_parser("synth", help="write a synthetic raw source")
@@ -151,6 +167,14 @@ def parser() -> argparse.ArgumentParser:
     v.add_argument("-v", "--verbose", action="store_true")
     v.set_defaults(func=cmd_validate)
 
+    d = sub.add_parser("diff", help="what changed between two builds: rows by id, columns, statistics, drift, inputs")
+    d.add_argument("old", help="the earlier build (dataset folder or URL)")
+    d.add_argument("new", help="the later build")
+    d.add_argument("--json", help="write the whole diff as JSON here")
+    d.add_argument("--markdown", help="write the Markdown summary here (it is also printed)")
+    d.add_argument("--examples", type=int, default=5, help="ids (and values) shown per kind of change")
+    d.set_defaults(func=cmd_diff)
+
     e = sub.add_parser("export", help="re-write a built dataset's format exports")
     e.add_argument("path")
     e.set_defaults(func=cmd_export)
@@ -166,6 +190,10 @@ def parser() -> argparse.ArgumentParser:
     bl = sub.add_parser("baseline", help="run a baseline: baseline <dataset> --help", add_help=False)
     bl.add_argument("dataset")
     bl.set_defaults(func=cmd_baseline, passthrough=True)
+
+    r = sub.add_parser("run", help="run an agent over a dataset's cases: run <dataset> --help", add_help=False)
+    r.add_argument("dataset")
+    r.set_defaults(func=cmd_run, passthrough=True)
     return p
 
 

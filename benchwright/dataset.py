@@ -57,6 +57,7 @@ class Dataset:
     synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
     evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
     baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
+    runner: str | None = None     # run_cli(argv) -> exit code (`benchwright run <ds> ...`): an agent over the cases
 
     def default_source(self, workdir: str) -> str:
         """Materialise the embedded default source under ``workdir``; returns its URL. By default the

@@ -27,10 +27,8 @@ import json
 import fsspec
 import numpy as np
 
-from benchwright.layout import MANIFEST
-from benchwright.statistics import STATISTICS_DIR, read_statistics
-
-DRIFT = f"{STATISTICS_DIR}/drift.json"
+from benchwright.layout import DRIFT, MANIFEST
+from benchwright.statistics import read_statistics
 FORMAT = "benchwright-drift/1"
 METRICS = ("rows", "js", "wasserstein")
 
@@ -82,7 +80,7 @@ def compute_drift(dataset, new_stats: dict, previous: str | None, options_descri
     if old_stats is None:
         return _document(about, "the previous build has no statistics (built before they existed)", [])
     comparisons = compare(old_stats, new_stats, thresholds(dataset), blocking_patterns)
-    return _document(about, "compared with the previous build", comparisons)
+    return _document(about, "the statistics of both builds compared", comparisons)
 
 
 def _document(previous, note, comparisons) -> dict:

@@ -48,12 +48,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from benchwright.layout import BUILD_DIR
+from benchwright.layout import STATISTICS
 from benchwright.writer import parse_shard_name
 
 FORMAT = "benchwright-statistics/1"
-STATISTICS_DIR = f"{BUILD_DIR}/statistics"
-STATISTICS = f"{STATISTICS_DIR}/statistics.json"
 QUANTILE_LEVELS = tuple(round(i * 0.05, 2) for i in range(21))
 HISTOGRAM_BINS = 10
 TOP_K = 10

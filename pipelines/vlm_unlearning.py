@@ -190,6 +190,9 @@ class VlmUnlearning(Dataset):
     synth = "benchwright.vlm_unlearning.synth:write_source"
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"
+    references = {**{c: {"example_id": "multimodal"} for c in schema.CONFIGS if c not in ("multimodal", "records")},
+                  "records": {"example_ids": "multimodal"}}  # every view and routing row is an example
+    proportion_bounds = {"multimodal.role": {"forget": (0.05, 0.95), "retain": (0.05, 0.95)}}  # unlearning needs both
 
     def expand(self, pipeline, source, staging, previous):
         options = pipeline.options.view_as(VlmUnlearningOptions)

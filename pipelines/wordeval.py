@@ -100,6 +100,7 @@ class WordEval(Dataset):
     synth = "benchwright.wordeval.synth:write_catalogue_source"
     evaluator = "benchwright.evaluation.wordeval:run_cli"
     baselines = "benchwright.baselines.wordeval:run_cli"
+    references = {"compositional": {"atomic_case_ids": "atomic"}}  # a composition's atomic cases are published
     libreoffice_gate = LIBREOFFICE_GATE
     seeds = SEEDS
     unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue

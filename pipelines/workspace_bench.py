@@ -195,6 +195,7 @@ class WorkspaceBench(Dataset):
     synth = "benchwright.workspace_bench.synth:write_source"
     evaluator = "benchwright.evaluation.workspace_bench:run_cli"
     baselines = "benchwright.baselines.workspace_bench:run_cli"
+    references = {"rubrics": {"task_id": "tasks"}, "task_edges": {"task_id": "tasks"}}  # of published tasks
     lite_seed = LITE_SEED
 
     def expand(self, pipeline, source, staging, previous):
