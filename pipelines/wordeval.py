@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from benchwright.dataset import Dataset, Unit
 from benchwright.pipelines.wordeval_sources import read_catalogue
-from benchwright.stage import Reject, run_stage
+from benchwright.stage import FILTERED, Reject, run_stage
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 from benchwright.schemas import wordeval as schema
 
@@ -54,9 +54,13 @@ def build_atomic(unit_id: str, cat, gates: Gates, seeds=SEEDS):
     from benchwright.wordeval.cases import iter_cases
 
     errors: list[dict] = []
-    cases = list(iter_cases(cat, seeds=seeds, units=[unit_id], errors=errors))
+    not_planned: list[dict] = []
+    cases = list(iter_cases(cat, seeds=seeds, units=[unit_id], errors=errors, not_planned=not_planned))
     for e in errors:
         yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}", e["reason"])
+    for e in not_planned:   # the plan says why a unit is not planned on a base document
+        yield Reject("atomic_case", f"{e['unit_id']}@{e['base_document']}#seed={e['seed']}",
+                     f"not planned: {e['reason']}", kind=FILTERED)
     for case in cases:
         yield gates({**case, SPLIT_COLUMN: SPLIT}, "atomic_case")
 
@@ -67,9 +71,14 @@ def build_compositional(template_id: str, atomic_ids: list[str], cat, gates: Gat
 
     one = dataclasses.replace(cat, templates={template_id: cat.templates[template_id]})
     errors: list[dict] = []
-    cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors))
+    not_planned: list[dict] = []
+    cases = list(iter_compositions(one, seeds=seeds, atomic_ids=set(atomic_ids), errors=errors,
+                                   not_planned=not_planned))
     for e in errors:
         yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}", e["reason"])
+    for e in not_planned:
+        yield Reject("compositional_case", f"{e['template']}@{e['base_document']}#seed={e['seed']}",
+                     f"not planned: {e['reason']}", kind=FILTERED)
     for case in cases:
         yield gates({**case, SPLIT_COLUMN: SPLIT}, "compositional_case")
 

@@ -425,10 +425,12 @@ def unit_bases(unit: dict, cat: Catalogue, base_docs: Iterable[str] | None = Non
 
 def iter_cases(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1),
                base_docs: Iterable[str] | None = None, units: Iterable[str] | None = None,
-               errors: list | None = None) -> Iterator[dict]:
+               errors: list | None = None, not_planned: list | None = None) -> Iterator[dict]:
     """All atomic cases: units x seeds x compatible base documents (at most ``max_bases`` per unit,
     default 2). Identical (input, reference) pairs from different seeds are kept once.
-    Build failures other than NotApplicable are appended to ``errors`` (or raised)."""
+    Build failures other than NotApplicable are appended to ``errors`` (or raised); every
+    (unit, base document, seed) tried and not planned is appended to ``not_planned`` with the
+    reason (a precondition the base document does not meet, or the same case as another seed)."""
     cat = catalogue or load_catalogue()
     seeds = list(seeds)
     for uid in (units or cat.units):
@@ -438,12 +440,15 @@ def iter_cases(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1)
         for base in unit_bases(unit, cat, base_docs):
             if used >= cap:
                 break
-            seen: set[tuple] = set()
+            seen: dict[tuple, int] = {}
             built = False
             for seed in seeds:
                 try:
                     case = build_case(unit, seed, base, cat)
-                except NotApplicable:
+                except NotApplicable as exc:
+                    if not_planned is not None:
+                        not_planned.append({"unit_id": uid, "base_document": base, "seed": seed,
+                                            "reason": exc.reason})
                     continue
                 except RecordError as exc:
                     if errors is None:
@@ -452,8 +457,11 @@ def iter_cases(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1)
                     continue
                 key = (_sha(case["input_docx"]), _sha(case["reference_docx"]))
                 if key in seen:
+                    if not_planned is not None:
+                        not_planned.append({"unit_id": uid, "base_document": base, "seed": seed,
+                                            "reason": f"the same input and reference as seed {seen[key]}"})
                     continue
-                seen.add(key)
+                seen[key] = seed
                 built = True
                 yield case
             used += built
@@ -492,9 +500,17 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
 
     def run():
         wd = WordDoc(base_document(base_doc), locator)
+        prepared: set[str] = set()
         for s in steps:
             u = s["unit"]
             for i, step in enumerate(u["precondition"]):
+                # units that prepare the same object (the same operation with the same parameters,
+                # e.g. the shape "Panel" several shape units edit) share it: prepared once
+                key = json.dumps({k: step.get(k) for k in ("operation", "property", "params", "value")},
+                                 sort_keys=True, default=str)
+                if key in prepared:
+                    continue
+                prepared.add(key)
                 apply_step(wd, step, s["target"], s["roles"], cat, _rng(u["id"], base_doc, seed, "pre", i), locator)
         input_docx = wd.to_bytes()
         ref = WordDoc(input_docx, locator)
@@ -553,7 +569,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
 
 def iter_compositions(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1),
                       base_docs: Iterable[str] | None = None, atomic_ids: set[str] | None = None,
-                      errors: list | None = None) -> Iterator[dict]:
+                      errors: list | None = None, not_planned: list | None = None) -> Iterator[dict]:
     cat = catalogue or load_catalogue()
     for tid, t in cat.templates.items():
         names = list(base_docs) if base_docs is not None else list(cat.basedocs)
@@ -566,7 +582,10 @@ def iter_compositions(catalogue: Catalogue | None = None, seeds: Iterable[int] =
                 try:
                     yield build_composite(t, seed, base, cat, atomic_ids)
                     made += 1
-                except NotApplicable:
+                except NotApplicable as exc:
+                    if not_planned is not None:
+                        not_planned.append({"template": tid, "base_document": base, "seed": seed,
+                                            "reason": exc.reason})
                     continue
                 except RecordError as exc:
                     if errors is None:
@@ -582,15 +601,17 @@ _ALL_CACHE: dict = {}
 
 def build_all(seeds: tuple[int, ...] = (0, 1), base_docs: tuple[str, ...] | None = None) -> dict:
     """All atomic and compositional cases (memoised per process): ``{"atomic": [...],
-    "compositional": [...], "errors": [...]}``."""
+    "compositional": [...], "errors": [...], "not_planned": [...]}`` (``not_planned``: every
+    unit or template tried on a base document and seed and not planned there, with the reason)."""
     key = (tuple(seeds), tuple(base_docs) if base_docs else None)
     if key not in _ALL_CACHE:
         cat = load_catalogue()
         errors: list = []
-        atomic = list(iter_cases(cat, seeds, base_docs, errors=errors))
+        not_planned: list = []
+        atomic = list(iter_cases(cat, seeds, base_docs, errors=errors, not_planned=not_planned))
         ids = {c["case_id"] for c in atomic}
-        comps = list(iter_compositions(cat, seeds, base_docs, atomic_ids=ids, errors=errors))
-        _ALL_CACHE[key] = {"atomic": atomic, "compositional": comps, "errors": errors}
+        comps = list(iter_compositions(cat, seeds, base_docs, atomic_ids=ids, errors=errors, not_planned=not_planned))
+        _ALL_CACHE[key] = {"atomic": atomic, "compositional": comps, "errors": errors, "not_planned": not_planned}
     return _ALL_CACHE[key]
 
 

@@ -67,7 +67,8 @@ def add_page_number(wd: WordDoc, target: dict, params: dict) -> None:
     for _, sec in scope_objects(wd, "section", target):
         hf = header_footer(sec, kind, params.get("hf_type", "primary"))
         hf.is_linked_to_previous = False
-        p = hf.paragraphs[0]._p
+        # a footer whose content is all in a table has no paragraph of its own: add one
+        p = hf.paragraphs[0]._p if hf.paragraphs else hf.add_paragraph()._p
         for c in list(p):
             if c.tag != qn("w:pPr"):
                 p.remove(c)

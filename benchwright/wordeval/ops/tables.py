@@ -100,6 +100,8 @@ def delete_column(wd: WordDoc, target: dict, params: dict) -> None:
 def merge_cells(wd: WordDoc, target: dict, params: dict) -> None:
     proxy = wd.table_proxy(wd.table(target["table"]))
     (r1, c1), (r2, c2) = params["from"], params["to"]
+    for r, c in ((r1, c1), (r2, c2)):
+        cells_for(wd, {**target, "cell": [r, c]})   # a precondition error when the table is smaller
     proxy.cell(r1 - 1, c1 - 1).merge(proxy.cell(r2 - 1, c2 - 1))
 
 
