@@ -11,7 +11,7 @@ from benchwright.schemas import wordeval as schema
 
 def card_statistics(root: Path) -> dict:
     atomic = read_config(root, "atomic", ["subsystem", "command", "com_object", "properties", "base_document"])
-    comp = read_config(root, "compositional", ["template", "atomic_case_ids"])
+    comp = read_config(root, "compositional", ["template", "atomic_case_ids", "properties", "base_document"])
     rows = {}
     for sub, cmd, obj, props in zip(atomic["subsystem"].to_pylist(), atomic["command"].to_pylist(),
                                     atomic["com_object"].to_pylist(), atomic["properties"].to_pylist()):
@@ -33,13 +33,69 @@ def card_statistics(root: Path) -> dict:
         "subsystems": len(rows),
         "base_documents": len(set(atomic["base_document"].to_pylist())),
     }
+    real = real_document_share(atomic["base_document"].to_pylist(), comp["base_document"].to_pylist())
+    totals["cases_on_real_documents"] = f"{real['all']['real']} of {real['all']['cases']} ({real['all']['share']:.1%})"
     return {
         "totals": totals,
+        "real_documents": real,
         "figures": {"coverage": coverage_figure(root, rows)},
         "totals_table": markdown_table(["measure", "count"], [[k.replace("_", " "), v] for k, v in totals.items()]),
         "subsystem_table": markdown_table(["subsystem", "atomic cases", "commands", "COM objects",
                                            "object-property pairs"], table),
+        "com_object_table": com_object_table(atomic),
+        "pair_table": pair_table(atomic, comp),
+        "real_document_table": markdown_table(
+            ["config", "cases", "on real documents", "share"],
+            [[k, v["cases"], v["real"], f"{v['share']:.1%}"] for k, v in real.items()]),
     }
+
+
+def real_document_share(atomic_bases: list[str], comp_bases: list[str]) -> dict:
+    """Cases whose base document is a real (shipped) document rather than a synthetic recipe."""
+    from benchwright.wordeval.basedocs import basedocs_spec
+
+    spec = basedocs_spec()
+    out = {}
+    for name, bases in (("atomic", atomic_bases), ("compositional", comp_bases),
+                        ("all", atomic_bases + comp_bases)):
+        n_real = sum(1 for b in bases if "file" in spec.get(b, {}))
+        out[name] = {"cases": len(bases), "real": n_real, "share": n_real / len(bases) if bases else 0.0}
+    return out
+
+
+def com_object_table(atomic) -> str:
+    """Per COM object (the catalogue's subsystem order, then by name): atomic cases, commands,
+    object-property pairs and the subsystems it appears in."""
+    objs: dict[str, dict] = {}
+    for sub, cmd, obj, props in zip(atomic["subsystem"].to_pylist(), atomic["command"].to_pylist(),
+                                    atomic["com_object"].to_pylist(), atomic["properties"].to_pylist()):
+        r = objs.setdefault(obj, {"cases": 0, "commands": set(), "pairs": set(), "subsystems": set()})
+        r["cases"] += 1
+        r["commands"].add(cmd)
+        r["pairs"].update(props)
+        r["subsystems"].add(sub)
+    order = {s: i for i, s in enumerate(schema.SUBSYSTEMS)}
+
+    def first(r):
+        return min(order.get(s, 99) for s in r["subsystems"])
+
+    rows = [[obj, r["cases"], len(r["commands"]), len(r["pairs"]),
+             ", ".join(sorted(r["subsystems"], key=lambda s: order.get(s, 99)))]
+            for obj, r in sorted(objs.items(), key=lambda kv: (first(kv[1]), kv[0]))]
+    return markdown_table(["COM object", "atomic cases", "commands", "object-property pairs", "subsystems"], rows)
+
+
+def pair_table(atomic, comp) -> str:
+    """Per object-property pair: atomic cases and compositional cases that edit it."""
+    counts: dict[str, list[int]] = {}
+    for props in atomic["properties"].to_pylist():
+        for p in set(props):
+            counts.setdefault(p, [0, 0])[0] += 1
+    for props in comp["properties"].to_pylist():
+        for p in set(props):
+            counts.setdefault(p, [0, 0])[1] += 1
+    rows = [[p, a, c] for p, (a, c) in sorted(counts.items())]
+    return markdown_table(["object-property pair", "atomic cases", "compositional cases"], rows)
 
 
 def coverage_figure(root: Path, rows: dict) -> str:
