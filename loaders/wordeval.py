@@ -11,8 +11,9 @@ from benchwright.schemas import wordeval as schema
 EXPORTS = "exports/cases"
 
 
-def read_config(root: Path | str, config: str, columns=None):
-    return tables.read_config(root, config, schema.FEATURES[config], columns=columns)
+def read_config(root: Path | str, config: str, columns=None, split: str | None = "test"):
+    """One config of a build; the ``test`` split unless told (``lite`` repeats some of its rows)."""
+    return tables.read_config(root, config, schema.FEATURES[config], split, columns=columns)
 
 
 def export_cases(root: Path) -> dict:
@@ -22,7 +23,7 @@ def export_cases(root: Path) -> dict:
     counts = {}
     for config in schema.CONFIGS:
         n = 0
-        for f in sorted((root / config).glob("*.parquet")):
+        for f in sorted((root / config).glob("test-*.parquet")):   # lite's rows are test's rows
             for batch in pq.ParquetFile(f).iter_batches(batch_size=64):
                 for case in batch.to_pylist():
                     write_case_dir(case, root / EXPORTS / case["case_id"])

@@ -2,8 +2,11 @@
 
 Read top to bottom: ListUnits -> BuildAtomic (each unit's cases through the operation library,
 every input and reference .docx through the gates) -> ListTemplates -> BuildCompositional (linked
-to the atomic cases that exist) -> LibreOfficeGate (batched: one soffice call per batch) -> the core
-writer. A case whose build fails or whose file fails a gate is quarantined, never published.
+to the atomic cases that exist) -> LibreOfficeGate (batched: one soffice call per batch) -> ChooseLite
+(a global step over every published case: ``lite`` rows repeat the ``test`` rows of a quarter of the
+cases, stratified by config, subsystem and base document; ``benchwright.wordeval.lite``) -> the core
+writer. A case whose build fails or whose file fails a gate is quarantined, never published. The
+catalogue the build read is kept as ``_build/catalogue/`` (the plan the replay agents re-apply).
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from benchwright.schemas import wordeval as schema
 
 SEEDS = (0, 1)
 SPLIT = "test"
+LITE = "lite"       # a subset of test (Dataset.subset_splits)
+CATALOGUE = "_build/catalogue"
 LIBREOFFICE_BATCH = 40
 # Which generated files LibreOffice must open: "all" (the build's validation), "none".
 LIBREOFFICE_GATE = "all"
@@ -96,12 +101,35 @@ def libreoffice_gate(batch: list[dict], unit: str):
         yield Reject(unit, case["case_id"], "; ".join(found)) if found else case
 
 
+def with_lite(case: dict, lite: frozenset):
+    """The case in ``test``, and again in ``lite`` when Lite chose it."""
+    yield case
+    if case["case_id"] in lite:
+        yield {**case, SPLIT_COLUMN: LITE}
+
+
+def copy_catalogue(source: str, staging: str) -> None:
+    """The catalogue's YAML files as the build read them, under ``_build/catalogue``."""
+    import posixpath
+
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(source)
+    out_fs, out = fsspec.core.url_to_fs(posixpath.join(staging, CATALOGUE))
+    for path in sorted(fs.find(root)):
+        if path.endswith(".yaml"):
+            rel = posixpath.relpath(path, root)
+            out_fs.makedirs(posixpath.dirname(posixpath.join(out, rel)), exist_ok=True)
+            out_fs.pipe_file(posixpath.join(out, rel), fs.cat_file(path))
+
+
 class WordEval(Dataset):
     name = "wordeval"
     pretty_name = "WordEval: Word-native document editing cases with deterministic oracles"
     configs = schema.FEATURES
     id_columns = {"atomic": "case_id", "compositional": "case_id"}
-    splits = (SPLIT,)
+    splits = (SPLIT, LITE)
+    subset_splits = {LITE: SPLIT}
     units = (Unit("atomic_case", "atomic", primary=True), Unit("compositional_case", "compositional"))
     license = "mit"
     task_categories = ("text-generation",)
@@ -110,8 +138,10 @@ class WordEval(Dataset):
     evaluator = "benchwright.evaluation.wordeval:run_cli"
     baselines = "benchwright.baselines.wordeval:run_cli"
     references = {"compositional": {"atomic_case_ids": "atomic"}}  # a composition's atomic cases are published
+    runner = "benchwright.baselines.wordeval:run_harness_cli"
     libreoffice_gate = LIBREOFFICE_GATE
     seeds = SEEDS
+    lite_seed = 0
     unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue
 
     def default_source(self, workdir: str) -> str:
@@ -121,6 +151,7 @@ class WordEval(Dataset):
 
     def expand(self, pipeline, source, staging, previous):
         cat = read_catalogue(source)
+        copy_catalogue(source, staging)
         unit_ids = sorted(self.unit_ids or cat.units)
         gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
@@ -133,7 +164,7 @@ class WordEval(Dataset):
             pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
             "BuildCompositional", lambda t, ids: build_compositional(t, ids, cat, gates, self.seeds),
             unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True)
-        tables, rejects = {}, [atomic, compositional]
+        rejects, published = [atomic, compositional], {}
         for config, built in (("atomic", atomic), ("compositional", compositional)):
             cases = built.main
             if self.libreoffice_gate == "all":
@@ -145,10 +176,19 @@ class WordEval(Dataset):
                     locate=lambda batch: ",".join(c["case_id"] for c in batch))
                 rejects.append(gated)
                 cases = gated.main
-            tables[config] = (cases
-                              | f"Batch{config.capitalize()}Rows" >> beam.BatchElements(min_batch_size=50,
-                                                                                        max_batch_size=200)
-                              | f"{config.capitalize()}Table" >> beam.Map(_table, config))
+            published[config] = cases
+        strata = ([published[config] | f"{config.capitalize()}Strata" >> beam.Map(
+                      lambda c, config=config: {"case_id": c["case_id"], "config": config, "subsystem": c["subsystem"],
+                                                "base_document": c["base_document"]})
+                   for config in published] | "AllStrata" >> beam.Flatten())
+        lite = beam.pvalue.AsSingleton(pipeline | "LiteSeed" >> beam.Create([self.lite_seed])
+                                       | "ChooseLite" >> beam.Map(_choose_lite, beam.pvalue.AsList(strata)))
+        tables = {config: (cases
+                           | f"{config.capitalize()}Lite" >> beam.FlatMap(with_lite, lite)
+                           | f"Batch{config.capitalize()}Rows" >> beam.BatchElements(min_batch_size=50,
+                                                                                     max_batch_size=200)
+                           | f"{config.capitalize()}Table" >> beam.Map(_table, config))
+                  for config, cases in published.items()}
         return tables, rejects
 
     def export(self, staging: str) -> dict:
@@ -157,9 +197,11 @@ class WordEval(Dataset):
         return export_cases(Path(staging))
 
     def card_context(self, staging: str) -> dict:
+        from benchwright.baselines.wordeval import card_sections
         from benchwright.cards.wordeval import card_statistics
 
-        return card_statistics(Path(staging))
+        # Lite and the baseline agents run on the build itself (pipelines sit above baselines)
+        return {**card_statistics(Path(staging)), **card_sections(Path(staging), self.libreoffice_gate != "none")}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.wordeval import EXPECTATIONS
@@ -182,6 +224,12 @@ class WordEval(Dataset):
         from benchwright.validation.wordeval import table_checks
 
         return table_checks(Path(staging))
+
+
+def _choose_lite(seed: int, strata: list[dict]) -> frozenset:
+    from benchwright.wordeval.lite import choose_lite
+
+    return choose_lite(strata, seed)
 
 
 def _table(rows: list[dict], config: str) -> pa.Table:

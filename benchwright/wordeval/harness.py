@@ -1,0 +1,306 @@
+"""The agent harness: any command line as a WordEval agent, run case by case under limits.
+
+An agent is a command that receives the input .docx path, a file holding the instruction and an
+output path: ``CMD INPUT INSTRUCTION_FILE OUTPUT``, or wherever the command line says ``{input}``,
+``{instruction}`` and ``{output}``. The shipped baselines (``null``, ``replay``, ``text-only``,
+``libreoffice``: ``benchwright.wordeval.agents``) are named instead of spelled out.
+
+Each case runs in its own temporary folder (the agent's working directory and ``TMPDIR``), in its
+own process group, with an address-space limit (``RLIMIT_AS``), no core files and a wall-clock
+limit after which the whole group is killed. Exit status, signal, wall time, peak memory, the tails
+of stdout and stderr and the output file are recorded. Cases run in parallel (threads, each waiting
+on its agent's process), with a progress bar. Each case's record is written atomically to
+``RUN_DIR/cases/<case_id>.json`` once it is scored, so a run that was interrupted resumes where it
+stopped: cases with a record are skipped.
+
+Scoring is not done here (the evaluator sits above this layer): ``run_cases`` takes ``score``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Callable
+
+from benchwright.errors import BenchwrightError
+from benchwright.wordeval.agents import NEEDS_PLAN, SHIPPED
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MEMORY_MB = 2048
+TAIL_CHARS = 2000
+CASES_DIR = "cases"
+OUTPUTS_DIR = "outputs"
+RUN_FILE = "run.json"
+PLACEHOLDERS = ("{input}", "{instruction}", "{output}")
+# What an agent that ran out of memory under RLIMIT_AS says on its way out (Python, C, C++, glibc).
+MEMORY_WORDS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory", "Out of memory")
+# Sets the limits, then becomes the agent (exec): no Python code runs in a forked child of this
+# threaded process (subprocess's preexec_fn is unsafe with threads).
+_LIMITS = ("import os, resource, sys\n"
+           "mem = int(sys.argv[1]) * 1024 * 1024\n"
+           "resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n"
+           "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+           "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
+class Agent:
+    """An agent: a shipped baseline's name or any command line."""
+
+    def __init__(self, spec: str):
+        spec = spec.strip()
+        if not spec:
+            raise BenchwrightError("--agent: an empty command")
+        self.spec = spec
+        self.shipped = spec in SHIPPED
+        self.needs_plan = spec in NEEDS_PLAN
+        self.argv = [sys.executable, "-m", SHIPPED[spec]] if self.shipped else shlex.split(spec)
+
+    def command(self, input_path: Path, instruction_path: Path, output_path: Path, plan_path: Path | None) -> list[str]:
+        values = {"{input}": str(input_path), "{instruction}": str(instruction_path), "{output}": str(output_path)}
+        if any(p in a for a in self.argv for p in PLACEHOLDERS):
+            argv = [a.replace("{input}", values["{input}"]).replace("{instruction}", values["{instruction}"])
+                    .replace("{output}", values["{output}"]) for a in self.argv]
+        else:
+            argv = self.argv + list(values.values())
+        return argv + (["--plan", str(plan_path)] if plan_path is not None else [])
+
+
+def _tail(path: Path) -> str:
+    if not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(max(0, path.stat().st_size - TAIL_CHARS))
+        return f.read().decode("utf-8", "replace")
+
+
+def _last_line(text: str) -> str:
+    lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+class _Live:
+    """The process groups running now, so an interrupted run kills them all."""
+
+    def __init__(self):
+        self.pids: set[int] = set()
+        self.lock = threading.Lock()
+        self.stopping = False              # set on interruption: no further record is written
+
+    def add(self, pid: int) -> None:
+        with self.lock:
+            self.pids.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self.lock:
+            self.pids.discard(pid)
+
+    def kill_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            for pid in list(self.pids):
+                _kill_group(pid)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, *, plan: dict | None = None,
+              timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
+              live: _Live | None = None) -> dict:
+    """Run ``agent`` on one case in ``workdir`` (an empty folder of the case's own). Returns the
+    agent's record: ``status`` (ok, exit, signal, timeout, memory), ``reason`` when not ok,
+    ``exit_code``, ``signal``, ``seconds``, ``max_rss_mb``, ``stdout_tail``, ``stderr_tail`` and
+    ``output`` (the output's path when the agent wrote one)."""
+    import subprocess
+
+    input_path, instruction_path = workdir / "input.docx", workdir / "instruction.txt"
+    output_path, tmp = workdir / "output.docx", workdir / "tmp"
+    input_path.write_bytes(input_docx)
+    instruction_path.write_text(instruction, encoding="utf-8")
+    tmp.mkdir()
+    plan_path = None
+    if agent.needs_plan:
+        plan_path = workdir / "plan.json"
+        plan_path.write_text(json.dumps(plan, sort_keys=True), encoding="utf-8")
+    argv = agent.command(input_path, instruction_path, output_path, plan_path)
+    env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(tmp)}
+    out_log, err_log = workdir / "stdout.log", workdir / "stderr.log"
+    timed_out = threading.Event()
+    t0 = time.perf_counter()
+    with open(out_log, "wb") as out, open(err_log, "wb") as err:
+        try:
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LIMITS, str(memory_mb), *argv], cwd=workdir,
+                                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+        except OSError as exc:
+            return {"status": "exit", "reason": f"could not start the agent: {exc}", "exit_code": None,
+                    "signal": None, "seconds": 0.0, "max_rss_mb": None, "stdout_tail": "", "stderr_tail": "",
+                    "output": None, "command": argv}
+        if live is not None:
+            live.add(proc.pid)
+
+        def on_timeout():
+            timed_out.set()
+            _kill_group(proc.pid)
+
+        timer = threading.Timer(timeout_s, on_timeout)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+            _kill_group(proc.pid)          # what the agent left running in its group goes with it
+            if live is not None:
+                live.discard(proc.pid)
+        proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
+    seconds = time.perf_counter() - t0
+    stdout_tail, stderr_tail = _tail(out_log), _tail(err_log)
+    code = proc.returncode
+    record = {"exit_code": code if code >= 0 else None, "signal": signal.Signals(-code).name if code < 0 else None,
+              "seconds": round(seconds, 3), "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
+              "stdout_tail": stdout_tail, "stderr_tail": stderr_tail, "command": argv}
+    out_of_memory = any(w in stderr_tail for w in MEMORY_WORDS)
+    if timed_out.is_set():
+        record.update(status="timeout", reason=f"timed out after {timeout_s:g} s (killed)")
+    elif code != 0 and out_of_memory:
+        record.update(status="memory", reason=f"exceeded the memory limit ({memory_mb} MiB): {_last_line(stderr_tail)}")
+    elif code < 0:
+        record.update(status="signal", reason=f"killed by {record['signal']}")
+    elif code != 0:
+        record.update(status="exit", reason=f"exited with status {code}: {_last_line(stderr_tail) or 'no message'}")
+    else:
+        record.update(status="ok", reason=None)
+    record["output"] = str(output_path) if output_path.is_file() or output_path.exists() else None
+    return record
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``path`` so that it is either absent or complete (an interrupted run never leaves half)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def scored_records(run_dir: Path) -> dict[str, dict]:
+    """The per-case records a run has written so far, by case id."""
+    out = {}
+    for p in sorted((Path(run_dir) / CASES_DIR).glob("*.json")):
+        try:
+            record = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue                       # not a complete record: the case runs again
+        if isinstance(record, dict) and record.get("case_id") == p.stem and "passed" in record:
+            out[p.stem] = record
+    return out
+
+
+def open_run(run_dir: Path, meta: dict) -> None:
+    """Create ``run_dir`` or resume it; a folder holding another agent's run is refused."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / CASES_DIR).mkdir(exist_ok=True)
+    (run_dir / OUTPUTS_DIR).mkdir(exist_ok=True)
+    path = run_dir / RUN_FILE
+    if path.exists():
+        before = json.loads(path.read_text(encoding="utf-8"))
+        differs = {k: (before.get(k), v) for k, v in meta.items() if k in ("agent", "cases") and before.get(k) != v}
+        if differs:
+            raise BenchwrightError(f"{run_dir} holds a run with other settings ({differs}); use another --out")
+    _write_atomically(path, (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode())
+
+
+def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Agent, run_dir: str | Path,
+              score: Callable[[dict, Path], dict], *, plan: Callable[[dict], dict] | None = None,
+              workers: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
+              progress: bool = True) -> dict:
+    """Run ``agent`` over ``cases`` (each a dict with at least ``case_id`` and ``instruction``) and
+    record each scored case in ``run_dir/cases/<case_id>.json``; cases already recorded are skipped.
+    ``score(case, output_path)`` (the path may not exist) returns the evaluator's report. Returns ``{"ran", "skipped"}``.
+    A case whose agent timed out, ran out of memory, was killed or exited non-zero is a failed case
+    with that reason (its output, if any, is not scored)."""
+    from tqdm import tqdm
+
+    run_dir = Path(run_dir)
+    done = scored_records(run_dir)
+    todo = [c for c in cases if c["case_id"] not in done]
+    for c in todo:
+        if "/" in c["case_id"] or c["case_id"].startswith("."):
+            raise BenchwrightError(f"case id {c['case_id']!r} is not a file name")
+    live = _Live()
+
+    def one(case: dict) -> dict:
+        with tempfile.TemporaryDirectory(prefix="wordeval-agent-") as tmp:
+            work = Path(tmp)
+            ran = run_agent(agent, read_input(case), case["instruction"], work,
+                            plan=plan(case) if (plan is not None and agent.needs_plan) else None,
+                            timeout_s=timeout_s, memory_mb=memory_mb, live=live)
+            ran.pop("output")
+            if live.stopping:              # killed by the interruption, not by its own doing
+                raise InterruptedError(case["case_id"])
+            kept = work / "output.docx"    # missing or not a file: the evaluator says which
+            if kept.is_file():
+                kept = Path(shutil.copyfile(kept, run_dir / OUTPUTS_DIR / f"{case['case_id']}.docx"))
+                ran["output_bytes"] = kept.stat().st_size
+                ran["output_sha256"] = hashlib.sha256(kept.read_bytes()).hexdigest()
+            t = time.perf_counter()
+            if ran["status"] == "ok":
+                report = score(case, kept)
+            else:
+                report = {"case_id": case["case_id"], "passed": False, "rejected": f"agent {ran['reason']}",
+                          "checks": [{"name": "agent", "passed": False, "reason": ran["reason"]}]}
+            ran["evaluation_ms"] = round((time.perf_counter() - t) * 1000, 2)
+        record = {"case_id": case["case_id"], "passed": bool(report.get("passed")),
+                  "reason": None if report.get("passed") else (report.get("rejected") or _failed_checks(report)),
+                  "agent": ran, "report": report}
+        _write_atomically(run_dir / CASES_DIR / f"{case['case_id']}.json",
+                          (json.dumps(record, indent=1, sort_keys=True, default=str) + "\n").encode())
+        return record
+
+    bar = tqdm(total=len(cases), initial=len(cases) - len(todo), desc=f"wordeval {agent.spec[:30]}", unit="case",
+               file=sys.stderr, disable=not progress)
+    pool = ThreadPoolExecutor(max(1, workers))
+    pending = set()
+    try:
+        queue = iter(todo)
+        for case in queue:                 # at most 2 x workers in flight: an interrupt leaves little
+            pending.add(pool.submit(one, case))
+            if len(pending) >= 2 * max(1, workers):
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                    bar.update()
+        for f in pending:
+            f.result()
+            bar.update()
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        live.kill_all()                     # an interrupted run leaves no agent running
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+    return {"ran": len(todo), "skipped": len(cases) - len(todo)}
+
+
+def _failed_checks(report: dict) -> str:
+    names = [c["name"] for c in report.get("checks", []) if not c.get("passed")]
+    return "failed " + ", ".join(names) if names else "failed"
