@@ -172,8 +172,6 @@ def set_shape_position(wd: WordDoc, target: dict, params: dict) -> None:
 WPS_URI = "http://schemas.microsoft.com/office/word/2010/wordprocessingShape"
 _DML = "{%s}" % NS["a"]
 _NSDECL = " ".join(f'xmlns:{p}="{NS[p]}"' for p in ("w", "wp", "a", "wps", "mc"))
-# defaults of a:bodyPr (ECMA-376 21.1.2.1.1): 0.1 in left/right, 0.05 in top/bottom
-BODY_INSETS = {"lIns": 91440, "tIns": 45720, "rIns": 91440, "bIns": 45720}
 
 
 def _esc(text: str) -> str:
