@@ -139,7 +139,8 @@ def test_card_coverage_tables(built, tmp_path):
                                    ("compositional", built["compositional"], COMPOSITIONAL)):
         (tmp_path / config).mkdir()
         slim = [{k: r[k] for k in features} | {"input_docx": b"", "reference_docx": b""} for r in rows]
-        datasets.Dataset.from_list(slim, features=features).to_parquet(tmp_path / config / "test-00000-of-00001.parquet")
+        path = tmp_path / config / "test-00000-of-00001.parquet"
+        datasets.Dataset.from_list(slim, features=features).to_parquet(path)
     stats = card_statistics(tmp_path)
     assert stats["totals"]["com_objects"] >= 65 and stats["totals"]["templates"] >= 27
     assert stats["real_documents"]["all"]["share"] >= 0.70

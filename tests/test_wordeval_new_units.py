@@ -15,7 +15,6 @@ from benchwright.evaluation.wordeval import evaluate_docx
 from benchwright.formats.ooxml import libreoffice
 from benchwright.formats.ooxml.ns import NS, qn
 from benchwright.wordeval import ops
-from benchwright.wordeval.basedocs import base_document
 from benchwright.wordeval.cases import build_case
 from benchwright.wordeval.docmodel import WordDoc
 

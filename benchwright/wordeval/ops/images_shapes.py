@@ -206,7 +206,8 @@ def add_shape(wd: WordDoc, target: dict, params: dict) -> None:
         f'relativeHeight="{251659264 + docpr_id}" behindDoc="0" locked="0" layoutInCell="1" allowOverlap="1">'
         f'<wp:simplePos x="0" y="0"/>'
         f'<wp:positionH relativeFrom="column"><wp:posOffset>{int(params.get("left", 0))}</wp:posOffset></wp:positionH>'
-        f'<wp:positionV relativeFrom="paragraph"><wp:posOffset>{int(params.get("top", 0))}</wp:posOffset></wp:positionV>'
+        f'<wp:positionV relativeFrom="paragraph"><wp:posOffset>{int(params.get("top", 0))}</wp:posOffset>'
+        f'</wp:positionV>'
         f'<wp:extent cx="{cx}" cy="{cy}"/><wp:effectExtent l="0" t="0" r="0" b="0"/>'
         f'<wp:wrapSquare wrapText="bothSides"/>'
         f'<wp:docPr id="{docpr_id}" name="{name}" descr="{_esc(params.get("descr") or "")}"/><wp:cNvGraphicFramePr/>'
@@ -273,7 +274,8 @@ def set_shape_line(wd: WordDoc, target: dict, params: dict) -> None:
 
 _EFFECTS = {
     # Shape.Shadow (ShadowFormat), Shape.Glow (GlowFormat), Shape.SoftEdge (SoftEdgeFormat)
-    "shadow": lambda p: (f'<a:outerShdw {_NSDECL} blurRad="{int(p.get("blur", 50800))}" dist="{int(p.get("distance", 38100))}" '
+    "shadow": lambda p: (f'<a:outerShdw {_NSDECL} blurRad="{int(p.get("blur", 50800))}" '
+                         f'dist="{int(p.get("distance", 38100))}" '
                          f'dir="2700000" algn="tl" rotWithShape="0"><a:srgbClr val="{p.get("color", "000000")}">'
                          f'<a:alpha val="40000"/></a:srgbClr></a:outerShdw>'),
     "glow": lambda p: (f'<a:glow {_NSDECL} rad="{int(p["radius"])}"><a:srgbClr val="{p.get("color", "FFC000")}">'
