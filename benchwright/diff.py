@@ -25,6 +25,7 @@ from benchwright.errors import BenchwrightError
 
 FORMAT = "benchwright-diff/1"
 KEY = "__key__"
+SPLIT = "__split__"
 
 
 def diff_builds(old_url: str, new_url: str, examples: int = 5) -> dict:
@@ -70,16 +71,19 @@ def _file_diff(old: dict, new: dict, examples: int) -> dict:
 
 
 def _read(dataset, config: str, manifest: dict, root: str) -> pa.Table | None:
-    paths = sorted(s["path"] for s in manifest["shards"] if s["config"] == config)
-    if not paths:
+    shards = sorted((s["path"], s["split"]) for s in manifest["shards"] if s["config"] == config)
+    if not shards:
         return None
     fs, base = fsspec.core.url_to_fs(root)
-    tables = [pq.read_table(f"{base.rstrip('/')}/{p}", filesystem=fs) for p in paths]
+    tables = []
+    for path, split in shards:  # the split is the file's (a table need not store it as a column)
+        table = pq.read_table(f"{base.rstrip('/')}/{path}", filesystem=fs)
+        tables.append(table.append_column(SPLIT, pa.array([split] * table.num_rows, pa.string())))
     table = pa.concat_tables(tables, promote_options="default")
     id_column = dataset.id_columns[config]
     key = pc.cast(table.column(id_column), pa.string())
     if dataset.subset_splits:  # an id repeats across subset splits: the key is (split, id)
-        key = pc.binary_join_element_wise(pc.cast(table.column("split"), pa.string()), key, "\x00")
+        key = pc.binary_join_element_wise(table.column(SPLIT), key, "\x00")
     return table.append_column(KEY, key)
 
 
@@ -99,7 +103,8 @@ def _config_diff(dataset, config, old_manifest, old_root, new_manifest, new_root
     common_old = in_old.to_numpy(zero_copy_only=False)[common_new].astype(np.int64) if len(common_new) else \
         np.zeros(0, np.int64)
 
-    columns = [c for c in new.column_names if c != KEY and c in old.column_names]
+    columns = [c for c in new.column_names if c not in (KEY, SPLIT) and c in old.column_names]
+    splits_new = new.column(SPLIT).to_pylist()
     changed_any = np.zeros(len(common_new), bool)
     column_changes = {}
     for column in columns:
@@ -111,17 +116,17 @@ def _config_diff(dataset, config, old_manifest, old_root, new_manifest, new_root
             if not len(rows):
                 continue
             ids = _ids(new, common_new[rows], id_column)
-            order = sorted(range(len(rows)), key=lambda k: str(ids[k]))[:examples]
+            order = sorted(range(len(rows)), key=lambda k: (str(ids[k]), splits_new[common_new[rows[k]]]))[:examples]
             column_changes[path] = {  # a field's examples name the rows; the column's show its values
                 "rows": int(len(rows)),
-                "examples": [{"id": ids[k]} if path != column else
-                             {"id": ids[k], "old": _brief(a[int(rows[k])].as_py()), "new": _brief(b[int(rows[k])].as_py())}
+                "examples": [{"id": ids[k], "split": splits_new[common_new[rows[k]]]} if path != column else
+                             {"id": ids[k], "split": splits_new[common_new[rows[k]]],
+                              "old": _brief(a[int(rows[k])].as_py()), "new": _brief(b[int(rows[k])].as_py())}
                              for k in order],
             }
         changed_any |= ~same
     changed_rows = common_new[changed_any]
-    split_of_new = new.column("split").to_pylist() if "split" in new.column_names else ["all"] * new.num_rows
-    split_of_old = old.column("split").to_pylist() if "split" in old.column_names else ["all"] * old.num_rows
+    split_of_new, split_of_old = splits_new, old.column(SPLIT).to_pylist()
     splits: dict[str, dict] = {}
 
     def entry(split):
