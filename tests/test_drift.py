@@ -1,0 +1,88 @@
+"""Drift against the previous build: the metrics, the record a build keeps, the card and report, and
+``--drift-blocking`` failing a build (publishing nothing)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import jensenshannon
+from scipy.stats import wasserstein_distance
+
+from benchwright import registry
+from benchwright.drift import DRIFT, compare, js_distance, normalised_wasserstein, spread, thresholds
+from benchwright.errors import BuildError
+from benchwright.statistics import QUANTILE_LEVELS, _numeric
+from tests.quality_builds import planted_wildbox, tiny_wildbox
+from tests.wildbox_helpers import build_wildbox
+
+
+def _tree(root) -> dict:
+    """sha256 of every file but the manifest (it records the run's timings)."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.relative_to(root).as_posix() != "_build/manifest.json"}
+
+
+def test_js_distance_is_scipys_over_the_union_of_values():
+    p, q = {"a": 30, "b": 10}, {"b": 10, "c": 20}
+    assert js_distance(p, q) == pytest.approx(jensenshannon([30, 10, 0], [0, 10, 20], base=2))
+    assert js_distance(p, p) == 0.0
+    assert js_distance({"a": 1}, {"b": 1}) == pytest.approx(1.0)
+
+
+def test_wasserstein_from_quantiles_approximates_the_samples():
+    rng = np.random.default_rng(0)
+    old, new = rng.normal(0, 1, 20_000), rng.normal(0.5, 1.2, 20_000)
+    a, b = _numeric(old), _numeric(new)
+    exact = wasserstein_distance(old, new) / spread(a, QUANTILE_LEVELS)
+    assert normalised_wasserstein(a, b, QUANTILE_LEVELS) == pytest.approx(exact, rel=0.1)
+    assert normalised_wasserstein(a, a, QUANTILE_LEVELS) == 0.0
+    # the figure does not depend on the order of the values
+    assert _numeric(old[::-1]) == a
+
+
+def test_a_rebuild_of_the_same_input_is_byte_identical_report_and_card_included(tmp_path_factory, tmp_path):
+    source, built = tiny_wildbox(tmp_path_factory)
+    out = tmp_path / "out"
+    shutil.copytree(built, out / "wildbox")
+    again = build_wildbox(source, out)  # the first build is the previous one here
+    assert _tree(again) == _tree(built)  # the validation report's pages and the card too
+    drift = json.loads((again / DRIFT).read_text())
+    assert drift["previous"] is None and "no previous build" in drift["note"]
+    assert "There was no previous build at this output" in (again / "README.md").read_text()
+
+
+def test_the_planted_build_records_its_drift_on_the_card_and_in_the_report(tmp_path_factory):
+    p = planted_wildbox(tmp_path_factory)
+    drift = json.loads((p["new"] / DRIFT).read_text())
+    assert drift["previous"]["input_sha256"] == json.loads((p["old"] / "_build/manifest.json").read_text())["input"]["sha256"]
+    by_target = {(c["target"], c["metric"]): c for c in drift["comparisons"]}
+    boxes = by_target[("boxes/train", "rows")]
+    assert boxes["value"] == pytest.approx(abs(boxes["current"] - boxes["previous"]) / boxes["previous"], abs=1e-6)
+    assert boxes["current"] > boxes["previous"]
+    species = by_target[("boxes/train/species", "js")]
+    assert species["limit"] == 0.05 and species["exceeded"] and not species["blocking"]
+    assert by_target[("boxes/validation/species", "js")]["value"] == 0.0  # the new video is in train
+    assert by_target[("boxes/train/video_id", "js")]["limit"] == 1.0       # ids are not a distribution
+    # the comparison equals one made from the two builds' statistics directly
+    old_stats = json.loads((p["old"] / "_build/statistics/statistics.json").read_text())
+    new_stats = json.loads((p["new"] / "_build/statistics/statistics.json").read_text())
+    assert compare(old_stats, new_stats, thresholds(registry.get("wildbox"))) == drift["comparisons"]
+    card = (p["new"] / "README.md").read_text()
+    assert "### Drift against the previous build" in card and "`boxes/train/species`" in card
+    report = json.loads((p["new"] / "_build/validation/report.json").read_text())
+    assert report["passed"] and report["warnings"] >= 1
+    flagged = [r for r in report["results"] if r["check"] == "drift: boxes/train/species js"]
+    assert flagged and flagged[0]["ok"] and flagged[0]["warning"]
+
+
+def test_drift_blocking_fails_the_build_and_publishes_nothing(tmp_path_factory, tmp_path):
+    p = planted_wildbox(tmp_path_factory)
+    out = tmp_path / "out"
+    shutil.copytree(p["old"], out / "wildbox")
+    before = _tree(out / "wildbox")
+    with pytest.raises(BuildError, match=r"drift: boxes/train/species js"):
+        build_wildbox(p["source"], out, drift_blocking=("boxes/*/species",))
+    assert _tree(out / "wildbox") == before
