@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 
 def run(source: str, out: str) -> dict:
-    from benchwright.stage import Reject
+    from benchwright.stage import Read, Reject
     from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
     from benchwright.pipelines.wildbox import DATASET, SPLIT_RULE, annotate_segment
     from benchwright.splits import assign, majority
@@ -47,7 +47,7 @@ def run(source: str, out: str) -> dict:
         for item in annotate_segment(seg, splits):
             if isinstance(item, Reject):
                 rejects += 1
-            else:
+            elif not isinstance(item, Read):  # Read: the counters' business, not the tables'
                 for cfg, table in item.items():
                     tables[cfg].append(table)
     rows = {}

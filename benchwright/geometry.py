@@ -180,21 +180,40 @@ def occlusion_visibility(corner_pts, P, width, height, frame=None) -> np.ndarray
     return vis
 
 
-def ground_plane(points, threshold: float, iterations: int = 1000, max_points: int = 20_000,
+def mask_extent(mask) -> tuple[tuple[int, int, int, int], int]:
+    """(inclusive xyxy extent of the non-zero pixels, their count) of a 2D mask; ((0, 0, -1, -1), 0) when empty.
+
+    OpenCV's countNonZero and boundingRect (vectorised C++) give exactly what ``np.nonzero`` would
+    (min/max of the non-zero columns and rows), without materialising every pixel's coordinates.
+    """
+    mask = np.asarray(mask)
+    if mask.dtype != np.uint8:  # boundingRect reads an 8-bit image as a mask; other types as points
+        mask = (mask != 0).astype(np.uint8)
+    count = cv2.countNonZero(mask)
+    if count == 0:
+        return (0, 0, -1, -1), 0
+    x, y, w, h = cv2.boundingRect(mask)
+    return (x, y, x + w - 1, y + h - 1), count
+
+
+def ground_plane(points, threshold: float, iterations: int = 256, max_points: int = 2048,
                  seed: int = 0) -> tuple[np.ndarray, float, int] | None:
     """(unit normal n, offset d, inliers) of the dominant plane n . x + d = 0, or None.
 
-    RANSAC: ``iterations`` planes through random point triples, each scored by its points within
-    ``threshold`` on a subsample of at most ``max_points``; the best one's inliers (all points) are
-    refitted by least squares (SVD). Deterministic: one generator seeded with ``seed`` draws the
-    triples and the subsample (Open3D's segment_plane, seeded, gave different planes in Beam's
-    worker processes than in the main process).
+    RANSAC with a fixed budget: ``iterations`` planes through random point triples, each scored by
+    its points within ``threshold`` on a subsample of at most ``max_points`` (so the cost does not
+    grow with the cloud); the best one's inliers among all points are refitted by least squares
+    (SVD), and the refitted plane's inliers once more, so the answer hangs on the consensus set,
+    not on which triple won. Deterministic across processes: one generator seeded with ``seed``
+    draws the subsample and the triples, and distances are elementwise (no BLAS reduction whose
+    order could vary with threads). Open3D's segment_plane, seeded, gave different planes in Beam's
+    worker processes than in the main process.
     """
     pts = np.asarray(points, float)
     if len(pts) < 3:
         return None
     rng = np.random.default_rng(seed)
-    sample = pts if len(pts) <= max_points else pts[rng.choice(len(pts), max_points, replace=False)]
+    sample = pts if len(pts) <= max_points else pts[np.sort(rng.choice(len(pts), max_points, replace=False))]
     tri = sample[rng.integers(0, len(sample), (iterations, 3))]
     normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     norm = np.linalg.norm(normal, axis=1)
@@ -203,15 +222,23 @@ def ground_plane(points, threshold: float, iterations: int = 1000, max_points: i
         return None
     normal = normal[good] / norm[good, None]
     d = -np.einsum("ij,ij->i", normal, tri[good, 0])
-    scores = np.concatenate([(np.abs(sample @ normal[k:k + 64].T + d[k:k + 64]) <= threshold).sum(axis=0)
-                             for k in range(0, len(normal), 64)])  # 64 planes at a time bounds memory
+    scores = (np.abs(_plane_distances(sample, normal, d)) <= threshold).sum(axis=0)
     best = int(np.argmax(scores))  # the first of equal scores
-    inliers = pts[np.abs(pts @ normal[best] + d[best]) <= threshold]
-    if len(inliers) < 3:
-        return None
-    centroid = inliers.mean(axis=0)
-    n = np.linalg.svd(inliers - centroid, full_matrices=False)[2][-1]  # least-squares refinement
-    return n, float(-n @ centroid), len(inliers)
+    n, offset = normal[best], float(d[best])
+    for _ in range(2):  # least-squares refit on the consensus set, then on the refitted plane's own
+        inliers = pts[np.abs(_plane_distances(pts, n[None], np.array([offset]))[:, 0]) <= threshold]
+        if len(inliers) < 3:
+            return None
+        centroid = inliers.mean(axis=0)
+        n = np.linalg.svd(inliers - centroid, full_matrices=False)[2][-1]
+        offset = float(-n @ centroid)
+    return n, offset, len(inliers)
+
+
+def _plane_distances(points: np.ndarray, normals: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """(N, P) signed distances of N points to P planes, elementwise (bit-identical in any process)."""
+    return (points[:, :1] * normals[:, 0] + points[:, 1:2] * normals[:, 1] + points[:, 2:3] * normals[:, 2]
+            + offsets)
 
 
 def _zonotope_hexagons(center_xz: np.ndarray, gens: np.ndarray) -> np.ndarray:

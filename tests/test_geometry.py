@@ -231,3 +231,77 @@ def test_ground_plane_finds_the_dominant_plane_among_outliers():
     assert abs(abs(sub[0] @ n_true) - 1) < 1e-5
     assert g.ground_plane(points[:2], threshold=0.05) is None
     assert g.ground_plane(np.zeros((10, 3)), threshold=0.05) is None  # no plane through coincident points
+
+
+def _numpy_extent(mask):
+    ys, xs = np.nonzero(mask)
+    return ((int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())), len(xs)) if len(xs) else None
+
+
+def release_shaped_masks():
+    """1920x1080 masks like SAM3's: silhouettes (ellipses and polygons, several parts, some cut by the
+    border), a single pixel at each corner, a full frame, and an empty one."""
+    import cv2
+
+    rng = np.random.default_rng(3)
+    masks = [np.zeros((1080, 1920), np.uint8), np.full((1080, 1920), 255, np.uint8)]
+    for y, x in [(0, 0), (0, 1919), (1079, 0), (1079, 1919), (540, 960)]:
+        m = np.zeros((1080, 1920), np.uint8)
+        m[y, x] = 255
+        masks.append(m)
+    for _ in range(24):
+        m = np.zeros((1080, 1920), np.uint8)
+        for _ in range(rng.integers(1, 4)):  # body, head, a leg: parts may be disconnected
+            centre = (int(rng.integers(-100, 2020)), int(rng.integers(-100, 1180)))
+            axes = (int(rng.integers(1, 300)), int(rng.integers(1, 200)))
+            cv2.ellipse(m, centre, axes, float(rng.uniform(0, 180)), 0, 360, 255, -1)
+        poly = rng.integers([-50, -50], [1970, 1130], (int(rng.integers(3, 8)), 2)).astype(np.int32)
+        cv2.fillPoly(m, [poly], 255)
+        masks.append(m)
+    edges = np.zeros((1080, 1920), np.uint8)
+    edges[:, 0] = edges[0, :] = edges[:, -1] = edges[-1, :] = 255  # touches every border, empty inside
+    return masks + [edges]
+
+
+def test_mask_extent_equals_numpy_on_release_shaped_masks():
+    import cv2
+
+    for m in release_shaped_masks():
+        want = _numpy_extent(m)
+        png = cv2.imdecode(cv2.imencode(".png", m)[1], cv2.IMREAD_GRAYSCALE)  # as the pipeline reads a mask
+        for got in (g.mask_extent(m), g.mask_extent(png), g.mask_extent(m > 0), g.mask_extent((m > 0) * 7)):
+            assert got == (want if want else ((0, 0, -1, -1), 0))
+    strided = release_shaped_masks()[10][::3, 1::2]  # a non-contiguous view
+    assert g.mask_extent(strided) == _numpy_extent(strided)
+
+
+GROUND_SCRIPT = """
+import sys
+import numpy as np
+from benchwright import geometry as g
+rng = np.random.default_rng(11)
+ground = np.c_[rng.uniform(-30, 30, (60_000, 2)), rng.normal(0, 0.02, 60_000)]
+cloud = np.concatenate([ground, rng.uniform(-30, 30, (40_000, 3))])[rng.permutation(100_000)]
+normal, d, inliers = g.ground_plane(cloud, threshold=0.1)
+sys.stdout.write(normal.tobytes().hex() + " " + np.float64(d).tobytes().hex() + " " + str(inliers))
+"""
+
+
+def test_bounded_ground_plane_is_bit_identical_in_another_process():
+    """The fixed budget scores a 2,048-point subsample of a 100,000-point cloud; a worker process (other
+    thread counts, another hash seed) gets the very same bits, and the plane is still the ground."""
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for env in ({}, {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "PYTHONHASHSEED": "123"}):
+        out = subprocess.run([sys.executable, "-c", GROUND_SCRIPT], env={**os.environ, **env}, check=True,
+                             capture_output=True, text=True).stdout
+        runs.append(out)
+    here = {}
+    exec(GROUND_SCRIPT.replace("sys.stdout.write(", "here['out'] = ("), {"here": here})
+    assert runs[0] == runs[1] == here["out"]
+    normal = np.frombuffer(bytes.fromhex(runs[0].split()[0]), np.float64)
+    assert abs(abs(normal[2]) - 1) < 1e-4 and 59_000 < int(runs[0].split()[2]) < 62_000
