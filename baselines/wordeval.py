@@ -422,7 +422,7 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
 
 def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str = "all", *, workers: int = 2,
                 timeout_s: float | None = None, memory_mb: int | None = None, sample: int | None = None,
-                seed: int = 0, progress: bool = True) -> dict:
+                seed: int = 0, only: list[str] | None = None, progress: bool = True) -> dict:
     """Run ``agent`` (a shipped name or a command line) over the cases of a build under the harness,
     score each output in the isolated evaluator, and write the summary and report."""
     from benchwright.errors import BenchwrightError
@@ -434,6 +434,11 @@ def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str =
         raise BenchwrightError(f"{data}: not a built WordEval folder (no {EXPORTS}/)")
     configs, split = _configs(config)
     cases = read_cases(data, configs, split)
+    if only:
+        unknown = sorted(set(only) - {c["case_id"] for c in cases})
+        if unknown:
+            raise BenchwrightError(f"no such case in {config}: {', '.join(unknown[:5])}")
+        cases = [c for c in cases if c["case_id"] in set(only)]
     if sample is not None and sample < len(cases):
         keep = set(select_stratified(cases, sample, seed, "wordeval-harness-sample",
                                      stratum=lambda c: (c["config"], c["subsystem"]), item_id=lambda c: c["case_id"]))
@@ -486,10 +491,19 @@ def run_harness_cli(argv=None) -> int:
     ap.add_argument("--memory-mb", type=int, default=harness.DEFAULT_MEMORY_MB, help="address space per case")
     ap.add_argument("--sample", type=int, help="only this many cases, stratified by config and subsystem")
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
+    ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
     ap.add_argument("--no-progress", action="store_true")
     ns = ap.parse_args(argv)
-    summary = run_harness(ns.cases, ns.agent, ns.out, ns.config, workers=ns.workers, timeout_s=ns.timeout,
-                          memory_mb=ns.memory_mb, sample=ns.sample, seed=ns.seed, progress=not ns.no_progress)
+    try:
+        summary = run_harness(ns.cases, ns.agent, ns.out, ns.config, workers=ns.workers, timeout_s=ns.timeout,
+                              memory_mb=ns.memory_mb, sample=ns.sample, seed=ns.seed, only=ns.case_id,
+                              progress=not ns.no_progress)
+    except KeyboardInterrupt:
+        from benchwright.wordeval.harness import scored_records
+
+        print(f"interrupted: {len(scored_records(Path(ns.out)))} cases scored in {ns.out}; run the same command "
+              "again to resume", file=sys.stderr)
+        return 130
     print(json.dumps({k: summary[k] for k in ("agent", "cases", "passed", "pass_rate", "per_config",
                                               "agent_status", "run")}, indent=2))
     return 0

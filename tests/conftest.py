@@ -20,3 +20,11 @@ def fixtures_dir() -> Path:
 @pytest.fixture(scope="session")
 def kitti_dir(fixtures_dir) -> Path:
     return fixtures_dir / "kitti" / "training"
+
+
+@pytest.fixture(scope="session")
+def wordeval_text_build(tmp_path_factory) -> Path:
+    """WordEval's tiny source plus a text-only unit, built once (the harness, Lite and baseline tests share it)."""
+    from tests.wordeval_helpers import build_tiny_with_text_units
+
+    return build_tiny_with_text_units(tmp_path_factory.mktemp("wordeval-text"))

@@ -8,17 +8,12 @@ import pytest
 
 from benchwright import registry
 from benchwright.baselines.wordeval import run_agent
-from benchwright.build import build
 from benchwright.cli import main as cli_main
-from benchwright.options import BuildOptions
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    source = tmp_path_factory.mktemp("raw") / "catalogue"
-    registry.part("wordeval", "synth")(str(source), scale="tiny")
-    return Path(build(registry.get("wordeval"), str(source),
-                      BuildOptions(out=str(tmp_path_factory.mktemp("out")), progress=False)))
+def built(wordeval_text_build) -> Path:
+    return wordeval_text_build   # the tiny build the harness and Lite tests use too (built once)
 
 
 @pytest.mark.parametrize("agent, pass_rate", [("null", 0.0), ("replay", 1.0)])
