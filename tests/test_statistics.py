@@ -1,0 +1,133 @@
+"""Per-build statistics (columnar, deterministic) and the checks derived from the data's meaning:
+references between configs, WildBox cuboid geometry, class shares, image bytes that decode."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from benchwright import registry
+from benchwright.statistics import STATISTICS, compute_statistics
+from benchwright.validate import check_data, check_images, check_proportions, check_references
+from benchwright.writer import write_parquet
+from tests.quality_builds import tiny_wildbox
+
+WILDBOX = registry.get("wildbox")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    return tiny_wildbox(tmp_path_factory)[1]
+
+
+def _read(root, config, split=None):
+    files = sorted((root / config).glob(f"{split}-*.parquet" if split else "*.parquet"))
+    return pq.ParquetDataset(files).read()
+
+
+def _rewrite(root, config, change) -> None:
+    """Applies ``change(table) -> table`` to every shard of a config (a damaged copy of a build)."""
+    for f in sorted((root / config).glob("*.parquet")):
+        write_parquet(change(pq.read_table(f)), str(f))
+
+
+def test_statistics_are_stored_listed_and_agree_with_the_files(built):
+    stats = json.loads((built / STATISTICS).read_text())
+    assert STATISTICS in {f["path"] for f in json.loads((built / "_build/manifest.json").read_text())["files"]}
+    boxes = _read(built, "boxes", "validation")
+    entry = stats["configs"]["boxes"]["splits"]["validation"]
+    assert entry["rows"] == boxes.num_rows
+    depth = np.sort(boxes.column("depth").to_numpy())
+    d = entry["columns"]["depth"]
+    assert (d["kind"], d["count"], d["min"], d["max"]) == ("numeric", len(depth), depth[0], depth[-1])
+    assert d["mean"] == pytest.approx(depth.mean()) and d["quantiles"][10] == pytest.approx(np.median(depth))
+    assert sum(d["histogram"]["counts"]) == len(depth)
+    names = WILDBOX.configs["boxes"]["species"].names
+    codes = boxes.column("species").to_pylist()
+    assert dict(map(tuple, entry["columns"]["species"]["values"])) == \
+        {names[c]: codes.count(c) for c in set(codes)}
+    assert entry["columns"]["box_id"]["kind"] == "text"
+    assert entry["columns"]["R_cam[][]"]["count"] == 9 * boxes.num_rows
+    frames = stats["configs"]["frames"]["splits"]["validation"]
+    assert frames["columns"]["objects[].depth"]["count"] == boxes.num_rows
+    image = frames["columns"]["image"]
+    assert (image["count"], image["decode_failures"], image["formats"]) == \
+        (frames["rows"], 0, [["JPEG", frames["rows"]]])
+    assert image["width"]["min"] == _read(built, "frames", "validation").column("width").to_numpy().min()
+
+
+def test_statistics_do_not_depend_on_row_order(built, tmp_path):
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    _rewrite(copy, "boxes", lambda t: t.take(pa.array(np.arange(t.num_rows)[::-1])))
+    assert compute_statistics(WILDBOX, copy) == compute_statistics(WILDBOX, built)
+
+
+def test_an_image_that_does_not_decode_is_counted_and_named(built, tmp_path):
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    first = sorted((copy / "frames").glob("train-*.parquet"))[0]
+    table = pq.read_table(first)
+    images = table.column("image").to_pylist()
+    victim = table.column("frame_id")[0].as_py()
+    images[0] = {"bytes": images[0]["bytes"][: len(images[0]["bytes"]) // 2], "path": images[0]["path"]}  # truncated
+    table = table.set_column(table.schema.get_field_index("image"), "image", pa.array(images, table.schema.field("image").type))
+    write_parquet(table, str(first))
+    stats = compute_statistics(WILDBOX, copy)
+    image = stats["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    assert image["decode_failures"] == 1 and image["failed_examples"] == [victim]
+    failed = [r for r in check_images(stats) if not r["ok"]]
+    assert len(failed) == 1 and victim in failed[0]["detail"]
+
+
+def test_references_between_configs_are_checked(built, tmp_path):
+    assert all(r["ok"] for r in check_references(WILDBOX, built))
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    _rewrite(copy, "boxes", lambda t: t.set_column(t.schema.get_field_index("frame_id"), "frame_id",
+                                                   pc.binary_join_element_wise(t.column("frame_id"), "x", "")))
+    failed = {r["check"]: r["detail"] for r in check_references(WILDBOX, copy) if not r["ok"]}
+    assert set(failed) == {"boxes: frame_id -> frames.frame_id"}
+    assert "x'" in failed["boxes: frame_id -> frames.frame_id"]
+
+
+def test_cuboid_geometry_is_checked(built, tmp_path):
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    first = sorted((copy / "boxes").glob("*.parquet"))[0]
+    table = pq.read_table(first)
+    victim = table.column("box_id")[0].as_py()
+    R = table.column("R_cam").to_pylist()
+    R[0] = [[-v for v in R[0][0]], R[0][1], R[0][2]]  # a reflection: det -1
+    table = table.set_column(table.schema.get_field_index("R_cam"), "R_cam", pa.array(R, table.schema.field("R_cam").type))
+    write_parquet(table, str(first))
+    failed = {r["check"]: r["detail"] for r in WILDBOX.validate_tables(str(copy)) if not r["ok"]}
+    assert victim in failed["boxes: R_cam is a rotation (R R^T = I, det +1)"]
+    assert victim in failed["boxes: corners_cam = centre + R_cam (signs x [L, H, W] / 2)"]
+    assert victim in failed["boxes: yaw_pitch_roll gives R_cam"]
+    assert not any(name.startswith("frames:") for name in failed)  # frames' objects still hold the good box
+
+
+def test_class_shares_are_checked_against_the_declared_bounds(built):
+    stats = json.loads((built / STATISTICS).read_text())
+    results = {r["check"]: r for r in check_proportions(WILDBOX, stats)}
+    assert results["boxes.species: share of gazelle in [0.01, 0.7]"]["ok"]
+    strict = type(WILDBOX)()
+    strict.proportion_bounds = {"boxes.species": {"gazelle": (0.0, 0.1)}}
+    (only,) = check_proportions(strict, stats)
+    assert not only["ok"] and only["check"] == "boxes.species: share of gazelle in [0, 0.1]"
+
+
+def test_the_card_lists_what_is_checked_and_shows_the_statistics(built):
+    card = (built / "README.md").read_text()
+    quality = card[card.index("## Data quality"):]
+    assert "| `depth` | numeric |" in quality and "<details>" in quality
+    for check in ("boxes: frame_id -> frames.frame_id", "boxes: R_cam is a rotation (R R^T = I, det +1)",
+                  "frames: image bytes decode (train)", "boxes.species: share of gazelle in [0.01, 0.7]"):
+        assert f"| {check} |" in quality
+    assert len([r for r in check_data(WILDBOX, built) if r["kind"] != "drift"]) == quality.count(" | ok |")
