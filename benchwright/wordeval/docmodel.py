@@ -284,13 +284,21 @@ class WordDoc:
             r = pc.run
             if a < start:
                 _, r = split_run(r, start - a)
+                self._renumber_revisions(r)
                 a = start
             if b > end:
-                r, _ = split_run(r, end - a)
+                r, right = split_run(r, end - a)
+                self._renumber_revisions(right)
             runs.append(r)
         if not runs:
             raise AnchorError(self.locator, f"no runs cover characters {start}-{end}")
         return runs
+
+    def _renumber_revisions(self, run) -> None:
+        """A split-off copy of a run keeps its tracked formatting change (w:rPrChange) under a new
+        revision id: every revision id is unique in the document."""
+        for change in run.iter(qn("w:rPrChange")):
+            change.set(qn("w:id"), str(self.next_revision_id()))
 
     def table(self, spec: dict):
         tables = list(self.body.iter(qn("w:tbl")))
