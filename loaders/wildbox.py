@@ -6,7 +6,9 @@ downloaded dataset is the same as the one the build wrote.
 from __future__ import annotations
 
 import json
+import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -173,12 +175,13 @@ def export_all(root: Path) -> dict:
     image_rel = {}
     for f in sorted((root / "frames").glob("*.parquet")):  # streamed: image bytes never all in memory
         for batch in pq.ParquetFile(f).iter_batches(batch_size=512, columns=["frame_id", "image"]):
-            for fid, img in zip(batch.column("frame_id").to_pylist(), batch.column("image").to_pylist()):
-                rel = f"{EXPORTS}/images/{fid}{Path(img['path']).suffix or '.jpg'}"
-                path = root / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(img["bytes"])
-                image_rel[fid] = rel
+            images = batch.column("image")
+            files = []
+            for fid, path, data in zip(batch.column("frame_id").to_pylist(), images.field("path").to_pylist(),
+                                       images.field("bytes").to_pylist()):
+                image_rel[fid] = f"{EXPORTS}/images/{fid}{Path(path).suffix or '.jpg'}"
+                files.append((str(root / image_rel[fid]), data))
+            write_files(files)
     frames = read_config(root, "frames", columns=["frame_id", "image_id", "width", "height", "K", "split",
                                                   "segment_id", "scale_factor"])
     summary = {"images": len(image_rel)}
@@ -192,6 +195,54 @@ def export_all(root: Path) -> dict:
     return summary
 
 
+# Exports are hundreds of thousands of small files: the time goes to the filesystem (create, write,
+# close), which a few threads overlap (the calls release the GIL); Python's file objects add nothing.
+EXPORT_THREADS = 4
+
+
+def _in_threads(work, items: list) -> None:
+    """``work(item)`` for every item (its last element the path it creates), in EXPORT_THREADS contiguous runs."""
+    if not items:
+        return
+    for folder in sorted({os.path.dirname(item[-1]) for item in items}):
+        os.makedirs(folder, exist_ok=True)
+    step = -(-len(items) // EXPORT_THREADS)
+    with ThreadPoolExecutor(EXPORT_THREADS) as pool:
+        for done in pool.map(lambda run: [work(item) for item in run],
+                             [items[k:k + step] for k in range(0, len(items), step)]):
+            del done
+
+
+def _write_file(item: tuple[bytes, str]) -> None:
+    data, path = item
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _link_file(item: tuple[str, str]) -> None:
+    target, link = item
+    try:
+        os.link(target, link)
+    except FileExistsError:  # a re-export over an earlier one
+        os.unlink(link)
+        os.link(target, link)
+
+
+def write_files(files: list[tuple[str, bytes]]) -> None:
+    """Write (path, bytes) pairs, creating their folders."""
+    _in_threads(_write_file, [(data, path) for path, data in files])
+
+
+def link_files(links: list[tuple[str, str]]) -> None:
+    """Hard-link (existing file, new name) pairs, replacing names that exist."""
+    _in_threads(_link_file, links)
+
+
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
     dataset_id = 1 if split == "train" else 2  # the collection id, never the species
@@ -202,31 +253,35 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
         images.append({"id": row["image_id"], "dataset_id": dataset_id, "file_path": image_rel[row["frame_id"]],
                        "height": row["height"], "width": row["width"], "K": row["K"]})
         scales[row["segment_id"]] = row["scale_factor"]
+    # Columns become Python lists once (a numpy row per annotation costs more than its JSON).
     a = boxes_arrays(boxes)
-    columns = [boxes[c].to_pylist() for c in ("box_id", "track_id", "bbox_source", "truncation", "visibility",
-                                              "segmentation_pts", "support_points")]
-
-    segmentation_pts = omni3d_segmentation_pts(columns[5], columns[2])
+    tight, proj = a["bbox2d_tight"].tolist(), a["bbox2d_proj"].tolist()
+    corners, center, dims, R = (a[k].tolist() for k in ("corners_cam", "center_cam", "dimensions", "R_cam"))
+    image_ids, category_ids = a["image_id"].tolist(), a["category_id"].tolist()
+    species = [schema.SPECIES[s] for s in a["species"].tolist()]
+    box_ids, tracks, sources, truncs, vis = (boxes[c].to_pylist() for c in (
+        "box_id", "track_id", "bbox_source", "truncation", "visibility"))
+    segmentation_pts = omni3d_segmentation_pts(boxes["segmentation_pts"].to_numpy(), sources).tolist()
+    support = boxes["support_points"].to_pylist()
 
     def annotations():
-        tight, proj = a["bbox2d_tight"], a["bbox2d_proj"]
-        for i, (box_id, track, source, trunc, vis, _, support) in enumerate(zip(*columns)):
+        for i, box_id in enumerate(box_ids):
             x1, y1, x2, y2 = tight[i]
             # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
             yield {
-                "id": int(_ann_id(box_id)), "image_id": int(a["image_id"][i]), "dataset_id": dataset_id,
-                "category_id": int(a["category_id"][i]), "category_name": schema.SPECIES[a["species"][i]],
+                "id": _ann_id(box_id), "image_id": image_ids[i], "dataset_id": dataset_id,
+                "category_id": category_ids[i], "category_name": species[i],
                 "valid3D": True, "behind_camera": False,
                 "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": tight[i],
-                "bbox2D_proj": proj[i], "bbox3D_cam": a["corners_cam"][i], "center_cam": a["center_cam"][i],
-                "dimensions": a["dimensions"][i], "R_cam": a["R_cam"][i],
+                "bbox2D_proj": proj[i], "bbox3D_cam": corners[i], "center_cam": center[i],
+                "dimensions": dims[i], "R_cam": R[i],
                 "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
-                "segmentation_pts": int(segmentation_pts[i]), "lidar_pts": RELEASE_LIDAR_PTS,
+                "segmentation_pts": segmentation_pts[i], "lidar_pts": RELEASE_LIDAR_PTS,
                 "depth_error": RELEASE_DEPTH_ERROR,
-                "area": float((x2 - x1) * (y2 - y1)), "iscrowd": 0, "track_id": track,
-                "bbox_source": schema.BBOX_SOURCES[source],
-                "support_points": support, "projected_truncation": trunc,
-                "occlusion_visibility": UNAVAILABLE if vis is None or np.isnan(vis) else vis,
+                "area": (x2 - x1) * (y2 - y1), "iscrowd": 0, "track_id": tracks[i],
+                "bbox_source": schema.BBOX_SOURCES[sources[i]],
+                "support_points": support[i], "projected_truncation": truncs[i],
+                "occlusion_visibility": UNAVAILABLE if vis[i] is None or math.isnan(vis[i]) else vis[i],
             }
 
     info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
@@ -259,8 +314,6 @@ def kitti_occlusion(visibility) -> np.ndarray:
 def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
     base = root / EXPORTS / "kitti" / split
-    (base / "label_2").mkdir(parents=True, exist_ok=True)
-    (base / "calib").mkdir(parents=True, exist_ok=True)
     a = boxes_arrays(boxes)
     frame_of_box = boxes["frame_id"].to_pylist()
     representable = boxes["kitti_representable"].to_pylist()
@@ -271,7 +324,8 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     by_frame: dict[str, list[int]] = {}
     for i, fid in enumerate(frame_of_box):
         by_frame.setdefault(fid, []).append(i)
-    skipped, written, frame_map = [], 0, []
+    skipped, written, frame_map, files, links = [], 0, [], [], []
+    calib_of: dict[tuple, bytes] = {}  # the frames of one camera share their calibration text
     order = sorted(zip(frames["frame_id"].to_pylist(), frames["K"].to_pylist()))
     for n, (fid, K) in enumerate(order):
         name = f"{n:06d}"
@@ -289,15 +343,15 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
                 continue
             lines.append(kitti.format_label_line(obj))
             written += 1
-        (base / "label_2" / f"{name}.txt").write_text("".join(line + "\n" for line in lines))
-        image = root / image_rel[fid]
-        link = base / "image_2" / f"{name}{image.suffix}"
-        link.parent.mkdir(exist_ok=True)
-        if link.exists():
-            link.unlink()
-        os.link(image, link)
-        (base / "calib" / f"{name}.txt").write_text(kitti.format_calib(np.asarray(K, float)))
+        files.append((f"{base}/label_2/{name}.txt", "".join(line + "\n" for line in lines).encode()))
+        key = tuple(map(tuple, K))
+        if key not in calib_of:
+            calib_of[key] = kitti.format_calib(np.asarray(K, float)).encode()
+        files.append((f"{base}/calib/{name}.txt", calib_of[key]))
+        links.append((str(root / image_rel[fid]), f"{base}/image_2/{name}{Path(image_rel[fid]).suffix}"))
         frame_map.append(f"{name} {fid} {image_rel[fid]}")
+    write_files(files)
+    link_files(links)
     (base / "frame_map.txt").write_text("".join(line + "\n" for line in frame_map))
     (base / "not_representable.jsonl").write_text(
         "".join(json.dumps(s, sort_keys=True) + "\n" for s in sorted(skipped, key=lambda s: s["box_id"])))

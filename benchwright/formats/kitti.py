@@ -263,10 +263,6 @@ def format_label_line(obj: KittiObject) -> str:
     return line if obj.score is None else f"{line} {obj.score:.4f}"
 
 
-def _matrix_line(name: str, M) -> str:
-    return f"{name}: " + " ".join(f"{v:.12e}" for v in np.asarray(M, float).ravel())
-
-
 def format_calib(P2, *, P0=None, P1=None, P3=None, R0_rect=None, Tr_velo_to_cam=None,
                  Tr_imu_to_velo=None) -> str:
     """A calibration file in the official layout (``name: `` + 12-digit exponents, blank last line).
@@ -288,4 +284,10 @@ def format_calib(P2, *, P0=None, P1=None, P3=None, R0_rect=None, Tr_velo_to_cam=
     for name, M in matrices.items():
         if np.asarray(M).shape != _CALIB_SHAPES[name]:
             raise ValueError(f"{name} must be {_CALIB_SHAPES[name]}, got {np.asarray(M).shape}")
-    return "\n".join(_matrix_line(n, M) for n, M in matrices.items()) + "\n\n"
+    text: dict[int, str] = {}  # P0, P1, P3 default to P2 itself: each matrix is formatted once
+    lines = []
+    for name, M in matrices.items():
+        if id(M) not in text:
+            text[id(M)] = " ".join(f"{v:.12e}" for v in np.asarray(M, float).ravel())
+        lines.append(f"{name}: {text[id(M)]}")
+    return "\n".join(lines) + "\n\n"

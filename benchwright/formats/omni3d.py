@@ -47,6 +47,16 @@ class Omni3DRecord:
     annotations: list[dict]
 
 
+def _finite_numbers(value, shape: tuple) -> bool:
+    """True when ``value`` is a plain nested list of ``shape`` holding finite ints and floats (no bools):
+    ``_array``'s check without numpy, for the records a writer streams by the hundred thousand."""
+    if type(value) is not list or len(value) != shape[0]:
+        return False
+    if len(shape) == 1:
+        return all((type(v) is float and v - v == 0) or type(v) is int for v in value)  # inf - inf is nan
+    return all(_finite_numbers(v, shape[1:]) for v in value)
+
+
 def _array(value, shape: tuple, field: str, where: str) -> np.ndarray:
     """``value`` as a finite float array of ``shape``; strings and booleans are not numbers."""
     try:
@@ -70,7 +80,8 @@ def _check_image(image: dict, where: str) -> None:
         if isinstance(image[key], bool) or not isinstance(image[key], int) or image[key] <= 0:
             raise RecordError(where, f"{key} must be a positive integer, got {image[key]!r}")
     for key, shape in _IMAGE_ARRAYS.items():
-        _array(image[key], shape, key, where)
+        if not _finite_numbers(image[key], shape):  # plain finite lists pass without numpy
+            _array(image[key], shape, key, where)
 
 
 def _check_annotation_links(ann: dict, seen: set, images, category_ids, where: str) -> None:
@@ -90,7 +101,7 @@ def _check_annotation(ann: dict, where: str) -> None:
         if key not in ann:
             raise RecordError(where, f"missing {key}")
     for key, shape in {**_ANNOTATION_ARRAYS, **_OPTIONAL_BOXES}.items():
-        if key in ann:
+        if key in ann and not _finite_numbers(ann[key], shape):  # plain finite lists pass without numpy
             _array(ann[key], shape, key, where)
 
 
@@ -152,8 +163,15 @@ def read_omni3d(source, *, on_error: Callable[[RecordError], None] | None = None
     yield from images.values()
 
 
+_PLAIN_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _plain(value):
     """JSON-ready copy: numpy arrays and scalars become lists and Python numbers."""
+    if type(value) in _PLAIN_SCALARS:  # the common case first: 237k annotations x 70 numbers
+        return value
+    if type(value) is list:
+        return [v if type(v) in _PLAIN_SCALARS else _plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -194,7 +212,7 @@ def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterato
         if rec["id"] in image_datasets:
             raise RecordError(at, "duplicate image id")
         image_datasets[rec["id"]] = rec["dataset_id"]
-        yield ("," if n else "") + _dump(rec)
+        yield ("," if n else "") + _dump_plain(rec)
     yield '],"categories":['
     names: dict = {}
     for n, category in enumerate(categories):
@@ -215,7 +233,7 @@ def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterato
         if rec["dataset_id"] != image_datasets[rec["image_id"]]:
             raise RecordError(at, f"dataset_id {rec['dataset_id']!r} is not its image's "
                                   f"{image_datasets[rec['image_id']]!r}")
-        yield ("," if n else "") + _dump(rec)
+        yield ("," if n else "") + _dump_plain(rec)
     yield "]}\n"
 
 
@@ -225,7 +243,12 @@ def omni3d_document(info: dict, categories, images, annotations) -> dict:
 
 
 def _dump(record) -> str:
-    return json.dumps(_plain(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _dump_plain(_plain(record))
+
+
+def _dump_plain(record) -> str:
+    """``_dump`` of a record ``_plain`` already made JSON-ready (``_ordered``'s records)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def dumps_omni3d(doc: dict) -> str:
