@@ -1,4 +1,4 @@
-"""``benchwright``: build, synth, validate, export, evaluate, baseline, run, info.
+"""``benchwright``: build, synth, validate, diff, export, evaluate, baseline, run, info.
 
 Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
 """
