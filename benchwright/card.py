@@ -95,9 +95,9 @@ def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> st
     against the previous build, and every check on the data with its result."""
     import json
 
-    from benchwright.drift import drift_markdown, read_drift
+    from benchwright.drift import read_drift
     from benchwright.layout import VALIDATION_DIR
-    from benchwright.statistics import STATISTICS, statistics_of, summary_table
+    from benchwright.statistics import STATISTICS, statistics_of
 
     root = Path(root)
     if checks is None and (root / VALIDATION_DIR / "report.json").exists():
@@ -108,7 +108,7 @@ def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> st
              f"Per config, split and column (full figures: `{STATISTICS}`: counts, missing values, quantiles and "
              "histograms of numbers, value counts of categories, lengths of strings and lists, sizes and "
              "decode failures of images).", "",
-             "<details><summary>Column statistics</summary>", "", summary_table(stats), "", "</details>", "",
+             "<details><summary>Column statistics</summary>", "", statistics_markdown(stats), "", "</details>", "",
              "### Drift against the previous build", "", drift_markdown(read_drift(str(root))), ""]
     parts += ["### What is checked", ""]
     if checks is None:
@@ -126,6 +126,55 @@ def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> st
                                    ("ok" if c["ok"] else "FAILED")] for c in data]),
                   "", "</details>"]
     return "\n".join(parts) + "\n"  # a blank line before whatever follows it in the template
+
+
+def statistics_markdown(stats: dict) -> str:
+    from benchwright.statistics import column_summary
+
+    """Markdown: per config, a row per top-level column with one phrase per split."""
+    parts = []
+    for config, entry in stats["configs"].items():
+        splits = list(entry["splits"])
+        if not splits:
+            parts.append(f"**{config}**: no rows")
+            continue
+        rows_line = ", ".join(f"{s} {entry['splits'][s]['rows']:,} rows" for s in splits)
+        names = sorted({p for s in splits for p in entry["splits"][s]["columns"] if "." not in p and "[" not in p})
+        rows = []
+        for name in names:
+            cells = [column_summary(entry["splits"][s]["columns"][name]) if name in entry["splits"][s]["columns"]
+                     else "" for s in splits]
+            kind = next(entry["splits"][s]["columns"][name]["kind"] for s in splits
+                        if name in entry["splits"][s]["columns"])
+            rows.append([f"`{name}`", kind, *[c.replace("|", "\\|") for c in cells]])
+        parts.append(f"**{config}** ({rows_line})\n\n" + markdown_table(["column", "kind", *splits], rows))
+    return "\n\n".join(parts)
+
+
+def drift_markdown(drift: dict | None) -> str:
+    """The card's drift section body."""
+    if drift is None or drift["previous"] is None:
+        return "There was no previous build at this output: nothing to compare with."
+    prev = drift["previous"]
+    head = (f"Against the previous build `{prev['build']}` (input sha256 `{str(prev['input_sha256'])[:12]}...`): "
+            f"{drift['note']}.")
+    if not drift["comparisons"]:
+        return head
+    rows = [c for c in drift["comparisons"] if c["metric"] == "rows"]
+    text = head + f" {len(drift['comparisons']):,} comparisons, {drift['exceeded']:,} beyond their limit " \
+                  f"({drift['blocking_failures']:,} blocking).\n\n" + markdown_table(
+        ["config", "split", "rows before", "rows now", "change"],
+        [[c["config"], c["split"], c["previous"], c["current"], f"{100 * c['value']:.1f}%"] for c in rows])
+    beyond = [c for c in drift["comparisons"] if c["exceeded"] and c["metric"] != "rows"]
+    largest = sorted((c for c in drift["comparisons"] if c["metric"] != "rows"), key=lambda c: (-c["value"], c["target"]))
+    shown = beyond if beyond else largest[:5]
+    if shown:
+        title = "Columns beyond their limit" if beyond else "No column beyond its limit; the largest changes"
+        text += f"\n\n{title}:\n\n" + markdown_table(
+            ["column", "metric", "value", "limit", "blocking", "before", "now"],
+            [[f"`{c['target']}`", c["metric"], c["value"], c["limit"], "yes" if c["blocking"] else "no",
+              str(c["previous"]).replace("|", "\\|"), str(c["current"]).replace("|", "\\|")] for c in shown])
+    return text
 
 
 FIGURES_DIR = "_build/figures"

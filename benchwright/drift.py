@@ -197,31 +197,3 @@ def drift_results(drift: dict | None) -> list[dict]:
                         "detail": f"{c['value']:.4g} (limit {c['limit']}), {state}; previous {c['previous']}, "
                                   f"now {c['current']}"})
     return results
-
-
-def drift_markdown(drift: dict | None) -> str:
-    """The card's drift section body."""
-    from benchwright.card import markdown_table
-
-    if drift is None or drift["previous"] is None:
-        return "There was no previous build at this output: nothing to compare with."
-    prev = drift["previous"]
-    head = (f"Against the previous build `{prev['build']}` (input sha256 `{str(prev['input_sha256'])[:12]}...`): "
-            f"{drift['note']}.")
-    if not drift["comparisons"]:
-        return head
-    rows = [c for c in drift["comparisons"] if c["metric"] == "rows"]
-    text = head + f" {len(drift['comparisons']):,} comparisons, {drift['exceeded']:,} beyond their limit " \
-                  f"({drift['blocking_failures']:,} blocking).\n\n" + markdown_table(
-        ["config", "split", "rows before", "rows now", "change"],
-        [[c["config"], c["split"], c["previous"], c["current"], f"{100 * c['value']:.1f}%"] for c in rows])
-    beyond = [c for c in drift["comparisons"] if c["exceeded"] and c["metric"] != "rows"]
-    largest = sorted((c for c in drift["comparisons"] if c["metric"] != "rows"), key=lambda c: (-c["value"], c["target"]))
-    shown = beyond if beyond else largest[:5]
-    if shown:
-        title = "Columns beyond their limit" if beyond else "No column beyond its limit; the largest changes"
-        text += f"\n\n{title}:\n\n" + markdown_table(
-            ["column", "metric", "value", "limit", "blocking", "before", "now"],
-            [[f"`{c['target']}`", c["metric"], c["value"], c["limit"], "yes" if c["blocking"] else "no",
-              str(c["previous"]).replace("|", "\\|"), str(c["current"]).replace("|", "\\|")] for c in shown])
-    return text

@@ -302,26 +302,3 @@ def _short(value, width: int = 24) -> str:
 
 def _g(x) -> str:
     return "n/a" if x is None else (f"{x:,}" if isinstance(x, int) else f"{x:.4g}")
-
-
-def summary_table(stats: dict) -> str:
-    """Markdown: per config, a row per top-level column with one phrase per split."""
-    from benchwright.card import markdown_table
-
-    parts = []
-    for config, entry in stats["configs"].items():
-        splits = list(entry["splits"])
-        if not splits:
-            parts.append(f"**{config}**: no rows")
-            continue
-        rows_line = ", ".join(f"{s} {entry['splits'][s]['rows']:,} rows" for s in splits)
-        names = sorted({p for s in splits for p in entry["splits"][s]["columns"] if "." not in p and "[" not in p})
-        rows = []
-        for name in names:
-            cells = [column_summary(entry["splits"][s]["columns"][name]) if name in entry["splits"][s]["columns"]
-                     else "" for s in splits]
-            kind = next(entry["splits"][s]["columns"][name]["kind"] for s in splits
-                        if name in entry["splits"][s]["columns"])
-            rows.append([f"`{name}`", kind, *[c.replace("|", "\\|") for c in cells]])
-        parts.append(f"**{config}** ({rows_line})\n\n" + markdown_table(["column", "kind", *splits], rows))
-    return "\n\n".join(parts)

@@ -49,14 +49,14 @@ def test_clean_data_passes_and_each_defect_is_caught(tmp_path):
     write(good, "items", "train", [{"item_id": "a", "group_id": "g", "label": 0, "split": "train"}])
     write(good, "items", "test", [{"item_id": "b", "group_id": "g", "label": 1, "split": "test"}])
     write(good, "groups", "train", [{"group_id": "g", "split": "train"}])
-    assert failed(run_expectations(Toy(), good, good / "docs")) == []
+    assert failed(run_expectations(Toy(), good)) == []
     assert failed(check_splits(Toy(), good)) == []
 
     bad = tmp_path / "bad"
     write(bad, "items", "train", [{"item_id": "a", "group_id": None, "label": 5, "split": "dev"},
                                   {"item_id": "a", "group_id": "g", "label": 0, "split": "train"}])
     write(bad, "groups", "dev", [])
-    expectations = failed(run_expectations(Toy(), bad, bad / "docs"))
+    expectations = failed(run_expectations(Toy(), bad))
     assert expectations == [
         "items: expect_column_values_to_be_in_set(column=label, value_set=[0, 1])",
         "items: expect_column_values_to_be_in_set(column=split, value_set=['train', 'test'])",
