@@ -1,12 +1,23 @@
-"""WildBox build speed and memory: the Beam build of a synthetic source against the plain reference.
+"""WildBox build speed and memory: the Beam build against a plain single-process floor and the no-Beam reference.
 
-Prints one JSON object: cuboids, beam_wall_s (the pipeline: parse -> annotate -> write), the whole
-build's wall time (plus finalize, exports, card, validation), cuboids per second, peak RSS of the
-whole process tree (driver and SDK workers; RSS, and PSS which counts shared library pages once), and the same for benchmarks/wildbox_reference.py,
-with ratio = beam_wall_s / reference_wall_s.
+Runs three programs on the same synthetic source, one after the other, and prints one JSON object:
+
+* the build (``benchwright build wildbox``): ``beam_wall_s`` is its pipeline stage (parse -> annotate ->
+  write, the manifest's ``pipeline_s``), ``beam_build_total_s`` the whole command (start-up, pipeline,
+  exports, statistics, checks, card, manifest, validation, publishing), ``beam_phases_s`` each of those;
+* ``benchmarks/wildbox_floor.py``, the floor: a plain script applying only the reference document's
+  preparation rules (cameras, tracks, mask extents, scale, Omni3D JSON out), written for speed;
+  ``floor_wall_s`` is its process wall time, what a user timing it sees;
+* ``benchmarks/wildbox_reference.py``, the build's own transformation without Beam (parse, annotate, Parquet).
+
+Peak memory is the whole process tree's (driver and SDK workers; RSS, and PSS which counts shared
+library pages once). Ratios: ``ratio`` = beam_wall_s / reference_wall_s, ``ratio_pipeline_to_floor`` =
+beam_wall_s / floor_wall_s, ``ratio_build_to_floor`` = beam_build_total_s / floor_wall_s; ``targets``
+says where each target stands. The results table is put on the measured build's card (and with
+``--card OUT/wildbox`` on that build's card too: the build section of the card).
 
     python -m benchwright.benchmarks.wildbox_build [--scale full] [--running-mode in_memory|multi_processing]
-        [--workers N] [--raw DIR]
+        [--workers N] [--raw DIR] [--work DIR] [--card OUT/wildbox]
 """
 from __future__ import annotations
 
@@ -54,13 +65,14 @@ def tree_memory_mb(pid: int) -> tuple[float, float]:
     return rss / 1e3, pss / 1e3
 
 
-def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dict, str]:
-    """(wall seconds, (peak tree RSS MB, peak tree PSS MB), peak PSS per build phase, stdout) of a
-    command, sampled every 0.2 s; a phase is the build's latest "[dataset] ..." progress line."""
+def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dict, str, dict]:
+    """(wall seconds, (peak tree RSS MB, peak tree PSS MB), peak PSS per build phase, stdout, seconds
+    from the start to each phase's first sight) of a command, sampled every 0.2 s; a phase is the
+    build's latest "[dataset] ..." progress line."""
     t0 = time.perf_counter()
     with tempfile.NamedTemporaryFile("w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        peak, phases = (0.0, 0.0), {}
+        peak, phases, started = (0.0, 0.0), {}, {}
         while proc.poll() is None:
             rss, pss = tree_memory_mb(proc.pid)
             peak = (max(peak[0], rss), max(peak[1], pss))
@@ -68,22 +80,84 @@ def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dic
                 marks = [line.split("] ", 1)[1].split(" (")[0].strip() for line in f if line.startswith("[")]
             phase = marks[-1] if marks else "start"
             phases[phase] = round(max(phases.get(phase, 0.0), pss), 1)
+            started.setdefault(phase, round(time.perf_counter() - t0, 2))
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         out.seek(0)
         text = out.read()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{text[-2000:]}")
-    return wall, peak, phases, text
+    return wall, peak, phases, text, started
+
+
+# The build against the floor (issue 14): the pipeline stage at most 0.8x the floor's wall time, the
+# whole build at most 1.5x, peak memory (the process tree's PSS) under 2 GB at full scale.
+TARGETS = {"ratio_pipeline_to_floor": 0.8, "ratio_build_to_floor": 1.5, "beam_peak_pss_mb": 2000.0}
+
+
+def build_phases(total: float, timings: dict, started: dict) -> dict:
+    """Seconds per phase of the build: start-up (interpreter, imports, listing) until the pipeline runs,
+    the pipeline, the exports (with shard completion and reconciliation), the statistics (with the
+    source's fingerprint and the drift), the data checks and the card (the manifest's timings), and
+    the rest (the manifest's sha256 of every file, the final validation, publishing)."""
+    start_up = started.get("running the pipeline", 0.0)
+    phases = {"start_up": start_up, "pipeline": timings.get("pipeline_s", 0.0),
+              "exports": timings.get("finalize_s", 0.0), "statistics": timings.get("statistics_s", 0.0),
+              "checks": timings.get("checks_s", 0.0), "card": timings.get("card_s", 0.0)}
+    phases["manifest_validation_publish"] = total - sum(phases.values())
+    return {k: round(v, 2) for k, v in phases.items()}
+
+
+def target_status(result: dict) -> dict:
+    """Each target: the measured value, the bound, and whether it holds."""
+    return {key: {"measured": result[key], "at_most": bound, "met": result[key] <= bound}
+            for key, bound in TARGETS.items()}
+
+
+def markdown(result: dict) -> str:
+    """The card's build-speed table: every ratio and phase, and where each target stands."""
+    t = result["targets"]
+    rows = [
+        ("floor (plain single-process preparation script)", f"{result['floor_wall_s']:.1f} s", "1.00x",
+         f"{result['floor_peak_pss_mb']:.0f} MB"),
+        ("no-Beam reference (parse, annotate, Parquet)", f"{result['reference_process_wall_s']:.1f} s",
+         f"{result['reference_process_wall_s'] / result['floor_wall_s']:.2f}x", f"{result['reference_peak_pss_mb']:.0f} MB"),
+        ("Beam pipeline stage", f"{result['beam_wall_s']:.1f} s", f"{result['ratio_pipeline_to_floor']:.2f}x", ""),
+        ("whole build", f"{result['beam_build_total_s']:.1f} s", f"{result['ratio_build_to_floor']:.2f}x",
+         f"{result['beam_peak_pss_mb']:.0f} MB"),
+    ]
+    lines = [f"Build speed (`python -m benchwright.benchmarks.wildbox_build --scale {result['scale']}`: "
+             f"{result['frames']:,} frames, {result['cuboids']:,} cuboids, {result['running_mode']} with "
+             f"{result['workers']} worker(s), {result['cpus']} CPUs):", "",
+             "| program | wall | against the floor | peak memory (PSS) |", "|---|---:|---:|---:|"]
+    lines += [f"| {' | '.join(r)} |" for r in rows]
+    lines += ["", "Phases of the build (s): " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}"
+                                                         for k, v in result["beam_phases_s"].items()) + ".", "",
+              "Targets: " + "; ".join(
+                  f"{name} {v['measured']:g} against at most {v['at_most']:g}: {'met' if v['met'] else 'NOT met'}"
+                  for name, v in ((n.replace('_', ' '), t[n]) for n in TARGETS)) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def write_card_table(data: Path, result: dict) -> None:
+    """``_build/build_speed.md`` (and ``.json``) in a built WildBox folder, and its card re-rendered."""
+    from benchwright.build import refresh_card
+    from benchwright.pipelines.wildbox import DATASET
+
+    build = Path(data) / "_build"
+    (build / "build_speed.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    (build / "build_speed.md").write_text(markdown(result))
+    refresh_card(DATASET, Path(data))
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", default="full", choices=["tiny", "default", "full"])
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--running-mode", default="in_memory", choices=["in_memory", "multi_processing"])
     p.add_argument("--raw", help="where the synthetic source is (written once, reused)")
     p.add_argument("--work", help="scratch folder for the outputs (default: a temporary folder)")
+    p.add_argument("--card", type=Path, help="a built WildBox folder whose card gets the results table")
     args = p.parse_args(argv)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GX_ANALYTICS_ENABLED": "false"}
     raw = Path(args.raw or Path(tempfile.gettempdir()) / f"benchwright-wildbox-{args.scale}")
@@ -96,29 +170,38 @@ def main(argv=None) -> None:
         (raw / ".complete").write_text("")
     synth_s = time.perf_counter() - t
     work = Path(args.work or tempfile.mkdtemp(prefix="benchwright-bench-"))
-    shutil.rmtree(work / "beam", ignore_errors=True)
-    shutil.rmtree(work / "reference", ignore_errors=True)
+    for name in ("beam", "reference", "floor"):
+        shutil.rmtree(work / name, ignore_errors=True)
 
-    beam_total, beam_peak, beam_phases, _ = measured(
+    beam_total, beam_peak, beam_phases, _, started = measured(
         [sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", str(raw), "--out", str(work / "beam"),
          "--running-mode", args.running_mode, "--workers", str(args.workers)], env)
     manifest = json.loads((work / "beam" / "wildbox" / "_build" / "manifest.json").read_text())
     cuboids = manifest["reconciliation"]["units"]["box"]["written"]
     beam_wall = manifest["timings"]["pipeline_s"]
 
-    ref_wall, ref_peak, _, ref_out = measured(
+    ref_wall, ref_peak, _, ref_out, _ = measured(
         [sys.executable, "-m", "benchwright.benchmarks.wildbox_reference", str(raw), str(work / "reference")], env)
     ref = json.loads(ref_out.strip().splitlines()[-1])
-    print(json.dumps({
+
+    from benchwright.benchmarks.wildbox_floor import default_categories
+
+    floor_wall, floor_peak, _, floor_out, _ = measured(
+        [sys.executable, "-m", "benchwright.benchmarks.wildbox_floor", str(raw), str(work / "floor"),
+         "--categories", json.dumps(default_categories())], env)
+    floor = json.loads(floor_out.strip().splitlines()[-1])
+    result = {
         "scale": args.scale,
         "running_mode": args.running_mode,
         "workers": args.workers,
+        "cpus": os.cpu_count(),
         "cuboids": cuboids,
         "frames": manifest["reconciliation"]["units"]["frame"]["written"],
         "synth_s": round(synth_s, 2),
         "beam_wall_s": round(beam_wall, 2),
         "beam_build_total_s": round(beam_total, 2),
         "beam_timings": manifest["timings"],
+        "beam_phases_s": build_phases(beam_total, manifest["timings"], started),
         "beam_cuboids_per_s": round(cuboids / beam_wall, 1),
         "beam_peak_rss_mb": round(beam_peak[0], 1),
         "beam_peak_pss_mb": round(beam_peak[1], 1),
@@ -130,7 +213,19 @@ def main(argv=None) -> None:
         "reference_peak_pss_mb": round(ref_peak[1], 1),
         "ratio": round(beam_wall / ref["wall_s"], 3),
         "same_rows": ref["rows"]["boxes"] == cuboids,
-    }, indent=2))
+        "floor_wall_s": round(floor_wall, 2),
+        "floor_in_process_s": floor["wall_s"],
+        "floor_annotations": floor["annotations"],
+        "floor_peak_rss_mb": round(floor_peak[0], 1),
+        "floor_peak_pss_mb": round(floor_peak[1], 1),
+        "ratio_pipeline_to_floor": round(beam_wall / floor_wall, 3),
+        "ratio_build_to_floor": round(beam_total / floor_wall, 3),
+        "ratio_reference_to_floor": round(ref_wall / floor_wall, 3),
+    }
+    result["targets"] = target_status(result)
+    for data in [work / "beam" / "wildbox"] + ([args.card] if args.card else []):
+        write_card_table(data, result)
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -140,6 +140,7 @@ def prepare_segment(source: str, video: str, seg: str, categories: dict[str, int
             tight[i] = vggt_box[i] * np.tile(frames[fidx[i]][5], 2)
         else:
             tight[i] = np.concatenate([uv[i].min(axis=0), uv[i].max(axis=0)])
+            source_of[i] = "projected"
     tight = np.clip(tight, lo, hi)
     keep &= (tight[:, 2] - tight[:, 0] > 1) & (tight[:, 3] - tight[:, 1] > 1)
 

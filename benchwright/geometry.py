@@ -67,15 +67,21 @@ def _as_P(P) -> np.ndarray:
     return np.hstack([P, np.zeros((3, 1))]) if P.shape == (3, 3) else P
 
 
-def projected_boxes(corner_pts, P, width: int, height: int, near: float = 1e-6):
+def projected_boxes(corner_pts, P, width, height, near: float = 1e-6):
     """Image boxes of cuboids: (unclipped xyxy (N, 4), clipped xyxy (N, 4), all_in_front (N,)).
 
     A box partly behind the camera is cut at the plane depth = ``near`` (its 12 edges are
     clipped there) so the box covers only the visible part of the cuboid; its unclipped extent
     is then huge and its truncation near 1. A box entirely behind the camera gets NaN boxes.
     Clipping is to the pixel grid [0, width - 1] x [0, height - 1] (0-based, like KITTI labels).
+    ``P`` is one camera (3x3 K or 3x4 P) or one per cuboid (N, 3, 3) / (N, 3, 4), with ``width``
+    and ``height`` then scalars or one per cuboid: a segment's boxes in one call, with the same bits
+    as one call per camera.
     """
     c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    P = np.asarray(P, float)
+    if P.ndim == 3:
+        return _projected_boxes_per_cuboid(c, P, width, height, near)
     P = _as_P(P)
     depth = c @ P[2, :3] + P[2, 3]  # (N, 8), linear in the point, so edges clip exactly
     a, b = c[:, EDGES[:, 0]], c[:, EDGES[:, 1]]
@@ -91,6 +97,42 @@ def projected_boxes(corner_pts, P, width: int, height: int, near: float = 1e-6):
     unclipped[seen] = np.concatenate(
         [np.nanmin(uv[seen], axis=1), np.nanmax(uv[seen], axis=1)], axis=1)
     clipped = np.clip(unclipped, 0, [width - 1, height - 1, width - 1, height - 1])
+    return unclipped, clipped, (depth > 0).all(axis=1)
+
+
+def _projected_boxes_per_cuboid(c: np.ndarray, P: np.ndarray, width, height, near: float):
+    """``projected_boxes`` with a camera per cuboid. Pinhole cameras [K | 0] with K's last row (0, 0, 1)
+    (every WildBox camera) are projected together with OpenCV's own arithmetic (x * (1 / z) * fx + cx,
+    which cv2.projectPoints computes for one camera); any other camera, one camera at a time."""
+    n = len(c)
+    W = np.broadcast_to(np.asarray(width, float), (n,))
+    H = np.broadcast_to(np.asarray(height, float), (n,))
+    if P.shape[1:] == (3, 3):
+        P = np.concatenate([P, np.zeros((n, 3, 1))], axis=2)
+    if not (P[:, :, 3] == 0).all() or not (P[:, 2, :3] == [0, 0, 1]).all():
+        out = (np.full((n, 4), np.nan), np.full((n, 4), np.nan), np.zeros(n, bool))
+        cams, which = np.unique(np.c_[P.reshape(n, -1), W, H], axis=0, return_inverse=True)
+        for k, cam in enumerate(cams):
+            rows = np.flatnonzero(which.ravel() == k)
+            for part, value in zip(out, projected_boxes(c[rows], cam[:12].reshape(3, 4), cam[12], cam[13], near)):
+                part[rows] = value
+        return out
+    depth = c[:, :, 2]  # K's last row is (0, 0, 1): exactly what c @ P[2, :3] + P[2, 3] gives
+    a, b = c[:, EDGES[:, 0]], c[:, EDGES[:, 1]]
+    da, db = depth[:, EDGES[:, 0]], depth[:, EDGES[:, 1]]
+    crosses = (da > near) != (db > near)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(crosses, (near - da) / (db - da), np.nan)
+        cut = a + t[..., None] * (b - a)
+        candidates = np.concatenate([np.where((depth > near)[..., None], c, np.nan), cut], axis=1)
+        inv = 1.0 / candidates[..., 2]
+        uv = np.stack([candidates[..., 0] * inv * P[:, None, 0, 0] + P[:, None, 0, 2],
+                       candidates[..., 1] * inv * P[:, None, 1, 1] + P[:, None, 1, 2]], axis=-1)
+    uv = np.where((candidates[..., 2] > 0)[..., None], uv, np.nan)
+    seen = ~np.isnan(uv[..., 0]).all(axis=1)
+    unclipped = np.full((n, 4), np.nan)
+    unclipped[seen] = np.concatenate([np.nanmin(uv[seen], axis=1), np.nanmax(uv[seen], axis=1)], axis=1)
+    clipped = np.clip(unclipped, 0, np.stack([W - 1, H - 1, W - 1, H - 1], axis=1))
     return unclipped, clipped, (depth > 0).all(axis=1)
 
 
@@ -271,16 +313,22 @@ def bev_footprint(corner_pts) -> list[np.ndarray]:
     A list of (K_i, 2) float arrays of (x, z), counter-clockwise, without repeated vertices:
     K_i is 4 for a yaw-only box and up to 6 once pitch or roll tilts it (fewer if degenerate).
     """
+    vertices, counts = bev_footprint_vertices(corner_pts)
+    return np.split(vertices, np.cumsum(counts)[:-1]) if len(counts) else []
+
+
+def bev_footprint_vertices(corner_pts) -> tuple[np.ndarray, np.ndarray]:
+    """``bev_footprint`` of every box at once, flat: ((sum of K_i, 2) vertices, (N,) K_i)."""
     c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    if not len(c):
+        return np.zeros((0, 2)), np.zeros(0, np.int64)
     # half axes from the corner layout: local x = c1 - c0, local y = c3 - c0, local z = c4 - c0
     gens = np.stack([c[:, 1] - c[:, 0], c[:, 3] - c[:, 0], c[:, 4] - c[:, 0]], axis=1)[..., [0, 2]] / 2
     hexagons = _zonotope_hexagons(c.mean(axis=1)[:, [0, 2]], gens)
-    hulls = []
-    for hexagon in hexagons:
-        scale = max(float(np.abs(hexagon).max()), 1e-300)
-        keep = np.linalg.norm(hexagon - np.roll(hexagon, 1, axis=0), axis=1) > 1e-12 * scale
-        hulls.append(hexagon[keep] if keep.any() else hexagon[:1])
-    return hulls
+    scale = np.maximum(np.abs(hexagons).max(axis=(1, 2)), 1e-300)
+    keep = np.linalg.norm(hexagons - np.roll(hexagons, 1, axis=1), axis=2) > 1e-12 * scale[:, None]
+    keep[~keep.any(axis=1), 0] = True  # a point-like footprint keeps its first vertex
+    return hexagons[keep], keep.sum(axis=1)
 
 
 def _rot_y(a):

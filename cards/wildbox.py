@@ -54,6 +54,9 @@ def card_statistics(root: Path) -> dict:
     results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
     if results.exists():
         context["results_table"] = results.read_text().strip()
+    speed = root / "_build" / "build_speed.md"  # written by benchmarks/wildbox_build.py
+    if speed.exists():
+        context["build_speed"] = speed.read_text().strip()
     return context
 
 

@@ -14,16 +14,15 @@ from pathlib import Path
 import apache_beam as beam
 import cv2
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 import PIL.Image
 import pyarrow as pa
 
 from benchwright import geometry
-from benchwright.cards.wildbox import card_statistics
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import SourceError
 from benchwright.hashing import stable_int_id
-from benchwright.loaders.wildbox import export_all
 from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
 from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
@@ -51,9 +50,8 @@ def _fixed(values: np.ndarray, *shape: int) -> pa.Array:
 
 def _footprints(corners: np.ndarray) -> pa.Array:
     """Each box's BEV hull (a variable number of (x, z) vertices) as a list-of-pairs column."""
-    hulls = geometry.bev_footprint(corners) if len(corners) else []
-    offsets = np.concatenate([[0], np.cumsum([len(h) for h in hulls])]).astype(np.int32)
-    points = np.concatenate(hulls) if hulls else np.zeros((0, 2))
+    points, counts = geometry.bev_footprint_vertices(corners)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), _fixed(points, 2))
 
 
@@ -62,10 +60,25 @@ def _embeddable(url: str) -> str:
     return url[len("file://"):] if url.startswith("file://") else url
 
 
+class _LocalFiles:
+    """The two calls annotate_segment makes, on local files without fsspec's per-call wrapping (an
+    fsspec open of a local file costs 9x a plain open, more than decoding a small mask)."""
+
+    @staticmethod
+    def open(url: str, mode: str = "rb"):
+        return open(_embeddable(url), mode)
+
+    @staticmethod
+    def cat_file(url: str) -> bytes:
+        with open(_embeddable(url), "rb") as f:
+            return f.read()
+
+
 def _filesystem(seg: RawSegment):
-    """The filesystem of the segment's files, resolved once: an fsspec.open per mask costs more than its decode."""
+    """The filesystem of the segment's files, resolved once per segment."""
     urls = [f.image_url for f in seg.frames[:1]] + [u for u in seg.mask_url[:1] if u]
-    return fsspec.core.url_to_fs(urls[0])[0] if urls else fsspec.filesystem("file")
+    fs = fsspec.core.url_to_fs(urls[0])[0] if urls else None
+    return _LocalFiles if fs is None or isinstance(fs, LocalFileSystem) else fs
 
 
 def _image_size(fs, path: str) -> tuple[int, int]:
@@ -206,11 +219,10 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # 2D boxes: SAM3 mask extent, else VGGT box (rescaled), else the projection.
     unclipped = np.full((n, 4), np.nan)
     proj = np.full((n, 4), np.nan)
-    for fpos in np.unique(fidx[scale_set]):
-        sel = np.flatnonzero(scale_set & (fidx == fpos))
-        w, h = size_frame[fpos]
-        u, c, _ = geometry.projected_boxes(corners_raw[sel], P_frame[fpos], int(w), int(h))
-        unclipped[sel], proj[sel] = u, c
+    sel = np.flatnonzero(scale_set)
+    if len(sel):  # each box with its frame's camera and size, the segment in one call
+        unclipped[sel], proj[sel], _ = geometry.projected_boxes(corners_raw[sel], P_frame[fidx[sel]],
+                                                                size_frame[fidx[sel], 0], size_frame[fidx[sel], 1])
     trunc = geometry.truncation(unclipped, proj)
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
@@ -403,10 +415,16 @@ class WildBox(Dataset):
                   for cfg in self.configs}
         return tables, [parsed, annotated]
 
+    # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
+    # of every worker's start-up.
     def export(self, staging: str) -> dict:
+        from benchwright.loaders.wildbox import export_all
+
         return export_all(Path(staging))
 
     def card_context(self, staging: str) -> dict:
+        from benchwright.cards.wildbox import card_statistics
+
         return card_statistics(Path(staging))
 
     def validate_tables(self, staging: str) -> list[dict]:

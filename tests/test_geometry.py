@@ -305,3 +305,36 @@ def test_bounded_ground_plane_is_bit_identical_in_another_process():
     assert runs[0] == runs[1] == here["out"]
     normal = np.frombuffer(bytes.fromhex(runs[0].split()[0]), np.float64)
     assert abs(abs(normal[2]) - 1) < 1e-4 and 59_000 < int(runs[0].split()[2]) < 62_000
+
+
+def test_projected_boxes_with_a_camera_per_cuboid_has_the_bits_of_one_call_per_camera():
+    """A segment's boxes in one call (each with its frame's camera and size) give exactly what one call
+    per camera gives (OpenCV's projectPoints there), boxes partly behind the camera and stereo P included."""
+    rng = np.random.default_rng(1)
+    n = 3000
+    c = g.corners(np.c_[rng.normal(0, 5, (n, 2)), rng.uniform(-2, 30, n)], rng.uniform(0.2, 4, (n, 3)),
+                  random_rotations(n, seed=5))
+    Ks = [np.array([[rng.uniform(100, 900), 0, rng.uniform(100, 400)], [0, rng.uniform(100, 900),
+                    rng.uniform(80, 300)], [0, 0, 1.0]]) for _ in range(5)]
+    sizes = np.array([[640, 360], [160, 90], [1920, 1080], [640, 480], [100, 100]])
+    which = rng.integers(0, 5, n)
+    for P in (np.array(Ks), np.array([np.hstack([K, np.zeros((3, 1))]) for K in Ks]),
+              np.array([np.hstack([K, [[44.8], [0.3], [0.0]]]) for K in Ks])):
+        together = g.projected_boxes(c, P[which], sizes[which, 0], sizes[which, 1])
+        for k in range(5):
+            alone = g.projected_boxes(c[which == k], P[k], int(sizes[k, 0]), int(sizes[k, 1]))
+            for a, b in zip(together, alone):
+                assert np.array_equal(a[which == k], b, equal_nan=True)
+        assert np.isnan(together[0]).any() and (~together[2]).any()  # some boxes behind, some partly
+
+
+def test_bev_footprint_vertices_are_the_footprints_flat():
+    R = random_rotations(50, seed=2)
+    R[:10] = g.yaw_only_rotation(np.linspace(-3, 3, 10))
+    dims = np.random.default_rng(2).uniform(0.5, 3, (50, 3))
+    dims[:3] = 0  # point-like boxes keep one vertex
+    c = g.corners(np.random.default_rng(3).normal(0, 5, (50, 3)), dims, R)
+    vertices, counts = g.bev_footprint_vertices(c)
+    hulls = g.bev_footprint(c)
+    assert counts.tolist() == [len(h) for h in hulls] and counts[:3].tolist() == [1, 1, 1]
+    assert set(counts[3:10].tolist()) == {4} and np.array_equal(vertices, np.concatenate(hulls))

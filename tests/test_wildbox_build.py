@@ -420,3 +420,66 @@ def test_ground_offset_measures_boxes_off_the_terrain(source, built, tmp_path):
     report = json.loads((out / "_build" / "validation" / "report.json").read_text())
     check = next(r for r in report["results"] if "off the ground plane" in r["check"])
     assert check["ok"] and check["floating"] == len(mine) and check["fragments"] == 0
+
+
+def test_the_floor_applies_the_same_preparation_rules(source, built, tmp_path):
+    """benchmarks/wildbox_floor.py (the benchmark's yardstick) keeps every box the build publishes, with
+    the same mask extent or 2D box, cuboid and segment scale: it does the build's core work, not less."""
+    import numpy as np
+
+    from benchwright.benchmarks.wildbox_floor import default_categories, run
+
+    summary = run(str(source), str(tmp_path / "floor"), default_categories())
+    floor, scales = {}, {}
+    for split in ("train", "validation"):
+        doc = json.loads((tmp_path / "floor" / f"WildBox_{split}.json").read_text())
+        path_of = {im["id"]: im["file_path"].rsplit(".", 1)[0] for im in doc["images"]}
+        floor.update({(path_of[a["image_id"]], a["track_id"]): a for a in doc["annotations"]})
+        scales.update(doc["info"]["scene_scales"])
+    assert summary["annotations"] == len(floor)
+    ours = [a for split in ("train", "validation")
+            for a in json.loads((built / "exports" / "omni3d" / f"WildBox_{split}.json").read_text())["annotations"]]
+    frame_of = {stable_int_id(fid): fid for fid in pq.ParquetDataset(
+        sorted((built / "frames").glob("*.parquet"))).read(columns=["frame_id"])["frame_id"].to_pylist()}
+    assert 0 < len(ours) <= len(floor) and len(floor) - len(ours) < 0.1 * len(floor)
+    for a in ours:
+        f = floor[(frame_of[a["image_id"]], a["track_id"])]
+        assert f["bbox_source"] == a["bbox_source"]
+        if a["bbox_source"] == "sam3":  # mask extents are integers: exactly equal
+            assert (f["bbox2D_tight"], f["segmentation_pts"]) == (a["bbox2D_tight"], a["segmentation_pts"])
+        # the build projects with the nearest exact rotation (R_ext R_world drifts off SO(3) by float noise)
+        for key in ("bbox2D_tight", "center_cam", "dimensions", "bbox3D_cam"):
+            np.testing.assert_allclose(f[key], a[key], rtol=1e-6, atol=1e-9)
+    built_scales = {s["segment_id"]: s["scale_factor"] for s in pq.ParquetDataset(
+        sorted((built / "segments").glob("*.parquet"))).read(columns=["segment_id", "scale_factor"]).to_pylist()}
+    assert scales == built_scales
+
+
+def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(source, tmp_path, capsys):
+    """The benchmark runs the build, the reference and the floor on one source, keeps its keys, adds
+    the floor's, and the measured build's card shows the table (validate stays green)."""
+    from benchwright.benchmarks import wildbox_build
+
+    (source / ".complete").write_text("")
+    try:
+        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path)])
+    finally:
+        (source / ".complete").unlink()
+    result = json.loads(capsys.readouterr().out)
+    for key in ("beam_wall_s", "beam_build_total_s", "beam_timings", "beam_peak_pss_mb", "reference_wall_s",
+                "ratio", "same_rows", "floor_wall_s", "ratio_pipeline_to_floor", "ratio_build_to_floor"):
+        assert key in result, key
+    assert result["same_rows"] and result["floor_annotations"] >= result["cuboids"]
+    # the ratios are of the unrounded times
+    assert result["ratio_pipeline_to_floor"] == pytest.approx(result["beam_wall_s"] / result["floor_wall_s"], rel=0.02)
+    assert result["ratio_build_to_floor"] == pytest.approx(result["beam_build_total_s"] / result["floor_wall_s"],
+                                                           rel=0.02)
+    phases = result["beam_phases_s"]
+    assert set(phases) >= {"start_up", "pipeline", "exports", "statistics", "checks", "card"}
+    assert abs(sum(phases.values()) - result["beam_build_total_s"]) < 0.05
+    assert {t: v["met"] for t, v in result["targets"].items()} == {
+        t: result[t] <= v["at_most"] for t, v in result["targets"].items()}
+    built_here = tmp_path / "beam" / "wildbox"
+    card = (built_here / "README.md").read_text()
+    assert "| whole build |" in card and f"{result['ratio_build_to_floor']:.2f}x" in card
+    assert cli_main(["validate", str(built_here)]) == 0
