@@ -88,7 +88,6 @@ def agent_outputs(data: str | Path, agent: str, configs: tuple[str, ...] = schem
     function, in this process; LibreOffice re-saves each distinct input once, in batches."""
     from benchwright.wordeval.agents import libreoffice
     from benchwright.wordeval.agents.common import planned_edit
-    from benchwright.wordeval.agents.text_only import transfer_text
 
     if agent not in SHIPPED:
         raise ValueError(f"unknown agent {agent!r}; one of {', '.join(AGENTS)}")
@@ -114,15 +113,14 @@ def agent_outputs(data: str | Path, agent: str, configs: tuple[str, ...] = schem
                 yield from flush()
         yield from flush()
         return
+    if agent == "text-only":
+        replayed = {cid: (out, error) for cid, out, error in agent_outputs(data, "replay", configs, split)}
+        yield from _text_only(data, replayed, configs, split)
+        return
     plans = {c["case_id"]: plan_of(c, build_catalogue(data)) for c in read_cases(data, configs, split)}
     for cid, docx in _inputs(data, configs, split):
         try:
-            if agent == "null":
-                out = docx
-            else:
-                edited = planned_edit(docx, plans[cid])
-                out = edited if agent == "replay" else transfer_text(docx, edited)
-            yield cid, out, None
+            yield cid, docx if agent == "null" else planned_edit(docx, plans[cid]), None
         except Exception as exc:  # noqa: BLE001 - one case's failure is that case's result
             yield cid, None, f"{type(exc).__name__}: {exc}"
 
@@ -318,9 +316,10 @@ def lite_rows(root: Path, split: str) -> list[dict]:
     return rows
 
 
-def baseline_records(root: Path, agent: str) -> dict[str, dict]:
-    """Every test case's record for a shipped agent run in this process, scored by the evaluator
-    (in process: the outputs are our own agents'), with the preservation differences in full."""
+def baseline_records(root: Path, agent: str, outputs=None) -> dict[str, dict]:
+    """Every test case's record for a shipped agent run in this process (or its given ``outputs``:
+    (case_id, bytes or None, error)), scored by the evaluator (in process: the outputs are our own
+    agents'), LibreOffice's with its preservation differences in full."""
     import time
 
     from benchwright.wordeval.oracle import compare, reference_snapshot
@@ -328,7 +327,7 @@ def baseline_records(root: Path, agent: str) -> dict[str, dict]:
 
     records = {}
     t = time.perf_counter()
-    for cid, out, error in agent_outputs(root, agent):
+    for cid, out, error in (agent_outputs(root, agent) if outputs is None else outputs):
         case = load_case(root / EXPORTS / cid)
         seconds, t = time.perf_counter() - t, time.perf_counter()
         if out is None:
@@ -348,6 +347,21 @@ def baseline_records(root: Path, agent: str) -> dict[str, dict]:
     return records
 
 
+def _text_only(root: Path, replayed: dict, configs: tuple[str, ...] = schema.CONFIGS, split: str = TEST):
+    """The text-only agent's outputs from the inputs and replay's edited documents."""
+    from benchwright.wordeval.agents.text_only import transfer_text
+
+    for cid, docx in _inputs(Path(root), configs, split):
+        edited, error = replayed[cid]
+        if edited is None:
+            yield cid, None, error
+            continue
+        try:
+            yield cid, transfer_text(docx, edited), None
+        except Exception as exc:  # noqa: BLE001 - one case's failure is that case's result
+            yield cid, None, f"{type(exc).__name__}: {exc}"
+
+
 def card_sections(root: Path, libreoffice: bool = True) -> dict:
     """The card's Lite section (distance per attribute, evaluation cost saved) and the baseline agents
     run on every test case (pass rates overall, per config and per subsystem; where text-only fails;
@@ -361,8 +375,16 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
     cases = read_cases(root)
     agents = [a for a in AGENTS if a != "libreoffice" or (libreoffice and available())]
     summaries, lo_records = {}, {}
+    # text-only writes the text of the planned edit: replay's outputs, computed once for both
+    replayed = {cid: (out, error) for cid, out, error in agent_outputs(root, "replay")}
     for agent in agents:
-        records = baseline_records(root, agent)
+        if agent == "replay":
+            outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
+        elif agent == "text-only":
+            outputs = _text_only(root, replayed)
+        else:
+            outputs = None
+        records = baseline_records(root, agent, outputs)
         summaries[agent] = summarize_run(cases, records, agent)
         if agent == "libreoffice":
             lo_records = records

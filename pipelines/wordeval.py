@@ -33,7 +33,9 @@ LIBREOFFICE_GATE = "all"
 
 class Gates:
     """The non-LibreOffice gates on a case's two files, memoised by content for one build (many cases
-    share an input document). Returns the case, or a quarantine Reject naming it."""
+    share an input document), and the case's reference against its own oracle (a reference that
+    fails it, e.g. a target anchor the edit itself moved, would fail the replay agent: no case can
+    be passed). Returns the case, or a quarantine Reject naming it."""
 
     def __init__(self):
         self._memo: dict[str, list[str]] = {}
@@ -51,7 +53,20 @@ class Gates:
             problems += [f"{name}: {p}" for p in self._memo[key]]
         if problems:
             return Reject(unit, case["case_id"], "; ".join(problems[:5]))
+        own = _own_oracle_failures(case)
+        if own:
+            return Reject(unit, case["case_id"], "the reference fails its own oracle: " + "; ".join(own[:5]))
         return case
+
+
+def _own_oracle_failures(case: dict) -> list[str]:
+    import json
+
+    from benchwright.wordeval.oracle import compare, reference_snapshot
+
+    ref, flat = reference_snapshot(case["reference_docx"])
+    result = compare(ref, ref, json.loads(case["oracle"]), flat)
+    return [f"{c['name']}: {c.get('reason') or 'differs'}" for c in result["checks"] if not c["passed"]]
 
 
 def build_atomic(unit_id: str, cat, gates: Gates, seeds=SEEDS):
