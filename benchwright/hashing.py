@@ -5,6 +5,8 @@ Python's ``hash()`` is salted per process, so shard and split assignment use bla
 from __future__ import annotations
 
 import hashlib
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fsspec
@@ -22,7 +24,39 @@ def stable_int_id(key: str, bits: int = 53) -> int:
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
-    with fsspec.open(str(path), "rb") as f:
+    path = str(path)
+    local = path[len("file://"):] if path.startswith("file://") else path if "://" not in path else None
+    # a local file through fsspec costs 9x a plain open: a build hashes hundreds of thousands of them
+    with (open(local, "rb") if local is not None else fsspec.open(path, "rb")) as f:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+HASH_THREADS = 4  # reads and hashlib release the GIL: a few threads overlap them
+
+
+def _sha256_or_error(path: str):
+    try:
+        return sha256_file(path)
+    except OSError as err:
+        return err
+
+
+def sha256_files(paths: list) -> list:
+    """``sha256_file`` of many files, in order, on a few threads: each a hex digest, or the OSError
+    reading that file raised. For local files, one read per inode (a hard link is not read again)."""
+    keys = []
+    for p in map(str, paths):
+        local = p[len("file://"):] if p.startswith("file://") else p if "://" not in p else None
+        try:
+            st = os.stat(local) if local is not None else None
+        except OSError:
+            st = None  # sha256_file raises the real error
+        keys.append((st.st_dev, st.st_ino) if st is not None else p)
+    first = {}
+    for p, key in zip(map(str, paths), keys):
+        first.setdefault(key, p)
+    with ThreadPoolExecutor(HASH_THREADS) as pool:
+        digests = dict(zip(first, pool.map(_sha256_or_error, first.values())))
+    return [digests[key] for key in keys]

@@ -18,7 +18,7 @@ import fsspec
 import pyarrow.parquet as pq
 
 from benchwright.errors import BuildError
-from benchwright.hashing import sha256_file
+from benchwright.hashing import sha256_files
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
@@ -123,11 +123,12 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
 def describe_files(root: Path) -> list[dict]:
     """Every published file except the manifest and the validation output, with sha256, rows, bytes."""
     files = []
-    for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = f.relative_to(root).as_posix()
-        if rel == MANIFEST or rel.startswith(f"{BUILD_DIR}/validation/"):
-            continue
-        entry = {"path": rel, "bytes": f.stat().st_size, "sha256": sha256_file(f)}
+    paths = [f for f in sorted(p for p in root.rglob("*") if p.is_file())
+             if not ((rel := f.relative_to(root).as_posix()) == MANIFEST or rel.startswith(f"{BUILD_DIR}/validation/"))]
+    for f, digest in zip(paths, sha256_files(paths)):
+        if isinstance(digest, OSError):
+            raise digest
+        entry = {"path": f.relative_to(root).as_posix(), "bytes": f.stat().st_size, "sha256": digest}
         if f.suffix == ".parquet":
             entry["rows"] = pq.ParquetFile(f).metadata.num_rows
         files.append(entry)
@@ -140,12 +141,10 @@ def fingerprint_source(dataset: Dataset, source: str) -> dict:
     h = hashlib.sha256()
     files = dataset.source_files(source)
     unreadable = []
-    for path in files:
+    for path, digest in zip(files, sha256_files([fs.unstrip_protocol(p) for p in files])):
         rel = posixpath.relpath(path, root)
-        try:
-            digest = sha256_file(fs.unstrip_protocol(path))
-        except OSError as err:  # the pipeline quarantines it; the fingerprint still says it was there
-            digest = f"unreadable: {err.strerror or err}"
+        if isinstance(digest, OSError):  # the pipeline quarantines it; the fingerprint still says it was there
+            digest = f"unreadable: {digest.strerror or digest}"
             unreadable.append(rel)
         h.update(f"{rel}\0{digest}\n".encode())
     return {"url": source if "://" in source else os.path.abspath(source), "files": len(files),

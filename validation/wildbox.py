@@ -213,17 +213,16 @@ def rotation_flip_check(boxes) -> dict:
     name = f"boxes: label quality, tracks turning > {FLIP_TURN_DEG:g} deg between consecutive observations"
     if boxes is None or boxes.num_rows < 2:
         return {"check": name, "ok": True, "detail": "no consecutive observations"}
-    seg = np.asarray(boxes["segment_id"].to_pylist(), dtype=object)
-    _, seg_code = np.unique(seg, return_inverse=True)
+    # columnar: segment codes from a dictionary encoding, rotations flattened (no Python row per box)
+    seg_code = boxes["segment_id"].combine_chunks().dictionary_encode().indices.to_numpy()
     track = boxes["track_id"].to_numpy()
     frame = boxes["frame_index"].to_numpy()
-    R = np.asarray(boxes["R_cam"].to_pylist(), float).reshape(-1, 3, 3)
+    R = _matrix(boxes["R_cam"], 3, 3)
     a, b = _consecutive(np.arange(len(frame)), frame, seg_code, track)
     cos = (np.einsum("nji,nji->n", R[a], R[b]) - 1.0) / 2.0  # trace(Ra^T Rb) = sum of elementwise products
     turn = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
     flipped = np.flatnonzero(turn > FLIP_TURN_DEG)
-    box_ids = boxes["box_id"].to_pylist()
-    named = ", ".join(box_ids[b[k]] for k in flipped[:5])
+    named = ", ".join(boxes["box_id"].take(b[flipped[:5]]).to_pylist())
     share = len(flipped) / len(a) if len(a) else 0.0
     detail = f"{len(flipped)} of {len(a)} consecutive pairs ({100 * share:.2f}%)" + (f", e.g. {named}" if named else "")
     return {"check": name, "ok": True, "detail": detail, "flipped_pairs": int(len(flipped)), "pairs": int(len(a))}
@@ -241,8 +240,7 @@ def ground_offset_check(boxes) -> dict:
     o = offset[known]
     floating = int(((np.abs(o) > FLOAT_OFFSET) & (np.abs(o) <= FRAGMENT_OFFSET)).sum())
     fragments = np.flatnonzero(known)[np.abs(o) > FRAGMENT_OFFSET]
-    box_ids = boxes["box_id"].to_pylist()
-    named = ", ".join(box_ids[k] for k in fragments[:5])
+    named = ", ".join(boxes["box_id"].take(fragments[:5]).to_pylist())
     detail = (f"median {np.median(o):.3f} H over {len(o)} boxes; {floating} floating "
               f"({100 * floating / len(o):.2f}%), {len(fragments)} fragments ({100 * len(fragments) / len(o):.2f}%)"
               + (f", e.g. {named}" if named else "") + f"; {int((~known).sum())} without a plane")
