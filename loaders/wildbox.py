@@ -198,6 +198,7 @@ def export_all(root: Path) -> dict:
 # Exports are hundreds of thousands of small files: the time goes to the filesystem (create, write,
 # close), which a few threads overlap (the calls release the GIL); Python's file objects add nothing.
 EXPORT_THREADS = 4
+EXPORT_CHUNK_ROWS = 16_384  # annotations converted to Python values at a time
 
 
 def _in_threads(work, items: list) -> None:
@@ -253,36 +254,40 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
         images.append({"id": row["image_id"], "dataset_id": dataset_id, "file_path": image_rel[row["frame_id"]],
                        "height": row["height"], "width": row["width"], "K": row["K"]})
         scales[row["segment_id"]] = row["scale_factor"]
-    # Columns become Python lists once (a numpy row per annotation costs more than its JSON).
+    # Columns become Python lists once per chunk of rows (a numpy row per annotation costs more than its
+    # JSON; a whole split as Python floats would cost a gigabyte at the release's size).
     a = boxes_arrays(boxes)
-    tight, proj = a["bbox2d_tight"].tolist(), a["bbox2d_proj"].tolist()
-    corners, center, dims, R = (a[k].tolist() for k in ("corners_cam", "center_cam", "dimensions", "R_cam"))
-    image_ids, category_ids = a["image_id"].tolist(), a["category_id"].tolist()
-    species = [schema.SPECIES[s] for s in a["species"].tolist()]
-    box_ids, tracks, sources, truncs, vis = (boxes[c].to_pylist() for c in (
-        "box_id", "track_id", "bbox_source", "truncation", "visibility"))
-    segmentation_pts = omni3d_segmentation_pts(boxes["segmentation_pts"].to_numpy(), sources).tolist()
-    support = boxes["support_points"].to_pylist()
+    sources_all = boxes["bbox_source"].to_numpy()
+    segmentation_all = omni3d_segmentation_pts(boxes["segmentation_pts"].to_numpy(), sources_all)
 
     def annotations():
-        for i, box_id in enumerate(box_ids):
-            x1, y1, x2, y2 = tight[i]
-            # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
-            yield {
-                "id": _ann_id(box_id), "image_id": image_ids[i], "dataset_id": dataset_id,
-                "category_id": category_ids[i], "category_name": species[i],
-                "valid3D": True, "behind_camera": False,
-                "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": tight[i],
-                "bbox2D_proj": proj[i], "bbox3D_cam": corners[i], "center_cam": center[i],
-                "dimensions": dims[i], "R_cam": R[i],
-                "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
-                "segmentation_pts": segmentation_pts[i], "lidar_pts": RELEASE_LIDAR_PTS,
-                "depth_error": RELEASE_DEPTH_ERROR,
-                "area": (x2 - x1) * (y2 - y1), "iscrowd": 0, "track_id": tracks[i],
-                "bbox_source": schema.BBOX_SOURCES[sources[i]],
-                "support_points": support[i], "projected_truncation": truncs[i],
-                "occlusion_visibility": UNAVAILABLE if vis[i] is None or math.isnan(vis[i]) else vis[i],
-            }
+        for lo in range(0, boxes.num_rows, EXPORT_CHUNK_ROWS):
+            rows = slice(lo, lo + EXPORT_CHUNK_ROWS)
+            part = boxes.slice(lo, EXPORT_CHUNK_ROWS)
+            tight, proj, corners, center, dims, R, image_ids, category_ids, species, sources, segmentation = (
+                x[rows].tolist() for x in (a["bbox2d_tight"], a["bbox2d_proj"], a["corners_cam"], a["center_cam"],
+                                           a["dimensions"], a["R_cam"], a["image_id"], a["category_id"],
+                                           a["species"], sources_all, segmentation_all))
+            box_ids, tracks, truncs, vis, support = (part[c].to_pylist() for c in (
+                "box_id", "track_id", "truncation", "visibility", "support_points"))
+            for i, box_id in enumerate(box_ids):
+                x1, y1, x2, y2 = tight[i]
+                # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
+                yield {
+                    "id": _ann_id(box_id), "image_id": image_ids[i], "dataset_id": dataset_id,
+                    "category_id": category_ids[i], "category_name": schema.SPECIES[species[i]],
+                    "valid3D": True, "behind_camera": False,
+                    "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": tight[i],
+                    "bbox2D_proj": proj[i], "bbox3D_cam": corners[i], "center_cam": center[i],
+                    "dimensions": dims[i], "R_cam": R[i],
+                    "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
+                    "segmentation_pts": segmentation[i], "lidar_pts": RELEASE_LIDAR_PTS,
+                    "depth_error": RELEASE_DEPTH_ERROR,
+                    "area": (x2 - x1) * (y2 - y1), "iscrowd": 0, "track_id": tracks[i],
+                    "bbox_source": schema.BBOX_SOURCES[sources[i]],
+                    "support_points": support[i], "projected_truncation": truncs[i],
+                    "occlusion_visibility": UNAVAILABLE if vis[i] is None or math.isnan(vis[i]) else vis[i],
+                }
 
     info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
             "known_category_ids": list(schema.CATEGORY_IDS.values()), "scene_scales": dict(sorted(scales.items()))}

@@ -483,3 +483,18 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
     card = (built_here / "README.md").read_text()
     assert "| whole build |" in card and f"{result['ratio_build_to_floor']:.2f}x" in card
     assert cli_main(["validate", str(built_here)]) == 0
+
+
+def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, tmp_path, monkeypatch):
+    """The Omni3D export converts its columns a chunk of rows at a time, and KITTI's files are written and
+    linked by threads: a re-export with tiny chunks, over a previous export, writes the same bytes."""
+    from benchwright.loaders import wildbox as loaders
+
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    monkeypatch.setattr(loaders, "EXPORT_CHUNK_ROWS", 7)
+    loaders.export_all(copy)
+    exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
+    assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
+    link = next((copy / "exports" / "kitti" / "train" / "image_2").iterdir())
+    assert link.stat().st_nlink == 2  # a hard link to exports/images/, replaced, not duplicated
