@@ -74,7 +74,7 @@ def test_counts_reconcile_and_links_resolve(built):
         assert e["read"] == e["written"] + e["quarantined"] + e["filtered"] and e["written"] > 0, unit
     report = json.loads((built / "_build" / "validation" / "report.json").read_text())
     assert report["passed"]
-    assert any(r["check"] == "compositional: linked atomic cases exist" and r["ok"] for r in report["results"])
+    assert any(r["check"] == "compositional: atomic_case_ids -> atomic.case_id" and r["ok"] for r in report["results"])
 
 
 def test_case_folders_evaluate_reference_pass_and_input_fail(built, capsys):
