@@ -97,6 +97,9 @@ def test_wordeval_planted_case_removed_exactly(tmp_path):
 
 
 def test_diff_on_object_storage_matches_the_local_diff(tmp_path_factory, s3_endpoint):
+    import s3fs
+
+    s3fs.S3FileSystem.clear_instance_cache()  # a client cached by an earlier module points at its stopped server
     p = planted_wildbox(tmp_path_factory)
     fs = fsspec.filesystem("s3")
     fs.put(str(p["old"]), f"{BUCKET}/diff/old/wildbox", recursive=True)
