@@ -114,7 +114,7 @@ def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> st
     if checks is None:
         parts.append("`benchwright validate` runs the checks (none recorded with this build).")
     else:
-        data = [c for c in checks if c.get("kind") != "drift"]
+        data = [c for c in checks if c.get("kind") not in ("drift", "integrity")]
         failed = sum(not c["ok"] for c in data)
         parts += [f"Every build is validated before it is published: each file's sha256 against the manifest, "
                   f"`read = written + quarantined + filtered` for every unit, and these {len(data):,} checks on the "

@@ -303,9 +303,8 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
 
     root = Path(root)
     vdir = root / VALIDATION_DIR
-    results = list(extra or [])
-    results += check_manifest(root, described)
-    results += check_reconciliation(dataset, root)
+    results = [{"kind": "integrity", **r} for r in list(extra or []) + check_manifest(root, described)
+               + check_reconciliation(dataset, root)]
     results += data if data is not None else check_data(dataset, root)
     failed = [r for r in results if not r["ok"]]
     report = {
