@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import posixpath
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 import apache_beam as beam
@@ -86,7 +88,7 @@ class _WriteShard(beam.DoFn):
         table = table.take(pc.sort_indices(table, sort_keys=[(self._id_column, "ascending")]))
         # Image / binary features travel as paths and are read only here, where the shard is written:
         # the shuffle never carries the image bytes.
-        table = embed_table_storage(table)
+        table = embed_table_storage(_read_local_files(table))
         ids = table.column(self._id_column)
         if len(pc.unique(ids)) != len(ids):
             raise ValueError(f"{self._config}/{split}: duplicate {self._id_column} values in shard {shard}")
@@ -148,9 +150,45 @@ def _external_bytes(table: pa.Table) -> int:
             column = table.column(field.name).combine_chunks()
             for data, path in zip(column.field("bytes").to_pylist(), column.field("path").to_pylist()):
                 if data is None and path:
-                    fs, p = fsspec.core.url_to_fs(path)
-                    total += fs.size(p)
+                    local = _local_path(path)
+                    total += os.path.getsize(local) if local is not None else _size(path)
     return total
+
+
+def _size(url: str) -> int:
+    fs, p = fsspec.core.url_to_fs(url)
+    return fs.size(p)
+
+
+def _local_path(path: str) -> str | None:
+    """The local path of a file path or file:// URL, None for other URLs."""
+    return path[len("file://"):] if path.startswith("file://") else path if "://" not in path else None
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _read_local_files(table: pa.Table) -> pa.Table:
+    """Fills the bytes of (bytes, path) columns from local files, on a few threads: datasets'
+    ``embed_table_storage`` (which then finds them filled) opens each file through fsspec, which costs
+    more than the read; other URLs are left to it."""
+    for i, field in enumerate(table.schema):
+        if not (pa.types.is_struct(field.type) and {f.name for f in field.type} == {"bytes", "path"}):
+            continue
+        column = table.column(i).combine_chunks()
+        datas, paths = column.field("bytes").to_pylist(), column.field("path").to_pylist()
+        todo = [k for k, (d, p) in enumerate(zip(datas, paths)) if d is None and p and _local_path(p) is not None]
+        if not todo:
+            continue
+        with ThreadPoolExecutor(4) as pool:
+            for k, data in zip(todo, pool.map(_read_file, [_local_path(paths[k]) for k in todo])):
+                datas[k] = data
+        filled = pa.StructArray.from_arrays([pa.array(datas, field.type.field("bytes").type), column.field("path")],
+                                            fields=list(field.type), mask=column.is_null())
+        table = table.set_column(i, field, filled)
+    return table
 
 
 def with_split(features):

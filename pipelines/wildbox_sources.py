@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import posixpath
 import re
 from collections import Counter
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright.errors import RecordError, SourceError
@@ -101,6 +103,25 @@ def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
     return m
 
 
+def _files_under(fs, folder: str) -> set[str]:
+    """Every file below ``folder``, as ``fs.find`` names them. A local folder is listed with os.scandir
+    (fsspec stats each of a segment's thousands of masks); symlinked folders are not followed."""
+    if not isinstance(fs, LocalFileSystem):
+        return set(fs.find(folder)) if fs.exists(folder) else set()
+    found, stack = set(), [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.is_file():
+                found.add(entry.path)
+    return found
+
+
 def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
     """One ``<video>/<segment>/`` folder of the WildBox raw release."""
     fs, root = fsspec.core.url_to_fs(source)
@@ -132,7 +153,7 @@ def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
-    masks = set(fs.find(mask_dir)) if fs.exists(mask_dir) else set()
+    masks = _files_under(fs, mask_dir)
     stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
     obs = Observations()
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
