@@ -5,6 +5,10 @@ happens here, once.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import fcntl
 import json
 import logging
 import os
@@ -54,6 +58,15 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
         staging_url = published.join(dataset_url, published.STAGING, uuid.uuid4().hex[:12])
         sources_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "benchwright" / "sources"
     if local_out:
+        with _output_lock(out, dataset.name):
+            return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
+    return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
+
+
+def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool, dataset_url: str,
+           staging_url: str, sources_dir: Path) -> str | None:
+    timings: dict[str, float] = {}
+    if local_out:
         published.remove(staging_url)  # a killed earlier build's leftovers (remote staging is per run)
     t0 = time.perf_counter()
     if source is None:
@@ -70,6 +83,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
             published.remove(staging_url)
         raise
     timings["pipeline_s"] = round(time.perf_counter() - t, 3)
+    published.fault_point("pipeline")
     if options.dry_run:
         published.remove(staging_url)
         _progress(options, f"[{dataset.name}] dry run: {options.runner} accepted the pipeline and its options; "
@@ -147,6 +161,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "shards": files,
     }
     write_json(staging / MANIFEST, manifest)
+    published.fault_point("finalize")
 
     report = validate_build(dataset, staging, described=manifest["files"], data=data_checks)
     if not report["passed"]:
@@ -194,15 +209,49 @@ def query_counters(result) -> dict[str, int]:
 
 
 def publish(staging: Path, final: Path) -> None:
-    """Swap staging into place with renames: a crash leaves the previous build (or nothing) untouched."""
-    old = final.with_name(f".old-{final.name}")
-    if old.exists():
-        shutil.rmtree(old)
-    if final.exists():
-        os.rename(final, old)
-    os.rename(staging, final)
-    if old.exists():
-        shutil.rmtree(old)
+    """Swap staging into place atomically: a kill at any point leaves the previous build or the new
+    one at ``final``, never neither (the old build ends up in ``staging``, removed afterwards or by
+    the next build)."""
+    if not final.exists():
+        os.rename(staging, final)
+        return
+    _exchange(staging, final)
+    published.fault_point("publish")
+    shutil.rmtree(staging)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+def _exchange(a: Path, b: Path) -> None:
+    """Swap two paths in one step (Linux renameat2 RENAME_EXCHANGE; Python has no binding)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd = -100
+    if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot swap {a} and {b} atomically: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def _output_lock(out: Path, name: str):
+    """One build at a time per local output: an exclusive flock on ``OUT/.lock-<name>`` (released by
+    the kernel when the holder dies, so a killed build leaves no stale lock)."""
+    path = out / f".lock-{name}"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            raise BuildError(f"{out / name}: another build of {name} is running on this output "
+                             f"(pid {holder} holds {path}); nothing was built") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _camel(name: str) -> str:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import posixpath
+import signal
 from pathlib import Path
 
 import fsspec
@@ -35,6 +37,16 @@ log = logging.getLogger(__name__)
 
 BUILDS = "builds"
 STAGING = "_staging"
+
+
+FAULT_ENV = "BENCHWRIGHT_FAULT"
+
+
+def fault_point(phase: str) -> None:
+    """Test hook: when ``BENCHWRIGHT_FAULT`` names ``phase`` ("pipeline", "finalize", "publish"), the
+    build kills itself with SIGKILL here, so tests can show what a crash at that point leaves behind."""
+    if os.environ.get(FAULT_ENV) == phase:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def is_local(url: str) -> bool:
@@ -149,6 +161,7 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
             fs.put([u[0] for u in uploads], [u[1] for u in uploads])
         fs.put_file(str(local / MANIFEST), fsspec.core.url_to_fs(join(target, MANIFEST))[1])
         existing = manifest
+    fault_point("publish")  # the build is in the store, not yet committed
     root = dict(existing, published_at=f"{BUILDS}/{bid}")
     with fsspec.open(join(dataset_url, MANIFEST), "w", encoding="utf-8") as f:
         f.write(json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
