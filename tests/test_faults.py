@@ -113,3 +113,94 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build(s3_endpoi
     done = _build(b, out)
     assert done.returncode == 0, done.stderr
     assert _s3_state(url)[0] != first[0]
+
+
+def _at_once(source: str, out: str) -> list[subprocess.CompletedProcess]:
+    procs = [_start(source, out), _start(source, out)]
+    done = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return done
+
+
+@pytest.fixture(scope="module")
+def concurrent_local(sources, tmp_path_factory) -> tuple[Path, list[subprocess.CompletedProcess]]:
+    out = tmp_path_factory.mktemp("concurrent")
+    return out / "wildbox", _at_once(str(sources[0]), str(out))
+
+
+def test_two_local_builds_at_once_one_wins_the_other_refuses(concurrent_local):
+    root, runs = concurrent_local
+    codes = sorted(r.returncode for r in runs)
+    assert codes in ([0, 0], [0, 2]), [r.stderr[-2000:] for r in runs]
+    if codes == [0, 2]:
+        refused = next(r for r in runs if r.returncode == 2)
+        assert "another build of wildbox is running on this output" in refused.stderr
+    assert cli_main(["validate", str(root)]) == 0
+
+
+def _damaged(copy: Path, capsys) -> str:
+    assert cli_main(["validate", str(copy)]) == 1
+    return capsys.readouterr().out
+
+
+def test_validate_names_a_missing_shard_an_extra_file_and_a_manifest_that_does_not_match(
+        concurrent_local, tmp_path, capsys):
+    root, _ = concurrent_local
+    copy = tmp_path / "wildbox"
+    shutil.copytree(root, copy)
+    shard = sorted((copy / "boxes").glob("*.parquet"))[0]
+    moved = shard.read_bytes()
+    shard.unlink()
+    assert f"boxes/{shard.name} is listed but missing" in _damaged(copy, capsys)
+    shard.write_bytes(moved)
+    (copy / "boxes" / "notes.txt").write_text("left here by hand\n")
+    assert "boxes/notes.txt is not in the manifest" in _damaged(copy, capsys)
+    (copy / "boxes" / "notes.txt").unlink()
+    manifest_path = copy / "_build" / "manifest.json"
+    original = manifest_path.read_text()
+    manifest = json.loads(original)
+    listed = next(f for f in manifest["files"] if f["path"] == f"boxes/{shard.name}")
+    listed["sha256"] = "0" * 64
+    manifest_path.write_text(json.dumps(manifest))
+    assert f"boxes/{shard.name}: sha256" in _damaged(copy, capsys)
+    manifest = json.loads(original)
+    manifest["counters"]["written.boxes"] += 1  # a row count the files do not have
+    manifest_path.write_text(json.dumps(manifest))
+    assert "config 'boxes': the writer counted" in _damaged(copy, capsys)
+    manifest_path.write_text(original)
+    assert cli_main(["validate", str(copy)]) == 0
+
+
+def test_two_s3_builds_at_once_and_validate_on_damaged_s3_builds(s3_endpoint, sources, capsys):  # noqa: F811
+    out = f"s3://{BUCKET}/concurrent"
+    url = f"{out}/wildbox"
+    runs = _at_once(str(sources[0]), out)
+    # no lock on S3: each run stages under its own _staging/<run>, the build folder is named by its
+    # content (the same input gives the same bytes) and the root manifest is written whole, last
+    assert [r.returncode for r in runs] == [0, 0], [r.stderr[-2000:] for r in runs]
+    assert cli_main(["validate", url]) == 0
+    fs = fsspec.filesystem("s3")
+    assert len(fs.ls(f"{url}/{published.BUILDS}")) == 1
+    capsys.readouterr()
+    build_url = published.resolve(url)
+    shard = sorted(fs.glob(f"{build_url}/boxes/*.parquet"))[0]
+    name = shard.rsplit("/", 1)[1]
+    data = fs.cat_file(shard)
+    fs.rm(shard)
+    assert cli_main(["validate", url]) == 1
+    assert f"boxes/{name} is listed but missing" in capsys.readouterr().out
+    fs.pipe_file(shard, data)
+    fs.pipe_file(f"{build_url}/boxes/notes.txt", b"left here by hand\n")
+    assert cli_main(["validate", url]) == 1
+    assert "boxes/notes.txt is not in the manifest" in capsys.readouterr().out
+    fs.rm(f"{build_url}/boxes/notes.txt")
+    root_manifest = fs.cat_file(f"{url}/_build/manifest.json")
+    changed = json.loads(root_manifest)
+    next(f for f in changed["files"] if f["path"] == f"boxes/{name}")["sha256"] = "0" * 64
+    fs.pipe_file(f"{url}/_build/manifest.json", json.dumps(changed).encode())
+    assert cli_main(["validate", url]) == 1
+    assert "FAIL" in capsys.readouterr().out
+    fs.pipe_file(f"{url}/_build/manifest.json", root_manifest)
+    assert cli_main(["validate", url]) == 0
