@@ -204,3 +204,11 @@ def test_two_s3_builds_at_once_and_validate_on_damaged_s3_builds(s3_endpoint, so
     assert "FAIL" in capsys.readouterr().out
     fs.pipe_file(f"{url}/_build/manifest.json", root_manifest)
     assert cli_main(["validate", url]) == 0
+
+
+def test_a_second_build_of_the_same_input_over_the_output_gives_the_same_bytes(concurrent_local, sources):
+    root, _ = concurrent_local
+    before = published_hashes(root)
+    again = _build(str(sources[0]), str(root.parent))
+    assert again.returncode == 0, again.stderr
+    assert published_hashes(root) == before
