@@ -498,3 +498,27 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
     assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
     link = next((copy / "exports" / "kitti" / "train" / "image_2").iterdir())
     assert link.stat().st_nlink == 2  # a hard link to exports/images/, replaced, not duplicated
+
+
+def test_cuboid_checks_in_chunks_name_the_same_boxes(built, tmp_path, monkeypatch):
+    """The geometry checks run a chunk of rows at a time (bounded memory): with 5-row chunks they find
+    the same broken box, by id, as in one chunk."""
+    import pyarrow as pa
+
+    from benchwright.pipelines.wildbox import DATASET
+    from benchwright.validation import wildbox as checks
+    from benchwright.writer import write_parquet
+
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    first = sorted((copy / "boxes").glob("*.parquet"))[0]
+    table = pq.read_table(first)
+    victim = table.column("box_id")[7].as_py()
+    depth = table.column("depth").to_pylist()
+    depth[7] += 1.0
+    write_parquet(table.set_column(table.schema.get_field_index("depth"), "depth", pa.array(depth)), str(first))
+    whole = DATASET.validate_tables(str(copy))
+    monkeypatch.setattr(checks, "CHECK_CHUNK_ROWS", 5)
+    assert DATASET.validate_tables(str(copy)) == whole
+    failed = [r for r in whole if not r["ok"]]
+    assert [r["check"] for r in failed] == ["boxes: depth = centre z"] and victim in failed[0]["detail"]

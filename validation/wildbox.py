@@ -143,11 +143,12 @@ def table_checks(root: Path) -> list[dict]:
     # boxes -> frames -> segments (and frames' objects -> boxes) are declared in REFERENCES, checked by the core
     boxes = read("boxes", ["box_id", *CUBOID_COLUMNS])
     if boxes is not None:
-        results += cuboid_checks("boxes", boxes.column("box_id").to_pylist(), {c: boxes.column(c) for c in CUBOID_COLUMNS})
+        results += cuboid_checks("boxes", boxes.column("box_id"), {c: boxes.column(c) for c in CUBOID_COLUMNS})
+    del boxes  # one config in memory at a time
     frames = read("frames", ["objects"])
     if frames is not None:
         objects = pc.list_flatten(frames.column("objects").combine_chunks())
-        results += cuboid_checks("frames", pc.struct_field(objects, ["box_id"]).to_pylist(),
+        results += cuboid_checks("frames", pc.struct_field(objects, ["box_id"]),
                                  {c: pc.struct_field(objects, [c]) for c in CUBOID_COLUMNS}, prefix="objects.")
     return results
 
@@ -168,16 +169,38 @@ def _matrix(column, *shape) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False), float).reshape(-1, *shape)
 
 
-def cuboid_checks(config: str, ids: list, columns: dict, prefix: str = "") -> list[dict]:
+CHECK_CHUNK_ROWS = 32_768  # cuboids checked at a time: the geometry's temporaries stay small at any size
+
+
+def cuboid_checks(config: str, ids, columns: dict, prefix: str = "") -> list[dict]:
     """[{check, ok, detail}]: rotations orthonormal with det +1; corners = centre + R (signs [L, H, W] / 2);
-    R = R_y(yaw) R_x(pitch) R_z(roll); depth = centre z; dimensions positive."""
+    R = R_y(yaw) R_x(pitch) R_z(roll); depth = centre z; dimensions positive. ``ids``: a list or an arrow
+    array; ``columns``: arrow (chunked) arrays, checked a chunk of rows at a time."""
+    n = len(columns["depth"])
+    bad: dict[str, list] = {}
+    for lo in range(0, max(n, 1), CHECK_CHUNK_ROWS):
+        part = {c: columns[c].slice(lo, CHECK_CHUNK_ROWS) for c in CUBOID_COLUMNS}
+        for name, ok in _cuboid_tests(part, prefix):
+            bad.setdefault(name, []).append(lo + np.flatnonzero(~ok))
+    results = []
+    for name, found in bad.items():
+        rows = np.concatenate(found)
+        examples = (ids.take(rows[:5]).to_pylist() if hasattr(ids, "take") else [ids[i] for i in rows[:5]])
+        results.append({"check": f"{config}: {name}", "ok": not len(rows),
+                        "detail": f"{n:,} cuboids" if not len(rows) else
+                        f"{len(rows):,} of {n:,} cuboids, e.g. {examples}"})
+    return results
+
+
+def _cuboid_tests(columns: dict, prefix: str) -> list[tuple[str, np.ndarray]]:
+    """(check name, per-cuboid pass mask) for the cuboids in ``columns``."""
     center, dims = _matrix(columns["center_cam"], 3), _matrix(columns["dimensions"], 3)
     R, corners = _matrix(columns["R_cam"], 3, 3), _matrix(columns["corners_cam"], 8, 3)
     ypr = _matrix(columns["yaw_pitch_roll"], 3)
     depth = np.asarray(columns["depth"].to_numpy(zero_copy_only=False), float)
     size = np.linalg.norm(dims, axis=1) if len(dims) else np.zeros(0)
     ortho, det_pos = geometry.check_rotations(R, atol=GEOMETRY_ATOL) if len(R) else (np.ones(0, bool),) * 2
-    tests = [
+    return [
         (f"{prefix}R_cam is a rotation (R R^T = I, det +1)", ortho & det_pos),
         (f"{prefix}dimensions positive", (dims > 0).all(axis=1) if len(dims) else np.ones(0, bool)),
         (f"{prefix}corners_cam = centre + R_cam (signs x [L, H, W] / 2)",
@@ -187,13 +210,6 @@ def cuboid_checks(config: str, ids: list, columns: dict, prefix: str = "") -> li
          (np.abs(geometry.rotation_from_ypr(ypr) - R).max(axis=(1, 2)) <= GEOMETRY_ATOL) if len(R) else np.ones(0, bool)),
         (f"{prefix}depth = centre z", np.abs(depth - center[:, 2]) <= GEOMETRY_ATOL * np.maximum(size, 1)),
     ]
-    results = []
-    for name, ok in tests:
-        bad = np.flatnonzero(~ok)
-        results.append({"check": f"{config}: {name}", "ok": not len(bad),
-                        "detail": f"{len(ok):,} cuboids" if not len(bad) else
-                        f"{len(bad):,} of {len(ok):,} cuboids, e.g. {[ids[i] for i in bad[:5]]}"})
-    return results
 
 
 # Declared for the core (benchwright.dataset.Dataset): the keys between configs, the class and split
