@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import posixpath
+from concurrent.futures import ThreadPoolExecutor
 
 import fsspec
+
+FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few threads overlap them
 
 
 def list_files(source: str) -> list[str]:
@@ -14,3 +17,14 @@ def list_files(source: str) -> list[str]:
     return sorted(p for p, info in entries.items()
                   if info.get("type") == "file" and not any(part.startswith(".") for part in
                                                             posixpath.relpath(p, root).split("/")))
+
+
+def map_in_threads(work, items: list, threads: int = FILE_THREADS) -> list:
+    """``[work(item) for item in items]`` on a few threads, each taking one contiguous run of the
+    items (a future per item costs more than reading or writing a small file)."""
+    if not items:
+        return []
+    step = -(-len(items) // threads)
+    runs = [items[lo:lo + step] for lo in range(0, len(items), step)]
+    with ThreadPoolExecutor(threads) as pool:
+        return [out for run in pool.map(lambda run: [work(item) for item in run], runs) for out in run]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import fsspec
+
+from benchwright.files import map_in_threads
 
 
 def stable_hash64(key: str) -> int:
@@ -33,9 +34,6 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-HASH_THREADS = 4  # reads and hashlib release the GIL: a few threads overlap them
-
-
 def _sha256_or_error(path: str):
     try:
         return sha256_file(path)
@@ -57,6 +55,5 @@ def sha256_files(paths: list) -> list:
     first = {}
     for p, key in zip(map(str, paths), keys):
         first.setdefault(key, p)
-    with ThreadPoolExecutor(HASH_THREADS) as pool:
-        digests = dict(zip(first, pool.map(_sha256_or_error, first.values())))
+    digests = dict(zip(first, map_in_threads(_sha256_or_error, list(first.values()))))
     return [digests[key] for key in keys]

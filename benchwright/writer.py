@@ -11,7 +11,6 @@ import json
 import math
 import os
 import posixpath
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 import apache_beam as beam
@@ -23,6 +22,7 @@ import pyarrow.parquet as pq
 from datasets import Features, Value
 from datasets.table import embed_table_storage
 
+from benchwright.files import map_in_threads
 from benchwright.hashing import stable_hash64
 from benchwright.stage import counter
 
@@ -182,9 +182,8 @@ def _read_local_files(table: pa.Table) -> pa.Table:
         todo = [k for k, (d, p) in enumerate(zip(datas, paths)) if d is None and p and _local_path(p) is not None]
         if not todo:
             continue
-        with ThreadPoolExecutor(4) as pool:
-            for k, data in zip(todo, pool.map(_read_file, [_local_path(paths[k]) for k in todo])):
-                datas[k] = data
+        for k, data in zip(todo, map_in_threads(_read_file, [_local_path(paths[k]) for k in todo])):
+            datas[k] = data
         filled = pa.StructArray.from_arrays([pa.array(datas, field.type.field("bytes").type), column.field("path")],
                                             fields=list(field.type), mask=column.is_null())
         table = table.set_column(i, field, filled)

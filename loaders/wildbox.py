@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 
 from benchwright import tables
 from benchwright.errors import RecordError
+from benchwright.files import map_in_threads
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import write_omni3d_stream
 from benchwright.hashing import stable_int_id
@@ -197,21 +197,14 @@ def export_all(root: Path) -> dict:
 
 # Exports are hundreds of thousands of small files: the time goes to the filesystem (create, write,
 # close), which a few threads overlap (the calls release the GIL); Python's file objects add nothing.
-EXPORT_THREADS = 4
 EXPORT_CHUNK_ROWS = 16_384  # annotations converted to Python values at a time
 
 
 def _in_threads(work, items: list) -> None:
-    """``work(item)`` for every item (its last element the path it creates), in EXPORT_THREADS contiguous runs."""
-    if not items:
-        return
+    """``work(item)`` for every item (its last element the path it creates), its folders made first."""
     for folder in sorted({os.path.dirname(item[-1]) for item in items}):
         os.makedirs(folder, exist_ok=True)
-    step = -(-len(items) // EXPORT_THREADS)
-    with ThreadPoolExecutor(EXPORT_THREADS) as pool:
-        for done in pool.map(lambda run: [work(item) for item in run],
-                             [items[k:k + step] for k in range(0, len(items), step)]):
-            del done
+    map_in_threads(work, items)
 
 
 def _write_file(item: tuple[bytes, str]) -> None:
