@@ -13,6 +13,7 @@ from pathlib import Path
 
 import fsspec
 import pytest
+import s3fs
 
 from benchwright import published, registry
 from benchwright.cli import main as cli_main
@@ -37,6 +38,9 @@ def s3_endpoint():
            "AWS_DEFAULT_REGION": "us-east-1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    # fsspec caches filesystem instances: one made for an earlier module's server would still point
+    # at that server's (closed) port
+    s3fs.S3FileSystem.clear_instance_cache()
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -52,6 +56,7 @@ def s3_endpoint():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+        s3fs.S3FileSystem.clear_instance_cache()
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

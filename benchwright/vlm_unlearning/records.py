@@ -103,7 +103,7 @@ def _required_str(raw: dict, key: str, locator: str) -> str:
 
 
 def check_category(category, subcategory, locator: str) -> tuple[str, str]:
-    if category not in schema.HARMFUL_CATEGORIES:
+    if not isinstance(category, str) or category not in schema.HARMFUL_CATEGORIES:
         raise RecordError(locator, f"unknown harmful_category {category!r}; known: "
                                    f"{', '.join(sorted(schema.HARMFUL_CATEGORIES))}")
     if subcategory not in schema.HARMFUL_CATEGORIES[category]:
