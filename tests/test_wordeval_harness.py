@@ -195,7 +195,10 @@ def test_an_interrupted_run_resumes_without_running_scored_cases_again(built, ca
     run = tmp_path / "run"
     argv = [sys.executable, "-m", "benchwright.cli", "run", "wordeval", "--agent", agent, "--cases", str(built),
             "--out", str(run), "--workers", "1", "--no-progress"] + [a for c in ids for a in ("--case-id", c)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ})
+    # a test run started in the background of a non-interactive shell inherits SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler: give the child the default disposition
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     # interrupt as soon as one case is scored: at least three seconds of agent work remain
     while time.time() < deadline and len(list((run / "cases").glob("*.json"))) < 1:
