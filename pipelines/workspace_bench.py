@@ -84,21 +84,16 @@ def scan_one(entry: dict, limits):
     """Read one file once: its FILES row, the references written in it, and what the implicit rules
     compare (numbers and names from its whole text, not only the excerpt). A file that does not parse
     as its type is kept; its references are lost, and that is quarantined under its own unit."""
-    from benchwright.workspace_bench import deps
-    from benchwright.workspace_bench.scan import read_entry, scan_file
+    from benchwright.workspace_bench.deps import describe_file
 
     locator = f"{entry['workspace']}/{entry['path']}"
     try:
-        data = read_entry(entry, limits)
-        described = scan_file(data, entry["path"], limits)
+        described, refs, unparsable = describe_file(entry, limits)
     except RecordError as err:  # the scanner names the file in its workspace; the quarantine names both
         raise RecordError(locator if err.locator == entry["path"] else f"{entry['workspace']}/{err.locator}",
                           err.reason) from err
-    try:
-        refs = deps.extract_references(entry["path"], data, described["file_type"], limits)
-    except deps.Unparsable as err:
-        refs = []
-        yield Reject("file_references", locator, err.reason)
+    if unparsable is not None:
+        yield Reject("file_references", locator, unparsable)
     row = {k: described.get(k) for k in schema.FILES if k in described}
     row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"])
     yield {"row": row, "refs": refs,

@@ -42,7 +42,7 @@ from benchwright.workspace_bench.extract_text import decode_text
 from benchwright.workspace_bench.implicit import implicit_edges
 from benchwright.workspace_bench.scan import extension_types, list_workspace, path_extensions, read_entry, scan_file
 
-__all__ = ["extract_references", "WorkspaceIndex", "resolve", "extraction_quality", "describe_workspace",
+__all__ = ["extract_references", "describe_file", "WorkspaceIndex", "resolve", "extraction_quality", "describe_workspace",
            "Unparsable", "logical_name", "REFERENCE_TYPES"]
 
 # File names too common to identify a file alone: a bare-name match also needs the parent folder.
@@ -316,6 +316,19 @@ def extraction_quality(edges: list[dict], truth: list[dict], file_types: dict[tu
 
 # --------------------------------------------------------------------------- one workspace, in order
 
+def describe_file(entry: dict, limits: Limits = DEFAULT_LIMITS) -> tuple[dict, list[dict], str | None]:
+    """One listed file (a ``list_workspace`` entry) read once: its scanned row, the references written
+    in it, and why they are lost when it does not parse as its type (the file itself is kept: None when
+    it parses). Raises ``RecordError`` naming the path when the file cannot be read or scanned. The
+    pipeline and :func:`describe_workspace` both describe a file with it."""
+    data = read_entry(entry, limits)
+    row = scan_file(data, entry["path"], limits)
+    try:
+        return row, extract_references(entry["path"], data, row["file_type"], limits), None
+    except Unparsable as err:
+        return row, [], err.reason
+
+
 def describe_workspace(url: str, limits: Limits = DEFAULT_LIMITS, exclude=()) -> dict:
     """Every step for one workspace in one process: list, read, scan, extract, resolve, infer. The
     pipeline runs the same functions file by file; this is for tests, benchmarks and small sources.
@@ -324,24 +337,18 @@ def describe_workspace(url: str, limits: Limits = DEFAULT_LIMITS, exclude=()) ->
     ``{path, reason}`` for every file the listing refused, the scan refused or that did not parse."""
     entries, problems = list_workspace(url, limits)
     entries = [e for e in entries if e["path"] not in set(exclude)]
-    files, contents = [], {}
+    files, references = [], {}
     for entry in entries:
         try:
-            data = read_entry(entry, limits)
-            row = scan_file(data, entry["path"], limits)
+            row, refs, unparsable = describe_file(entry, limits)
         except RecordError as err:
             problems.append({"path": entry["path"], "reason": err.reason})
             continue
+        if unparsable is not None:
+            problems.append({"path": entry["path"], "reason": unparsable})
         files.append(row)
-        contents[row["path"]] = data
+        references[row["path"]] = refs
     index = WorkspaceIndex([r["path"] for r in files], {r["path"]: r["sha256"] for r in files})
-    edges = []
-    for row in files:
-        try:
-            refs = extract_references(row["path"], contents[row["path"]], row["file_type"], limits)
-        except RecordError as err:
-            problems.append({"path": row["path"], "reason": err.reason})
-            continue
-        edges += resolve(refs, row["path"], index)
+    edges = [e for row in files for e in resolve(references[row["path"]], row["path"], index)]
     return {"files": files, "edges": edges + implicit_edges(files),
             "problems": sorted(problems, key=lambda p: p["path"])}
