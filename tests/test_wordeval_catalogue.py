@@ -164,3 +164,26 @@ def test_single_case_rebuild_matches(built):
     c0 = built["atomic"][3]
     again = build_case(c0["unit_id"], c0["seed"], c0["base_document"])
     assert again["input_docx"] == c0["input_docx"] and again["reference_docx"] == c0["reference_docx"]
+
+
+def test_every_compositional_reference_passes_its_own_oracle(built):
+    # a reference failing its own oracle is quarantined by the build (no agent could pass it):
+    # comp_tracked_edits once drew its tracked deletion inside the paragraph its tracked insertion
+    # had changed, so neither step's text was where its oracle looked; "apart" redraws the step
+    from pipelines.wordeval import _own_oracle_failures
+
+    failing = {c["case_id"]: f for c in built["compositional"] if (f := _own_oracle_failures(c))}
+    assert failing == {}
+    tracked = [c for c in built["compositional"] if c["template"] == "comp_tracked_edits"]
+    assert len(tracked) == 4
+    for case in tracked:
+        insert, delete = (t["anchor"] for t in json.loads(case["oracle"])["targets"] if t["anchor"] and "paragraph" in t["anchor"])
+        assert insert["paragraph"] != delete["paragraph"], case["case_id"]
+
+
+def test_an_unknown_binding_is_refused(cat):
+    import copy
+
+    broken = copy.deepcopy(cat)
+    broken.templates["comp_tracked_edits"]["bind"] = [{"from": 1, "to": 2, "what": "elsewhere"}]
+    assert validate_catalogue(broken) == ["template comp_tracked_edits: unknown binding 'elsewhere'"]

@@ -358,8 +358,8 @@ def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
-def _resolve_unit(unit: dict, seed: int, base_doc: str, cat: Catalogue):
-    rng = _rng(unit["id"], base_doc, seed)
+def _resolve_unit(unit: dict, seed: int, base_doc: str, cat: Catalogue, *redraw):
+    rng = _rng(unit["id"], base_doc, seed, *redraw)
     roles = cat.basedocs[base_doc].get("roles", {})
     locator = f"{unit['id']}@{base_doc}#seed={seed}"
     target = resolve_target(unit["target"], roles, rng, locator)
@@ -470,6 +470,14 @@ def iter_cases(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1)
 # --------------------------------------------------------------------------- compositions
 
 
+APART_REDRAWS = 16
+
+
+def _paragraphs_of(target: dict) -> set[str]:
+    """The body paragraphs (by their anchor text) a target edits."""
+    return ({target["paragraph"]} if "paragraph" in target else set()) | set(target.get("paragraphs") or ())
+
+
 def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: Catalogue | None = None,
                     atomic_ids: set[str] | None = None) -> dict:
     """Instantiate a composition template: the units' preconditions, then their operations in
@@ -496,6 +504,20 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
             name = what.split(":", 1)[1]
             dst["native"][name] = src["native"][name]
             dst["human"][name] = src["human"][name]
+        elif what == "apart":
+            # step j must edit another paragraph than step i (a tracked deletion inside the
+            # paragraph a tracked insertion just changed leaves neither step's text where its
+            # oracle looks for it): redraw j's target, seeded, until the paragraphs differ
+            attempt = 0
+            while _paragraphs_of(dst["target"]) & _paragraphs_of(src["target"]):
+                attempt += 1
+                if attempt > APART_REDRAWS:
+                    raise NotApplicable(f"{template['id']}@{base_doc}#seed={seed}",
+                                        f"steps {rule['from']} and {rule['to']} must edit different paragraphs; "
+                                        f"{APART_REDRAWS} draws found none")
+                rng, roles, _, target, native, human, tmpl = _resolve_unit(
+                    dst["unit"], seed, base_doc, cat, "apart", attempt)
+                dst.update(target=target, native=native, human=human, template=tmpl, rng=rng, roles=roles)
     locator = f"{template['id']}@{base_doc}#seed={seed}"
 
     def run():

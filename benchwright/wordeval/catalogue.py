@@ -221,6 +221,8 @@ def validate_catalogue(cat: Catalogue) -> list[str]:
                 problems.append(f"template {tid}: bad binding rule {rule!r}")
             elif max(rule["from"], rule["to"]) >= len(steps):
                 problems.append(f"template {tid}: binding refers to a missing step")
+            elif rule["what"] not in ("target", "paragraph", "apart") and not str(rule["what"]).startswith("param:"):
+                problems.append(f"template {tid}: unknown binding {rule['what']!r}")
     return problems
 
 
