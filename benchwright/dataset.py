@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchwright.files import list_files
+from benchwright.files import SOURCE_COMPLETE_MARKER, list_files
 
 
 @dataclasses.dataclass
@@ -71,10 +71,10 @@ class Dataset:
         if not self.synth:
             raise NotImplementedError(f"{self.name}: no synth to write the embedded default with")
         out = Path(workdir) / f"{self.name}-default"
-        if not (out / ".complete").exists():
+        if not (out / SOURCE_COMPLETE_MARKER).exists():
             shutil.rmtree(out, ignore_errors=True)
             resolve(self.synth)(out, scale="default", seed=0)
-            (out / ".complete").write_text("")
+            (out / SOURCE_COMPLETE_MARKER).write_text("")
         return str(out)
 
     def expand(self, pipeline, source: str, staging: str, previous: str | None) -> tuple[dict, list]:

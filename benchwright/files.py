@@ -9,14 +9,18 @@ import fsspec
 FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few threads overlap them
 
 
+# written beside a generated source when it is whole (``Dataset.default_source``): not input
+SOURCE_COMPLETE_MARKER = ".complete"
+
+
 def list_files(source: str) -> list[str]:
-    """Regular files under ``source``, sorted; hidden names skipped. Symlinked folders are not
-    followed, so a symlink loop cannot make the walk endless."""
+    """Regular files under ``source``, sorted, hidden ones included (a reader may read them: a
+    workspace's ``.env`` is input), but for the marker of a whole generated source. Symlinked
+    folders are not followed, so a symlink loop cannot make the walk endless."""
     fs, root = fsspec.core.url_to_fs(source)
     entries = fs.find(root, detail=True)
     return sorted(p for p, info in entries.items()
-                  if info.get("type") == "file" and not any(part.startswith(".") for part in
-                                                            posixpath.relpath(p, root).split("/")))
+                  if info.get("type") == "file" and posixpath.relpath(p, root) != SOURCE_COMPLETE_MARKER)
 
 
 def map_in_threads(work, items: list, threads: int = FILE_THREADS) -> list:
