@@ -27,11 +27,12 @@ def _workspaces(source: str) -> list:
     return list(open_source(source).workspaces)
 
 
-def _entries(source: str) -> list[dict]:
+def _entries(source: str) -> dict[str, list[dict]]:
+    """Each workspace's listed files (by workspace name), as the scan reads them."""
     from benchwright.workspace_bench.scan import DEFAULT_LIMITS, list_workspace
 
-    return [e for ws in _workspaces(source) for e in list_workspace(ws.url, DEFAULT_LIMITS)[0]
-            if e["path"] not in ws.skip]
+    return {ws.name: [e for e in list_workspace(ws.url, DEFAULT_LIMITS)[0] if e["path"] not in ws.skip]
+            for ws in _workspaces(source)}
 
 
 def _scan_workspace(ws) -> tuple[int, int, int]:
@@ -43,22 +44,18 @@ def _scan_workspace(ws) -> tuple[int, int, int]:
     return len(described["files"]), sum(f["size"] for f in described["files"]), len(described["edges"])
 
 
-def run_scan(source: str, workers: int) -> dict:
+def run_scan(source: str, workers: int, order: list[str]) -> dict:
+    """The scan of every workspace, in ``order`` (the parent's listing puts big workspaces first, so
+    the pool's last task is a small one; listing them here again would be timed twice)."""
     t0 = time.perf_counter()
-    # big workspaces first, so the pool's last task is a small one
-    workspaces = sorted(_workspaces(source), key=lambda ws: (-len(_entries_of(ws)), ws.name))
+    rank = {name: i for i, name in enumerate(order)}
+    workspaces = sorted(_workspaces(source), key=lambda ws: (rank.get(ws.name, len(rank)), ws.name))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(_scan_workspace, workspaces))
     seconds = time.perf_counter() - t0
     files, nbytes, edges = (sum(r[i] for r in results) for i in range(3))
     return {"files": files, "bytes": nbytes, "edges": edges, "seconds": round(seconds, 2),
             "files_per_s": round(files / seconds, 1), "mb_per_s": round(nbytes / seconds / 1e6, 2), "workers": workers}
-
-
-def _entries_of(ws) -> list:
-    from benchwright.workspace_bench.scan import list_workspace
-
-    return list_workspace(ws.url)[0]
 
 
 def run_sha256sum(paths: list[str]) -> dict:
@@ -83,9 +80,11 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--build", action="store_true", help="also time the whole Beam build")
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--order", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:  # the scan in its own process, so its peak memory is its own
-        print(json.dumps({**run_scan(args.child, args.workers), "peak_mb": _peak_mb(), "peak_mb_workers": _peak_mb(True)}))
+        scan = run_scan(args.child, args.workers, args.order.split(",") if args.order else [])
+        print(json.dumps({**scan, "peak_mb": _peak_mb(), "peak_mb_workers": _peak_mb(True)}))
         return 0
     with tempfile.TemporaryDirectory(prefix="benchwright-scan-") as work:
         source, synth_s = args.source, None
@@ -96,10 +95,13 @@ def main(argv=None) -> int:
             t = time.perf_counter()
             write_source(source, scale=args.scale, seed=0)
             synth_s = round(time.perf_counter() - t, 1)
-        paths = [e["url"] for e in _entries(source)]
+        listed = _entries(source)
+        paths = [e["url"] for entries in listed.values() for e in entries]
         floor = run_sha256sum(paths)
+        order = sorted(listed, key=lambda name: (-len(listed[name]), name))
         child = subprocess.run([sys.executable, "-m", "benchwright.benchmarks.workspace_scan", "--child", source,
-                                "--workers", str(args.workers)], capture_output=True, text=True, check=True)
+                                "--workers", str(args.workers), "--order", ",".join(order)],
+                               capture_output=True, text=True, check=True)
         scan = json.loads(child.stdout.strip().splitlines()[-1])
         result = {"source": args.source or f"synthetic {args.scale}", "synth_seconds": synth_s, "sha256sum": floor,
                   "scan": scan, "throughput_vs_sha256sum": round(scan["mb_per_s"] / floor["mb_per_s"], 3),
