@@ -8,6 +8,7 @@ numpy batch per segment) -> the core writer. Every refusal is a quarantine or fi
 from __future__ import annotations
 
 import posixpath
+import struct
 import tempfile
 from pathlib import Path
 
@@ -87,15 +88,33 @@ def _image_size(fs, path: str) -> tuple[int, int]:
     with fs.open(path, "rb") as f:  # OSError here: the file cannot be read
         try:
             with PIL.Image.open(f) as image:
-                return image.size
-        except (OSError, SyntaxError, ValueError) as err:  # what PIL raises for bytes that are no image
-            raise ValueError(str(err)) from None
+                size, fmt = image.size, image.format
+        except PIL.Image.DecompressionBombError as err:  # the header claims more pixels than any frame has
+            raise ValueError(f"decompression bomb: {err}") from None
+        except (OSError, SyntaxError, ValueError):  # what PIL raises for bytes that are no image
+            raise ValueError("") from None
+        # a cut file keeps its header: its last kilobyte must hold the format's end marker (a few bytes
+        # of padding after it are tolerated; entropy-coded data never holds it). No pixel is decoded.
+        end = _END_MARKERS.get(fmt)
+        if end:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 1024))
+            if end not in f.read():
+                raise ValueError(f"truncated {fmt}: no end-of-image marker")
+        return size
 
 
-def _mask_extent(fs, path: str):
+_END_MARKERS = {"JPEG": b"\xff\xd9", "PNG": b"IEND\xaeB`\x82"}
+
+
+def _mask_extent(fs, path: str, max_pixels: int):
     """(inclusive xyxy extent, pixel count) of a SAM3 mask PNG; count 0 for an empty mask, None when the
-    bytes are not an image."""
+    bytes are not an image or its header claims more than ``max_pixels`` (its frame's: a decompression bomb)."""
     data = fs.cat_file(path)
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        width, height = struct.unpack(">II", data[16:24])  # IHDR
+        if width * height > max_pixels:
+            return None
     mask = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE) if data else None
     return None if mask is None else geometry.mask_extent(mask)
 
@@ -174,12 +193,14 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     fs = _filesystem(seg)
     for f in seg.frames:
         try:
+            if f.problem:
+                raise OSError(f.problem)
             frame_rows.append(_image_size(fs, f.image_url))
             problem = ""
         except OSError as err:
             problem = f"cannot read: {err}"
-        except ValueError:
-            problem = "not a decodable image"
+        except ValueError as err:
+            problem = "not a decodable image" + (f" ({err})" if str(err) else "")
         if problem:
             frame_ok.append(False)
             frame_rows.append(None)
@@ -231,11 +252,11 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         w, h = size_row[i]
         if seg.mask_url[i] is not None:
             try:
-                found = _mask_extent(fs, seg.mask_url[i])
+                found = _mask_extent(fs, seg.mask_url[i], max(1, int(w) * int(h)))
             except OSError as err:
                 found, problem = None, str(err)
             else:
-                problem = "not a decodable PNG"
+                problem = f"not a decodable PNG of at most its frame's {w} x {h} pixels"
             if found is None:
                 yield reject(i, f"SAM3 mask {seg.mask_url[i].rsplit('/', 4)[-3:]} unreadable: {problem}")
                 continue

@@ -36,6 +36,7 @@ class RawFrame:
     P: np.ndarray             # 3x4 projection in the camera frame, at the resolution below
     calib_size: tuple | None  # (width, height) that P (and bbox_2d) refer to; None = the image's own
     extrinsic: np.ndarray     # 3x4 world -> camera
+    problem: str | None = None  # why the frame's file is refused before it is read
 
 
 @dataclasses.dataclass
@@ -83,13 +84,22 @@ class Observations:
             class_name=cls, mask_url=mask, track_locator=loc, **fields)
 
 
+def _unique_keys(pairs):
+    """json's object hook: a key given twice would silently keep the last value (a track lost)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        raise ValueError(f"duplicate key {next(k for k, _ in pairs if k in seen or seen.add(k))!r}")
+    return out
+
+
 def _load_json(fs, path: str, locator: str):
     try:
         with fs.open(path, "rb") as f:
-            return json.load(f)
+            return json.load(f, object_pairs_hook=_unique_keys)
     except FileNotFoundError:
         raise RecordError(locator, "file is missing") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, an integer past Python's digit limit, a duplicate key
         raise RecordError(locator, f"malformed JSON: {err}") from None
 
 
@@ -122,8 +132,21 @@ def _files_under(fs, folder: str) -> set[str]:
     return found
 
 
-def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
-    """One ``<video>/<segment>/`` folder of the WildBox raw release."""
+INT64_LIMIT = 1 << 63
+
+
+def _outside(fs, root: str, path: str) -> bool:
+    """A local symlink whose target is outside the source root (its bytes are not the source's)."""
+    if not isinstance(fs, LocalFileSystem) or not os.path.islink(path):
+        return False
+    return not os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
+
+
+def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
+    """One ``<video>/<segment>/`` folder of the WildBox raw release (bytes: a folder name that is not
+    UTF-8, see ``list_wildbox_segments``)."""
+    if isinstance(seg_rel, bytes):
+        raise RecordError(seg_rel.decode("utf-8", "backslashreplace"), "folder name is not valid UTF-8")
     fs, root = fsspec.core.url_to_fs(source)
     seg_path = posixpath.join(root, seg_rel)
     video_id = seg_rel.split("/")[0]
@@ -146,9 +169,13 @@ def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
             raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
         if fi in frames:
             raise RecordError(where, f"frame_index {fi} appears twice")
-        rel = posixpath.join(seg_rel, name)
+        rel = posixpath.normpath(posixpath.join(seg_rel, name))
+        if posixpath.isabs(name) or not rel.startswith(seg_rel + "/"):
+            raise RecordError(where, f"image_name {name!r} leaves the segment folder")
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
-                              np.hstack([K, np.zeros((3, 1))]), size, ext)
+                              np.hstack([K, np.zeros((3, 1))]), size, ext,
+                              "a symlink to a file outside the source" if _outside(fs, root, posixpath.join(root, rel))
+                              else None)
     summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
@@ -161,6 +188,8 @@ def parse_wildbox_segment(source: str, seg_rel: str) -> RawSegment:
         try:
             track_id = int(tid)
             fr = [int(f) for f in track["frames"]]
+            if not all(-INT64_LIMIT <= v < INT64_LIMIT for v in (track_id, *fr)):
+                raise RecordError(where, "track id or frame index out of range (beyond int64)")
             n = len(fr)
             centers = _matrix(track["centers"], (n, 3), where, "centers")
             dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
@@ -189,7 +218,18 @@ def list_wildbox_segments(source: str) -> list[str]:
     for pattern in ("*/*/vggt_results", "*/*/metadata.json"):
         for path in fs.glob(posixpath.join(root, pattern)):
             found.add(posixpath.relpath(posixpath.dirname(path), root))
-    return sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
+    found = sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
+    # a name that is not UTF-8 (a local file system's surrogate escapes) stays bytes: no str coder
+    # can carry it, and its segment is quarantined naming it
+    return [s if _utf8(s) else s.encode("utf-8", "surrogateescape") for s in found]
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
