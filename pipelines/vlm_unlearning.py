@@ -18,7 +18,6 @@ import io
 from pathlib import Path
 
 import apache_beam as beam
-import fsspec
 import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -27,6 +26,7 @@ from benchwright.errors import RecordError, SourceError
 from benchwright.pipelines import vlm_unlearning_sources as sources
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.stage import Reject, run_stage
+from benchwright.vlm_unlearning import records as rec
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 
 ROUTING_SEED = 0
@@ -54,8 +54,7 @@ def read_image(url: str, locator: str) -> bytes:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with fsspec.open(url, "rb") as f:
-            data = f.read()
+        data = sources.read_image_bytes(url)
     except FileNotFoundError:
         raise RecordError(locator, f"image {url.rsplit('/', 2)[-2:]} is missing") from None
     except OSError as err:
@@ -89,11 +88,13 @@ def build_views(record):
     from benchwright.vlm_unlearning.views import render_instruction, view_rows
 
     try:
-        read_image(record.image_url, record.locator)
+        data = read_image(record.image_url, record.locator)
     except RecordError as err:
         yield from sources.reject_record(err.locator, err.reason, len(record.examples))
         return
-    image_value = {"bytes": None, "path": _embeddable(record.image_url)}
+    # an image file travels as its path (the writer embeds it); one stored in a Parquet source, as bytes
+    image_value = ({"bytes": data, "path": record.image_path} if rec.parse_embedded_image_url(record.image_url)
+                   else {"bytes": None, "path": _embeddable(record.image_url)})
     out = {"records": [], **{v: [] for v in schema.VIEWS}, "route": [], "score": []}
     published = []
     for ex in record.examples:
@@ -136,8 +137,8 @@ def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROU
     elif forget:
         inputs = []
         for e in sorted(examples, key=lambda e: e["example_id"]):
-            with fsspec.open(e["image_url"], "rb") as f:
-                inputs.append({**{k: e[k] for k in ("example_id", "prompt", "response", "role")}, "image": f.read()})
+            inputs.append({**{k: e[k] for k in ("example_id", "prompt", "response", "role")},
+                           "image": sources.read_image_bytes(e["image_url"])})
         scores, source = routing.visual_pressure(inputs, seed=seed)
     else:
         scores, source = {}, "none"

@@ -5,8 +5,10 @@ images under the folder of the same name (``train/bad_ads/<uuid>.png``: where ``
 ``test.zip`` unpack). The embedded default (``benchwright synth vlm_unlearning``) has the same layout.
 
 ``mapped``: benchmarks of the same shape (MLLMU-Bench, FIUBench, CLEAR) through ``mapping.yaml`` at
-the root, which names the annotation files (a JSON array, or JSON Lines for ``.jsonl``), the image
-root and which field holds the id, image, instruction, response, role and optional description:
+the root, which names the annotation files (a JSON array, JSON Lines for ``.jsonl``, or Parquet as
+``datasets`` writes it for ``.parquet``: the Hugging Face releases, whose Image column holds each
+image's bytes), the image root and which field holds the id, image, instruction, response, role and
+optional description:
 
 ```yaml
 benchmark: CLEAR
@@ -25,10 +27,15 @@ pipeline (``parse_record``), so a bad record is quarantined, never fatal.
 """
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import json
 import posixpath
 
 import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 import yaml
 
 from benchwright.errors import RecordError, SourceError
@@ -63,8 +70,10 @@ def read_mapping(url: str) -> rec.Mapping:
     return rec.parse_mapping(doc, where)
 
 
-def _load_records(url: str, name: str) -> list:
-    """A file's records: a JSON array, or JSON Lines (``.jsonl``)."""
+def _load_records(url: str, name: str, image_field: str | None = None) -> list:
+    """A file's records: a JSON array, JSON Lines (``.jsonl``) or Parquet (``.parquet``)."""
+    if name.endswith(".parquet"):
+        return _load_parquet_records(url, name, image_field)
     try:
         with fsspec.open(posixpath.join(url, name), "rt", encoding="utf-8") as f:
             text = f.read()
@@ -78,6 +87,72 @@ def _load_records(url: str, name: str) -> list:
         raise SourceError(f"{name}: not valid JSON (line {err.lineno}): {err.msg}") from None
     if not isinstance(data, list):
         raise SourceError(f"{name}: expected a JSON array of records, got {type(data).__name__}")
+    return data
+
+
+def _is_image_struct(type_) -> bool:
+    """A ``datasets`` Image column's storage: struct<bytes: binary, path: string>."""
+    return pa.types.is_struct(type_) and {f.name for f in type_} == {"bytes", "path"}
+
+
+def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
+    """A Parquet file's records, one row group at a time. The image bytes stay in the file: a row
+    whose Image value holds bytes gets ``{EMBEDDED_KEY: url of file, column and row, "path": ...}``
+    (the pipeline reads the bytes, ``read_image_bytes``); a row holding only a path refers to a file
+    under the image root, as in JSON."""
+    where = posixpath.join(url, name)
+    rows: list[dict] = []
+    try:
+        with fsspec.open(where, "rb") as f:
+            parquet = pq.ParquetFile(f)
+            names = parquet.schema_arrow.names
+            embedded = image_field in names and _is_image_struct(parquet.schema_arrow.field(image_field).type)
+            columns = [c for c in names if c != image_field or not embedded] + ([f"{image_field}.path"] if embedded else [])
+            for group in range(parquet.num_row_groups):
+                part = parquet.read_row_group(group, columns=columns).to_pylist()
+                if embedded:
+                    stored = parquet.read_row_group(group, columns=[f"{image_field}.bytes"]).column(image_field)
+                    for row, has_bytes in zip(part, stored.combine_chunks().field("bytes").is_valid().to_pylist()):
+                        path = (row.get(image_field) or {}).get("path")
+                        row[image_field] = {rec.EMBEDDED_KEY: rec.embedded_image_url(where, image_field, len(rows)),
+                                            "path": path} if has_bytes else path
+                        rows.append(row)
+                else:
+                    rows += part
+    except (OSError, pa.ArrowException) as err:
+        raise SourceError(f"{name}: not a readable Parquet file: {err}") from None
+    return rows
+
+
+@functools.lru_cache(maxsize=2)  # a worker reads a file's rows in order: one row group at a time
+def _row_group_column(file_url: str, column: str, group: int) -> list:
+    with fsspec.open(file_url, "rb") as f:
+        stored = pq.ParquetFile(f).read_row_group(group, columns=[f"{column}.bytes"]).column(column)
+        return stored.combine_chunks().field("bytes").to_pylist()
+
+
+@functools.lru_cache(maxsize=64)
+def _row_group_starts(file_url: str) -> tuple[int, ...]:
+    with fsspec.open(file_url, "rb") as f:
+        meta = pq.ParquetFile(f).metadata
+    return tuple(itertools.accumulate((meta.row_group(g).num_rows for g in range(meta.num_row_groups)), initial=0))
+
+
+def read_image_bytes(url: str) -> bytes:
+    """An image's bytes: the file at ``url``, or the row of a Parquet file's Image column an embedded
+    image's url names. Raises ``FileNotFoundError`` / ``OSError`` like ``open``."""
+    embedded = rec.parse_embedded_image_url(url)
+    if embedded is None:
+        with fsspec.open(url, "rb") as f:
+            return f.read()
+    file_url, column, row = embedded
+    starts = _row_group_starts(file_url)
+    group = bisect.bisect_right(starts, row) - 1
+    if not 0 <= group < len(starts) - 1:
+        raise OSError(f"{file_url} has no row {row}")
+    data = _row_group_column(file_url, column, group)[row - starts[group]]
+    if data is None:
+        raise OSError(f"{file_url} row {row}: its {column} holds no bytes")
     return data
 
 
@@ -99,7 +174,7 @@ def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str,
         return fmt, out, None
     mapping = read_mapping(url)
     for mapped in mapping.files:
-        rows = _load_records(url, mapped.path)
+        rows = _load_records(url, mapped.path, mapping.fields["image"])
         keys = set().union(*(r for r in rows if isinstance(r, dict))) if rows else set()
         for part, field in sorted(mapping.fields.items()):
             if rows and field not in keys and part != "description":

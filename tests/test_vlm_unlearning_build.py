@@ -200,3 +200,68 @@ def test_a_mapped_source_builds_through_the_cli(tmp_path):
         {f"data/person{i}#0" for i in (3, 4, 5)}
     routed = {r["example_id"]: r["routed_view"] for r in rows(built, "modroute_g0.25", columns=["example_id", "routed_view"])}
     assert routed == {"data/person0#0": "text_only", "data/person1#0": "multimodal", "data/person2#0": "multimodal"}
+
+
+def test_a_parquet_source_with_embedded_images_builds(tmp_path):
+    """A mapped source in the form of the Hugging Face releases (MLLMU-Bench, CLEAR): a Parquet file
+    written by ``datasets`` whose Image column holds the bytes, in several row groups; one row holds
+    only a path (a file under the image root), one holds bytes that are not an image. The images are
+    read from the file's rows (never loaded on the driver) and published byte for byte."""
+    import datasets
+    import pyarrow.parquet as pq
+    import yaml
+
+    from benchwright.cli import main as cli_main
+    from benchwright.pipelines import vlm_unlearning_sources as sources
+
+    raw = tmp_path / "raw"
+    (raw / "images").mkdir(parents=True)
+    (raw / "images" / "on_disk.png").write_bytes(_image_bytes("on_disk.png"))
+    images = [{"bytes": _image_bytes(f"p{i}.png"), "path": f"p{i}.png"} for i in range(5)]
+    images += [{"bytes": None, "path": "on_disk.png"}, {"bytes": b"not an image", "path": "broken.png"}]
+    table = datasets.Dataset.from_dict(
+        {"name": [f"person{i}" for i in range(7)], "image": images,
+         "question": [f"Who is person {i}?" for i in range(7)], "answer": [f"Name {i}" for i in range(7)],
+         "caption": [f"Portrait {i}." for i in range(7)]},
+        features=datasets.Features({"name": datasets.Value("string"), "image": datasets.Image(),
+                                    "question": datasets.Value("string"), "answer": datasets.Value("string"),
+                                    "caption": datasets.Value("string")}))
+    (raw / "forget05").mkdir()
+    table.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"), batch_size=3)
+    assert pq.ParquetFile(raw / "forget05" / "train-00000-of-00001.parquet").num_row_groups == 3
+    retain = datasets.Dataset.from_dict(
+        {"name": ["person7", "person8"], "image": [{"bytes": _image_bytes(f"r{i}.jpg"), "path": None} for i in range(2)],
+         "question": ["Who?", "Who else?"], "answer": ["Seven", "Eight"], "caption": ["A.", "B."]},
+        features=table.features)
+    retain.to_parquet(str(raw / "retain.parquet"))
+    (raw / "mapping.yaml").write_text(yaml.safe_dump({
+        "benchmark": "CLEAR-like (Parquet)",
+        "files": [{"path": "forget05/train-00000-of-00001.parquet", "role": "forget"},
+                  {"path": "retain.parquet", "role": "retain"}],
+        "fields": {"id": "name", "image": "image", "instruction": "question", "response": "answer",
+                   "description": "caption"}}))
+
+    _, listed, _ = sources.list_records(str(raw))
+    embedded = [r["image"] for _, _, r in listed if isinstance(r["image"], dict)]
+    assert len(embedded) == 8 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
+    assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
+
+    out = tmp_path / "out"
+    assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(out),
+                     "--max-bad-fraction", "0.2"]) == 0
+    built = out / "vlm_unlearning"
+    multimodal = {r["record_id"]: r for r in rows(built, "multimodal")}
+    assert sorted(multimodal) == [f"person{i}" for i in (0, 1, 2, 3, 4, 5, 7, 8)]
+    for i in range(5):
+        assert multimodal[f"person{i}"]["image"]["bytes"] == images[i]["bytes"]
+    assert multimodal["person5"]["image"]["bytes"] == _image_bytes("on_disk.png")
+    assert {r["record_id"] for r in rows(built, "multimodal", "retain", columns=["record_id"])} == {"person7", "person8"}
+    quarantine = [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
+                  for line in f.read_text().splitlines()]
+    records = [q for q in quarantine if q["unit"] == "record"]
+    assert len(records) == 1 and records[0]["locator"] == "forget05/train-00000-of-00001.parquet#id=person6"
+    assert "not decodable" in records[0]["reason"]
+    units = json.loads((built / MANIFEST).read_text())["reconciliation"]["units"]
+    assert units["record"] | units["example"] == {"read": 9, "written": 8, "quarantined": 1, "filtered": 0,
+                                                  "bad_fraction": round(1 / 9, 6)}
+    assert cli_main(["validate", str(built)]) == 0

@@ -194,6 +194,26 @@ def vlguard_record(raw, source_file: str, index: int, image_root: str) -> tuple[
     return record, problems
 
 
+# An image stored inside a Parquet annotation file (a ``datasets`` Image column of (bytes, path)
+# structs: the Hugging Face releases of MLLMU-Bench and CLEAR): the record holds ``{EMBEDDED_KEY: url,
+# "path": its stored name}`` and the url names the file, column and row the pipeline reads it from.
+EMBEDDED_KEY = "embedded_image"
+_EMBEDDED_MARK = "#column="
+
+
+def embedded_image_url(file_url: str, column: str, row: int) -> str:
+    return f"{file_url}{_EMBEDDED_MARK}{column}&row={row}"
+
+
+def parse_embedded_image_url(url: str) -> tuple[str, str, int] | None:
+    """(file url, column, row) of an embedded image's url; None for an image file's url."""
+    if _EMBEDDED_MARK not in url:
+        return None
+    file_url, rest = url.rsplit(_EMBEDDED_MARK, 1)
+    column, row = rest.rsplit("&row=", 1)
+    return file_url, column, int(row)
+
+
 def join_url(root: str, relative: str, locator: str) -> str:
     """``root`` (a URL or path) joined with a relative POSIX path; a path escaping the root is refused."""
     norm = posixpath.normpath(relative)
@@ -283,7 +303,9 @@ def mapped_record(raw, mapping: Mapping, mapped: MappedFile, index: int, image_r
     rid = str(rid) if isinstance(rid, (int, str)) and not isinstance(rid, bool) else rid
     locator = record_locator(source_file, rid, index)
     values = {}
-    for part in ("id", "image", "instruction", "response"):
+    image = raw.get(f["image"])
+    embedded = image if isinstance(image, dict) and EMBEDDED_KEY in image else None
+    for part in ("id", "instruction", "response") if embedded else ("id", "image", "instruction", "response"):
         value = raw.get(f[part])
         value = str(value) if part == "id" and isinstance(value, int) and not isinstance(value, bool) else value
         if _text(value) is None:
@@ -309,6 +331,7 @@ def mapped_record(raw, mapping: Mapping, mapped: MappedFile, index: int, image_r
         description=description, description_source=source)
     return SourceRecord(
         record_key=record_key(source_file, record_id), record_id=record_id, source_file=source_file, index=index,
-        image_path=values["image"], image_url=join_url(image_root, values["image"], locator), image_safe=None,
+        image_path=(_text(embedded.get("path")) or f"{source_file}#row={index}") if embedded else values["image"],
+        image_url=embedded[EMBEDDED_KEY] if embedded else join_url(image_root, values["image"], locator), image_safe=None,
         harmful_category=None, harmful_subcategory=None, pairs=1, examples=(example,),
         split="test" if mapped.split == "test" else "train")
