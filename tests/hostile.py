@@ -1,0 +1,305 @@
+"""The corpus of hostile and broken input, every dataset, one place (issue 13).
+
+Each ``write_<dataset>(root)`` writes ONE source holding all of that dataset's hostile cases at once
+(generated here from the tiny synthetic sources and real fixtures: no hand-edited binaries) and
+returns its ``Case`` list: the format the case damages, what it is, the quarantine row it must
+produce (locator prefix, reason substring, unit) or ``kept`` (the build must publish it unharmed,
+and not hang: a symlink loop in a folder it does not need). ``refusals_<dataset>(root)`` writes the
+cases whose source cannot be read at all (``SourceError`` naming the file), each its own source.
+
+``NOT_APPLICABLE`` says, per dataset, which items of the issue's list have no input to land in
+and why; ``reliability_table()`` renders the README's table from all of it, so the README's
+numbers are the corpus's (``tests/test_hostile_inputs.py`` checks they are equal).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import io
+import json
+import os
+import shutil
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+QUARANTINED, KEPT, REFUSED = "quarantined", "kept", "refused"
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    dataset: str
+    format: str        # the input format (file kind) the case damages
+    name: str
+    locator: str       # quarantine: the row's locator starts with this; refused: the error names it
+    reason: str        # a substring of the row's reason (or of the error)
+    unit: str | None = None
+    outcome: str = QUARANTINED
+
+
+# --------------------------------------------------------------------------- generated bad bytes
+
+
+@functools.lru_cache(maxsize=2)
+def png_bomb(width: int, height: int) -> bytes:
+    """A valid 8-bit greyscale PNG of ``width`` x ``height`` zeros, compressed row by row (1/230 of the
+    ``width * height`` bytes it decodes to)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    comp, row, parts = zlib.compressobj(1), b"\0" * (width + 1), []
+    for _ in range(height):
+        parts.append(comp.compress(row))
+    parts.append(comp.flush())
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"".join(parts)) + chunk(b"IEND", b"")
+
+
+def jpeg_claiming(width: int, height: int, good: bytes) -> bytes:
+    """A real JPEG whose frame header (SOF0) claims ``width`` x ``height``: the pixels a decoder
+    would allocate are the header's, not the file's."""
+    i = good.index(b"\xff\xc0")
+    return good[:i + 5] + struct.pack(">HH", height, width) + good[i + 9:]
+
+
+def huge_integer(digits: int = 5000) -> str:
+    return "9" * digits
+
+
+def zip_bytes(members: dict[str, bytes], compression=zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data, compress_type=compression)
+    return buf.getvalue()
+
+
+def zip_bomb(members: int = 40, member_bytes: int = 8 << 20) -> bytes:
+    """``members`` x ``member_bytes`` of zeros (320 MiB by default) in about 320 KiB."""
+    zeros = b"\0" * member_bytes
+    return zip_bytes({f"part{i:03d}.bin": zeros for i in range(members)})
+
+
+BILLION_LAUGHS = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">'
+                  + b"".join(b'<!ENTITY lol%d "%s">' % (i, (b"&lol%s;" % (b"" if i == 1 else str(i - 1).encode())) * 10)
+                             for i in range(1, 10))
+                  + b"]><lolz>&lol9;</lolz>")
+EXTERNAL_ENTITY = b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]><d>&x;</d>'
+YAML_BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8)))
+
+
+def undecodable_name(folder: Path, name: bytes, data: bytes | None = b"x\n") -> str:
+    """Write ``folder/name`` (bytes that are not UTF-8); returns the name as Python lists it."""
+    path = os.path.join(os.fsencode(folder), name)
+    if data is None:
+        os.mkdir(path)
+    else:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    return os.fsdecode(name)
+
+
+# --------------------------------------------------------------------------- WildBox
+
+
+def _segments(root: Path) -> list[Path]:
+    return sorted(p.parent.parent for p in root.glob("*/*/vggt_results/cameras.json"))
+
+
+def _edit_json(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))  # json writes NaN / Infinity as bare tokens, as numpy-based writers do
+
+
+def write_wildbox(root: Path) -> list[Case]:
+    """The tiny WildBox source with every case: a copy of one segment per whole-segment case (under
+    ``hostile_<n>/seg1``), frame, mask and box cases in the source's own segments."""
+    from benchwright.wildbox.synth import write_wildbox_source
+
+    write_wildbox_source(root, scale="tiny", seed=0)
+    segs = _segments(root)
+    rel = lambda p: p.relative_to(root).as_posix()  # noqa: E731
+    cases: list[Case] = []
+
+    def add(fmt, name, locator, reason, unit=None, outcome=QUARANTINED):
+        cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
+
+    # a segment with a track seen in >= 4 frames and at least one other track (the box cases)
+    for seg in segs[4:]:
+        summary = json.loads((seg / "vggt_results" / "tracking_summary.json").read_text())
+        ids = sorted(summary["tracks"], key=lambda t: (-len(summary["tracks"][t]["frames"]), int(t)))
+        if len(ids) >= 2 and len(summary["tracks"][ids[0]]["frames"]) >= 4:
+            box_seg = seg
+            break
+    else:
+        raise AssertionError("the tiny source has no segment with a track seen in 4 frames")
+    template = segs[0]
+    copies = iter(range(100))
+
+    def copy_segment() -> Path:
+        dst = root / f"hostile_{next(copies):02d}" / "seg1"
+        shutil.copytree(template, dst, symlinks=True)
+        return dst
+
+    # cameras.json: one copied segment per case (a bad camera file loses its segment)
+    def cameras_case(name, reason, change=None, text=None):
+        seg = copy_segment()
+        path = seg / "vggt_results" / "cameras.json"
+        if text is not None:
+            path.write_text(text)
+        else:
+            _edit_json(path, change)
+        add("cameras.json", name, rel(path), reason, "segment")
+
+    def first_camera(change):
+        return lambda d: change(d["cameras"][0])
+
+    cameras_case("truncated JSON", "malformed JSON", text='{"cameras": [{"frame_index": 0, ')
+    cameras_case("wrong JSON type: cameras is an object", 'expected {"cameras": [...]}',
+                 lambda d: d.update(cameras={"0": d["cameras"][0]}))
+    cameras_case("wrong JSON type: image_width is a word", "missing or invalid field",
+                 first_camera(lambda c: c.update(image_width="wide")))
+    cameras_case("NaN in the intrinsic matrix", "NaN or infinite",
+                 first_camera(lambda c: c["intrinsic"][0].__setitem__(0, float("nan"))))
+    cameras_case("infinite (1e999) extrinsic", "NaN or infinite",
+                 first_camera(lambda c: c["extrinsic"][0].__setitem__(3, float("inf"))))
+    seg = copy_segment()
+    path = seg / "vggt_results" / "cameras.json"
+    _edit_json(path, first_camera(lambda c: c.update(frame_index="HUGE")))
+    path.write_text(path.read_text().replace('"HUGE"', huge_integer(), 1))
+    add("cameras.json", "huge value: a 5000-digit frame_index", rel(path), "malformed JSON", "segment")
+    cameras_case("duplicate frame_index", "appears twice",
+                 lambda d: d["cameras"][1].update(frame_index=d["cameras"][0]["frame_index"]))
+    cameras_case("path traversal in image_name", "leaves the segment folder",
+                 first_camera(lambda c: c.update(image_name="../../../../outside.jpg")))
+    cameras_case("absolute image_name", "leaves the segment folder",
+                 first_camera(lambda c: c.update(image_name="/etc/hostname")))
+    cameras_case("duplicate key in an object", "duplicate key 'cameras'",
+                 text='{"cameras": [], "cameras": []}')
+
+    # tracking_summary.json: whole-file cases on copied segments, record cases in box_seg
+    def tracking_case(name, reason, change=None, text=None, unlink=False):
+        seg = copy_segment()
+        path = seg / "vggt_results" / "tracking_summary.json"
+        if unlink:
+            path.unlink()
+        elif text is not None:
+            path.write_text(text)
+        else:
+            _edit_json(path, change)
+        add("tracking_summary.json", name, rel(path), reason, "segment")
+
+    tracking_case("missing file", "file is missing", unlink=True)
+    tracking_case("truncated JSON", "malformed JSON", text='{"tracks": {"1": {"frames": [1, 2')
+    tracking_case("wrong JSON type: tracks is a list", 'expected {"tracks": {...}}', lambda d: d.update(tracks=[1, 2]))
+    tracking_case("wrong JSON type: centers is a string", "centers is not numeric",
+                  lambda d: next(iter(d["tracks"].values())).update(centers="up high"))
+    tracking_case("huge value: a track id past int64", "out of range",
+                  lambda d: d["tracks"].update({"9" * 30: next(iter(d["tracks"].values()))}))
+    tracking_case("huge value: a frame index past int64", "out of range",
+                  lambda d: next(iter(d["tracks"].values()))["frames"].__setitem__(0, 10 ** 30))
+    summary_text = json.dumps(json.loads((template / "vggt_results" / "tracking_summary.json").read_text()))
+    first_track = next(iter(json.loads(summary_text)["tracks"]))
+    dup = summary_text.replace('"tracks": {', f'"tracks": {{"{first_track}": {{}}, ', 1)
+    tracking_case("duplicate track id (a repeated key)", f"duplicate key {first_track!r}", text=dup)
+
+    trk = box_seg / "vggt_results" / "tracking_summary.json"
+    summary = json.loads(trk.read_text())
+    ids = sorted(summary["tracks"], key=lambda t: (-len(summary["tracks"][t]["frames"]), int(t)))
+    fr = summary["tracks"][ids[0]]["frames"]
+
+    def damage(data):
+        t = data["tracks"][ids[0]]
+        t["centers"][0][2] = float("nan")
+        t["rotation_matrices"][1][0][0] *= 1.5
+        t["dimensions"][2][1] = 0.0
+        t["frames"][3] = 9999
+        t["dimensions"][4 % len(fr)][0] = 1e308 * 10 if len(fr) > 4 else t["dimensions"][4 % len(fr)][0]
+        data["tracks"][ids[1]]["class_name"] = "unicorn"
+
+    _edit_json(trk, damage)
+    loc = f"{rel(trk)}#track={ids[0]}"
+    add("tracking_summary.json", "NaN centre", f"{loc},frame_index={fr[0]}", "NaN or infinite", "box")
+    add("tracking_summary.json", "rotation not orthonormal", f"{loc},frame_index={fr[1]}", "not orthonormal", "box")
+    add("tracking_summary.json", "zero dimension", f"{loc},frame_index={fr[2]}", "not all positive", "box")
+    add("tracking_summary.json", "frame index outside the segment", f"{loc},frame_index=9999",
+        "is not a frame of the segment", "box")
+    if len(fr) > 4:
+        add("tracking_summary.json", "infinite (1e999) dimension", f"{loc},frame_index={fr[4]}", "NaN or infinite", "box")
+    add("tracking_summary.json", "unknown class", f"{rel(trk)}#track={ids[1]},", "unknown class 'unicorn'", "box")
+
+    # frame JPEGs (segments 1-3 of the source: a frame case loses the frame and its boxes)
+    frames = sorted(segs[3].glob("frame_*.jpg"))
+    frames[0].write_bytes(b"\xff\xd8\xff\xe0 this is not a JPEG")
+    add("frame JPEG", "corrupt bytes", rel(frames[0]), "not a decodable image", "frame")
+    frames[1].unlink()
+    add("frame JPEG", "missing", rel(frames[1]), "cannot read", "frame")
+    frames[2].unlink()
+    frames[2].mkdir()  # unreadable as a file (root reads any mode, so permissions cannot show this)
+    add("frame JPEG", "unreadable (a folder)", rel(frames[2]), "cannot read", "frame")
+    frames = sorted(segs[1].glob("frame_*.jpg"))
+    frames[0].write_bytes(frames[0].read_bytes()[: len(frames[0].read_bytes()) // 2])
+    add("frame JPEG", "truncated", rel(frames[0]), "truncated", "frame")
+    frames[1].write_bytes(b"")
+    add("frame JPEG", "empty file", rel(frames[1]), "not a decodable image", "frame")
+    frames[2].write_bytes(jpeg_claiming(60000, 60000, frames[2].read_bytes()))
+    add("frame JPEG", "decompression bomb (header claims 60000 x 60000)", rel(frames[2]), "decompression bomb", "frame")
+    outside = root.parent / "outside.jpg"  # a real JPEG no frame of the source has
+    from PIL import Image
+
+    Image.new("RGB", (64, 48), (200, 30, 90)).save(outside, format="JPEG")
+    frames[3].unlink()
+    frames[3].symlink_to(outside)
+    add("frame JPEG", "symlink out of the source", rel(frames[3]), "outside the source", "frame")
+
+    # SAM3 mask PNGs (segment 2)
+    masks = sorted((segs[2] / "sam3_masks" / "masks").glob("obj_*/*.png"))
+    mask_box = f"{rel(segs[2])}/vggt_results/tracking_summary.json#track="
+    masks[0].write_bytes(b"\x89PNG\r\n\x1a\n not really a PNG")
+    add("SAM3 mask PNG", "corrupt bytes", mask_box, f"{masks[0].parent.name}', '{masks[0].name}'] unreadable", "box")
+    masks[1].write_bytes(masks[1].read_bytes()[:40])
+    add("SAM3 mask PNG", "truncated", mask_box, f"{masks[1].parent.name}', '{masks[1].name}'] unreadable", "box")
+    masks[2].write_bytes(png_bomb(20000, 20000))
+    add("SAM3 mask PNG", "decompression bomb (20000 x 20000 zeros)", mask_box,
+        f"{masks[2].parent.name}', '{masks[2].name}'] unreadable", "box")
+
+    # segment folders
+    seg = copy_segment()
+    (seg / "sam3_masks" / "masks" / "loop").symlink_to("..")
+    add("segment folder", "symlink loop in the masks folder", rel(seg), "", "segment", KEPT)
+    bad_video = undecodable_name(root, b"DJI_bad\xffname", None)
+    (root / bad_video / "seg1").mkdir()
+    shutil.copytree(template / "vggt_results", root / bad_video / "seg1" / "vggt_results")
+    add("segment folder", "undecodable folder name", "DJI_bad\\xffname/seg1", "not valid UTF-8", "segment")
+    return cases
+
+
+NOT_APPLICABLE = {
+    "wildbox": {
+        "zip bombs": "WildBox reads no archive",
+        "XML entity expansion and DOCTYPEs": "WildBox reads no XML",
+        "not-a-zip, encrypted, macro-enabled and Strict Office files": "WildBox reads no Office file",
+        "cyclic dependency graphs": "WildBox has no graphs (tracks are per-frame lists)",
+    },
+}
+
+
+# --------------------------------------------------------------------------- the README table
+
+
+def reliability_table(corpus: dict[str, list[Case]]) -> str:
+    """The README's table: cases per dataset and format, and the issue's items that do not apply."""
+    lines = ["| dataset | format | cases | of which quarantined / kept / refused |", "|---|---|---|---|"]
+    for dataset, cases in corpus.items():
+        formats = sorted({c.format for c in cases})
+        for fmt in formats:
+            mine = [c for c in cases if c.format == fmt]
+            counts = " / ".join(str(sum(c.outcome == o for c in mine)) for o in (QUARANTINED, KEPT, REFUSED))
+            lines.append(f"| `{dataset}` | {fmt} | {len(mine)} | {counts} |")
+        for item, why in NOT_APPLICABLE.get(dataset, {}).items():
+            lines.append(f"| `{dataset}` | {item} | n/a | {why} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,151 @@
+"""The hostile-input corpus (``tests/hostile.py``), every dataset: ONE build per dataset of a source
+holding all its cases at once; each case quarantined with its reason naming the file and record
+(or kept unharmed, or the source refused naming the file), counts reconciled, no crash, no hang
+(a timeout per build), bounded memory (peak RSS of the parser on each bomb, measured around the
+call), and the README's reliability table equal to the corpus."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from benchwright.errors import BuildError, SourceError
+from benchwright.layout import MANIFEST, QUARANTINE_DIR
+from tests import hostile
+from tests.wildbox_helpers import build_wildbox, tiny_source
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BOMB_RSS_LIMIT_MB = 64  # every bomb below expands to 256 MB or more
+
+
+def peak_rss_growth_mb(fn, *args) -> float:
+    """Peak resident memory added while ``fn(*args)`` runs (Linux: the high-water mark is reset first)."""
+    def hwm() -> int:
+        return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1))
+
+    Path("/proc/self/clear_refs").write_text("5")
+    before = hwm()
+    fn(*args)
+    return (hwm() - before) / 1024
+
+
+def quarantine_rows(built: Path) -> list[dict]:
+    return [json.loads(line) for f in sorted((built / QUARANTINE_DIR).glob("*.jsonl"))
+            for line in f.read_text().splitlines() if line.strip()]
+
+
+def reconciled_units(built: Path) -> dict:
+    units = json.loads((built / MANIFEST).read_text())["reconciliation"]["units"]
+    for unit, e in units.items():
+        assert e["read"] == e["written"] + e["quarantined"] + e["filtered"], unit
+    return units
+
+
+def case_problem(case: hostile.Case, rows: list[dict]) -> str | None:
+    """What is wrong with how the build met ``case`` (None: as the corpus says)."""
+    mine = [r for r in rows if r["locator"].startswith(case.locator)]
+    if case.outcome == hostile.KEPT:
+        return f"{case}: quarantined {mine[:3]}" if mine else None
+    hits = [r for r in mine if case.reason in r["reason"]]
+    if not hits:
+        return f"{case}: no quarantine row; rows at that locator: {[(r['locator'], r['reason']) for r in mine][:5]}"
+    if case.unit is not None and any(r["unit"] != case.unit for r in hits):
+        return f"{case}: unit {[r['unit'] for r in hits]}"
+    # a clear reason, never an unexpected exception's type name (what the stage writes for a crash)
+    if any(re.match(r"^[A-Z]\w*(Error|Exception): ", r["reason"]) for r in hits):
+        return f"{case}: a crash's reason {[r['reason'] for r in hits][:2]}"
+    return None
+
+
+def assert_every_case(cases: list[hostile.Case], rows: list[dict]) -> None:
+    problems = [p for c in cases if c.outcome != hostile.REFUSED and (p := case_problem(c, rows))]
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- WildBox
+
+
+@pytest.fixture(scope="module")
+def wildbox(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wildbox-hostile") / "wildbox"
+    cases = hostile.write_wildbox(root)
+    built = build_wildbox(root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0)
+    return root, built, cases
+
+
+def test_every_wildbox_case_is_quarantined_with_its_reason(wildbox):
+    _, built, cases = wildbox
+    assert len(cases) >= 30
+    assert_every_case(cases, quarantine_rows(built))
+
+
+def test_wildbox_counts_reconcile_with_the_damage(wildbox):
+    root, built, cases = wildbox
+    units = reconciled_units(built)
+    segment_cases = [c for c in cases if c.unit == "segment" and c.outcome == hostile.QUARANTINED]
+    assert units["segment"]["quarantined"] == len(segment_cases)
+    assert units["frame"]["quarantined"] == sum(c.unit == "frame" for c in cases)
+    assert units["box"]["quarantined"] >= sum(c.unit == "box" for c in cases)
+    published = {r["segment_id"] for f in (built / "segments").glob("*.parquet")
+                 for r in pq.read_table(f, columns=["segment_id"]).to_pylist()}
+    for case in cases:
+        if case.outcome == hostile.KEPT:
+            assert case.locator in published
+    # nothing read from outside the source: the symlinked frame's target is not published
+    outside = (root.parent / "outside.jpg").read_bytes()
+    assert not any(outside == r["image"]["bytes"] for f in (built / "frames").glob("*.parquet")
+                   for r in pq.read_table(f, columns=["image"]).to_pylist())
+
+
+def test_wildbox_mask_bomb_is_refused_before_decoding():
+    """A 20000 x 20000 PNG of zeros (400 MB decoded) against its 518 x 294 frame: refused from its header."""
+    from benchwright.pipelines.wildbox import _LocalFiles, _mask_extent
+
+    bomb = hostile.png_bomb(20000, 20000)
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".png") as tmp:
+        tmp.write(bomb)
+        tmp.flush()
+        grown = peak_rss_growth_mb(lambda: _mask_extent(_LocalFiles, tmp.name, 518 * 294))
+        assert _mask_extent(_LocalFiles, tmp.name, 518 * 294) is None
+    assert grown < BOMB_RSS_LIMIT_MB
+
+
+def test_too_many_bad_records_fail_and_publish_nothing(wildbox, tmp_path):
+    root, _, _ = wildbox
+    with pytest.raises(BuildError, match="max-bad-fraction"):
+        build_wildbox(root, tmp_path / "out", max_bad_fraction=0.0)
+    assert not (tmp_path / "out" / "wildbox").exists()
+
+
+def test_a_failed_build_keeps_the_previous_publication(wildbox, tmp_path):
+    root, built, _ = wildbox
+    out = tmp_path / "out"
+    shutil.copytree(built, out / "wildbox", symlinks=True)
+    before = (out / "wildbox" / MANIFEST).read_bytes()
+    with pytest.raises(BuildError):
+        build_wildbox(root, out, max_bad_fraction=0.0)
+    assert (out / "wildbox" / MANIFEST).read_bytes() == before
+
+
+def test_an_unreadable_wildbox_source_fails_with_one_clear_message(tmp_path):
+    with pytest.raises(SourceError, match="not a folder"):
+        build_wildbox(tmp_path / "does-not-exist", tmp_path / "out")
+    (tmp_path / "empty" / "junk").mkdir(parents=True)
+    with pytest.raises(SourceError, match="no <video>/<segment>/ folders"):
+        build_wildbox(tmp_path / "empty", tmp_path / "out")
+    assert not (tmp_path / "out" / "wildbox").exists()
+
+
+def test_a_wildbox_source_whose_every_segment_is_broken_fails(tmp_path):
+    root = tiny_source(tmp_path / "raw")
+    for seg in sorted(p.parent.parent for p in root.glob("*/*/vggt_results/cameras.json")):
+        (seg / "vggt_results" / "cameras.json").write_text("not json")
+    with pytest.raises(BuildError, match="yielded nothing|max-bad-fraction"):
+        build_wildbox(root, tmp_path / "out")
+    assert not (tmp_path / "out" / "wildbox").exists()
