@@ -60,11 +60,14 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     if local_out:
         with _output_lock(out, dataset.name):
             return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
-    return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
+    run = staging_url.rstrip("/").rsplit("/", 1)[1]
+    with published.object_lock(options.out, dataset.name, run, options.stale_lock_after,
+                               progress=lambda m: _progress(options, m)) as confirm_lock:
+        return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir, confirm_lock)
 
 
 def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool, dataset_url: str,
-           staging_url: str, sources_dir: Path) -> str | None:
+           staging_url: str, sources_dir: Path, confirm_lock=None) -> str | None:
     timings: dict[str, float] = {}
     if local_out:
         published.remove(staging_url)  # a killed earlier build's leftovers (remote staging is per run)
@@ -111,7 +114,7 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
                 if (staging / BUILD_DIR).is_dir():
                     fs.put(str(staging / BUILD_DIR), path + "/", recursive=True)
                 raise BuildError(f"{err}\n  (the failed build's {BUILD_DIR}/ is kept at {kept})") from None
-            target = published.commit(staging, dataset_url, staging_url, mirrored)
+            target = published.commit(staging, dataset_url, staging_url, mirrored, confirm_lock)
     finally:
         published.remove(staging_url)
     _progress(options, f"[{dataset.name}] published {dataset_url} (build {target})")
@@ -236,7 +239,7 @@ def _exchange(a: Path, b: Path) -> None:
 def _output_lock(out: Path, name: str):
     """One build at a time per local output: an exclusive flock on ``OUT/.lock-<name>`` (released by
     the kernel when the holder dies, so a killed build leaves no stale lock)."""
-    path = out / f".lock-{name}"
+    path = out / f"{published.LOCK_PREFIX}{name}"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:

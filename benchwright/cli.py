@@ -1,4 +1,4 @@
-"""``benchwright``: build, synth, validate, diff, export, evaluate, baseline, run, info.
+"""``benchwright``: build, unlock, synth, validate, diff, export, evaluate, baseline, run, info.
 
 Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
 """
@@ -27,7 +27,7 @@ def cmd_build(args, beam_args) -> int:
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           beam_args=beam_args)
+                           stale_lock_after=args.stale_lock_after, beam_args=beam_args)
     for name in names:
         final = build(registry.get(name), args.source, options)
         if final is not None:
@@ -54,6 +54,11 @@ def cmd_validate(args, _) -> int:
     print(f"{'passed' if report['passed'] else 'FAILED'}: {report['checks']} checks, {report['failed']} failed; "
           f"report {where}")
     return 0 if report["passed"] else 1
+
+
+def cmd_unlock(args, _) -> int:
+    print(published.unlock(args.path))
+    return 0
 
 
 def cmd_diff(args, _) -> int:
@@ -151,6 +156,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
                    help="drift beyond its limit fails the build for these targets (config/split[/column] "
                         "patterns, comma-separated; alone: every target); by default drift is reported")
+    b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
+                   help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
+                        "is taken over (default %(default)g; the holder beats every fifth of it)")
     b.set_defaults(func=cmd_build, passthrough=True)
 
     s = sub.add_parser("synth", help="write a synthetic raw source")
@@ -174,6 +182,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--markdown", help="write the Markdown summary here (it is also printed)")
     d.add_argument("--examples", type=int, default=5, help="ids (and values) shown per kind of change")
     d.set_defaults(func=cmd_diff)
+
+    u = sub.add_parser("unlock", help="remove the build lock of OUT/<dataset> on S3 by hand (prints its holder); "
+                                      "a build still holding it stops before its commit")
+    u.add_argument("path", help="the dataset URL, s3://.../OUT/<dataset>")
+    u.set_defaults(func=cmd_unlock)
 
     e = sub.add_parser("export", help="re-write a built dataset's format exports")
     e.add_argument("path")

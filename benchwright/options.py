@@ -31,6 +31,9 @@ class BuildOptions:
     # targets (fnmatch over config/split[/column]) whose drift beyond its limit fails the build
     # (benchwright.drift); "*" makes every limit blocking
     drift_blocking: Sequence[str] = ()
+    # an S3 build lock whose heartbeat is older than this (seconds) belongs to a dead build and may be
+    # taken over (benchwright.published.ObjectLock); not recorded: it does not shape the output
+    stale_lock_after: float = 300.0
 
     def pipeline_options(self):
         """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""

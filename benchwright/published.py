@@ -16,27 +16,39 @@ so the same input gives the same id), and committed by writing the root manifest
 a mixture; the previously committed build is kept for readers still on it, older ones removed.
 The endpoint comes from the standard ``AWS_ENDPOINT_URL`` variable (read by botocore, as the AWS
 tools do); credentials from the usual AWS variables or files.
+
+One build at a time per output and dataset: a local output holds a kernel lock (``benchwright.build``);
+on S3 the build holds a lock object ``OUT/.lock-<dataset>`` (``ObjectLock``: created with a conditional
+write, refreshed by a heartbeat, taken over when its heartbeat is older than the stale time).
 """
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import hashlib
 import json
 import logging
 import os
 import posixpath
 import signal
+import socket
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import fsspec
+from fsspec.asyn import sync
 from fsspec.implementations.local import LocalFileSystem
 
-from benchwright.errors import BenchwrightError
+from benchwright.errors import BenchwrightError, BuildError
 from benchwright.layout import MANIFEST
 
 log = logging.getLogger(__name__)
 
 BUILDS = "builds"
 STAGING = "_staging"
+LOCK_PREFIX = ".lock-"
 
 
 FAULT_ENV = "BENCHWRIGHT_FAULT"
@@ -129,14 +141,16 @@ def _stat(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, tuple[int, int]]) -> str:
+def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, tuple[int, int]],
+           confirm_lock=None) -> str:
     """Publish the finalised local build ``local`` at object-store ``dataset_url``; returns the build URL.
 
     ``mirrored``: what ``mirror`` copied from ``staging_url``. A file still as mirrored is copied
     inside the store (no transfer through this machine); a file made or changed here is uploaded.
     The build's own manifest goes last inside its folder, then the root manifest commits it. A build
     with the same files already in the store (the id is their content) is committed as it is,
-    never rewritten under its readers."""
+    never rewritten under its readers. ``confirm_lock`` (``ObjectLock.confirm``) raises unless this
+    build still holds the output's lock: checked after the upload, just before the commit."""
     fs, _ = fsspec.core.url_to_fs(dataset_url)
     manifest = json.loads((local / MANIFEST).read_text())
     bid = build_id(manifest)
@@ -162,6 +176,8 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
         fs.put_file(str(local / MANIFEST), fsspec.core.url_to_fs(join(target, MANIFEST))[1])
         existing = manifest
     fault_point("publish")  # the build is in the store, not yet committed
+    if confirm_lock is not None:
+        confirm_lock()
     root = dict(existing, published_at=f"{BUILDS}/{bid}")
     with fsspec.open(join(dataset_url, MANIFEST), "w", encoding="utf-8") as f:
         f.write(json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
@@ -188,3 +204,219 @@ def remove(url: str) -> None:
     fs, path = fsspec.core.url_to_fs(url)
     if fs.exists(path):
         fs.rm(path, recursive=True)
+
+
+# -- one build at a time per dataset on object storage ------------------------------------------
+
+def lock_url(out: str, name: str) -> str:
+    """The build lock of dataset ``name`` at output ``out``: ``OUT/.lock-<name>``, beside ``OUT/<name>``."""
+    return join(out, LOCK_PREFIX + name)
+
+
+def has_object_lock(url: str) -> bool:
+    """Whether builds at ``url`` take the object-store lock: S3 (s3fs), whose conditional writes
+    (If-None-Match, If-Match) the lock needs. Other object stores build without one (docs/SCALING.md)."""
+    fs = fsspec.core.url_to_fs(url)[0]
+    protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
+    return "s3" in protocols
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """A lock object as read: the holder's record, the version's ETag, and how long ago it was
+    written by the store's own clock (the response's Date minus the object's LastModified, so the
+    clocks of the machines building never enter)."""
+    record: dict
+    etag: str
+    age_s: float
+
+    def describe(self) -> str:
+        r = self.record
+        return (f"host {r.get('host', '?')} pid {r.get('pid', '?')} run {r.get('run', '?')}, started "
+                f"{r.get('started_at', '?')}, last heartbeat {self.age_s:.0f} s ago")
+
+
+class ObjectLock:
+    """One build at a time per dataset on an S3 output: the lock object ``OUT/.lock-<name>``.
+
+    Acquired with a conditional create (``If-None-Match: *``): of two builds starting at once exactly
+    one gets it, the other refuses naming the holder. The holder rewrites it every ``stale_after / 5``
+    seconds (the heartbeat), each time only if it is still the version it wrote (``If-Match``), checks
+    it the same way just before its commit, and deletes it when the build ends, succeeded or failed.
+
+    Stale rule: a killed build cannot delete its lock. A lock last written more than ``stale_after``
+    seconds ago (the store's clock) is taken over by overwriting exactly the version seen (of two
+    takers one wins), and the dead run's staging folder is removed. A holder that finds its lock
+    gone or taken over (it was paused longer than the stale time, or ``benchwright unlock`` removed
+    it) stops before its commit, so the build that took over is the only one that can publish."""
+
+    BEATS_PER_STALE = 5
+
+    def __init__(self, out: str, name: str, run: str, stale_after: float):
+        self.url = lock_url(out, name)
+        self.dataset_url = join(out, name)
+        self.fs, path = fsspec.core.url_to_fs(self.url)
+        self.bucket, self.key = self.fs.split_path(path)[:2]
+        self.stale_after = float(stale_after)
+        self.interval = self.stale_after / self.BEATS_PER_STALE
+        self.record = {"dataset": name, "host": socket.gethostname(), "pid": os.getpid(), "run": run,
+                       "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                       "heartbeat_every_s": self.interval, "stale_after_s": self.stale_after, "beats": 0}
+        self.etag: str | None = None
+        self.lost: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._write_lock = threading.Lock()  # the heartbeat thread and confirm() both rewrite the object
+
+    # the store
+    def _put(self, **condition) -> str:
+        body = (json.dumps(self.record, indent=2, sort_keys=True) + "\n").encode()
+        return self.fs.call_s3("put_object", Bucket=self.bucket, Key=self.key, Body=body, **condition)["ETag"]
+
+    def read(self) -> LockHolder | None:
+        """The lock as it is now (None when there is none), from one GET."""
+        return read_lock(self.fs, self.bucket, self.key)
+
+    # holding
+    def acquire(self, progress=None) -> None:
+        for _ in range(3):  # each turn ends in success, a refusal, or a change by another build
+            try:
+                self.etag = self._put(IfNoneMatch="*")
+                break
+            except FileExistsError:
+                pass
+            held = self.read()
+            if held is None:
+                continue  # released meanwhile
+            if held.record.get("run") == self.record["run"]:
+                self.etag = held.etag  # our own create, answered after a retry of the request
+                break
+            if held.age_s < self.stale_after:
+                raise BuildError(
+                    f"{self.dataset_url}: another build of {self.record['dataset']} holds this output "
+                    f"({self.url}: {held.describe()}); nothing was built. If that build is dead, build again "
+                    f"once its heartbeat is older than --stale-lock-after ({self.stale_after:g} s), or remove "
+                    f"the lock now with `benchwright unlock {self.dataset_url}`")
+            try:
+                self.etag = self._put(IfMatch=held.etag)
+            except OSError:
+                continue  # another build took it over or released it first
+            message = (f"[{self.record['dataset']}] took over a stale lock {self.url} ({held.describe()}; "
+                       f"stale after {self.stale_after:g} s)")
+            (progress or log.warning)(message)
+            dead = held.record.get("run")
+            if dead:
+                try:  # the dead run's staging is nobody's any more
+                    remove(join(self.dataset_url, STAGING, dead))
+                except OSError as err:
+                    log.warning("%s: could not remove the dead run's staging: %s", self.dataset_url, err)
+            break
+        else:
+            raise BuildError(f"{self.url}: the lock changed under every attempt to take it; nothing was built")
+        self._thread = threading.Thread(target=self._heartbeat, name=f"lock-{self.key}", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        with self._write_lock:
+            if self.lost:
+                return
+            self.record["beats"] += 1
+            try:
+                self.etag = self._put(IfMatch=self.etag)
+            except OSError as err:
+                held = self.read()
+                if held is None:
+                    self.lost = f"{self.url} was removed (benchwright unlock?)"
+                elif held.etag != self.etag:
+                    self.lost = f"{self.url} was taken over by {held.describe()}"
+                else:
+                    log.warning("%s: heartbeat failed, retried at the next one: %s", self.url, err)
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self._beat()
+            except Exception as err:  # the store unreachable for a moment: the next beat retries
+                log.warning("%s: heartbeat failed: %s", self.url, err)
+            if self.lost:
+                log.error("%s: this build lost its lock: %s", self.url, self.lost)
+                return
+
+    def confirm(self) -> None:
+        """Raise unless this build still holds the lock (checked by rewriting it on condition)."""
+        self._beat()
+        if self.lost:
+            raise BuildError(f"{self.dataset_url}: this build lost its lock ({self.lost}); nothing was published")
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.lost or self.etag is None:
+            return
+        try:
+            self.fs.call_s3("delete_object", Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
+        except OSError as err:  # removed or taken over meanwhile: not ours to delete
+            log.warning("%s: lock not released (no longer this build's): %s", self.url, err)
+
+
+def read_lock(fs, bucket: str, key: str) -> LockHolder | None:
+    async def get():
+        try:
+            response = await fs._call_s3("get_object", Bucket=bucket, Key=key)
+        except FileNotFoundError:
+            return None
+        async with response["Body"] as body:
+            data = await body.read()
+        return data, response
+
+    got = sync(fs.loop, get)
+    if got is None:
+        return None
+    data, response = got
+    served_at = email.utils.parsedate_to_datetime(response["ResponseMetadata"]["HTTPHeaders"]["date"])
+    try:
+        record = json.loads(data)
+    except ValueError:
+        record = {"unreadable": data[:200].decode(errors="replace")}
+    return LockHolder(record, response["ETag"], max(0.0, (served_at - response["LastModified"]).total_seconds()))
+
+
+@contextlib.contextmanager
+def object_lock(out: str, name: str, run: str, stale_after: float, progress=None):
+    """Hold ``OUT/.lock-<name>`` on S3 for the duration (``ObjectLock``); yields its ``confirm``
+    (a no-op where the store has no lock: ``has_object_lock``)."""
+    if not has_object_lock(out):
+        log.warning("%s: no build lock on this store (only S3 has one); two builds of %s at once would "
+                    "both publish and the last commit wins", out, name)
+        yield lambda: None
+        return
+    lock = ObjectLock(out, name, run, stale_after)
+    lock.acquire(progress)
+    try:
+        yield lock.confirm
+    finally:
+        lock.release()
+
+
+def unlock(dataset_url: str) -> str:
+    """Remove the object-store lock of the dataset at ``dataset_url`` by hand; returns what was removed
+    (the holder), or why nothing was. A build still alive that held it stops before its commit."""
+    out, name = dataset_url.rstrip("/").rsplit("/", 1)
+    url = lock_url(out, name)
+    if is_local(url):
+        raise BenchwrightError(f"{dataset_url}: a local output's lock is a kernel lock (flock on {url}), released "
+                               "when its holder exits; there is nothing to remove by hand")
+    if not has_object_lock(url):
+        raise BenchwrightError(f"{dataset_url}: builds on this store take no lock; nothing to remove")
+    fs, path = fsspec.core.url_to_fs(url)
+    bucket, key = fs.split_path(path)[:2]
+    held = read_lock(fs, bucket, key)
+    if held is None:
+        return f"{url}: no lock; nothing removed"
+    try:
+        fs.call_s3("delete_object", Bucket=bucket, Key=key, IfMatch=held.etag)
+    except OSError:
+        raise BenchwrightError(f"{url}: the lock changed while it was being removed; run unlock again "
+                               "after checking its holder") from None
+    return f"{url}: removed the lock of {held.describe()}"
