@@ -30,6 +30,7 @@ from benchwright.vlm_unlearning import records as rec
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 
 ROUTING_SEED = 0
+MAX_IMAGE_PIXELS = 50_000_000  # 7,071 x 7,071: far above any VLGuard-style photograph, 150 MB as RGB
 ROWS_PER_TABLE = 64
 
 
@@ -61,7 +62,12 @@ def read_image(url: str, locator: str) -> bytes:
         raise RecordError(locator, f"image cannot be read: {err}") from None
     try:
         with Image.open(io.BytesIO(data)) as image:
+            if image.width * image.height > MAX_IMAGE_PIXELS:  # checked on the header, before any pixel
+                raise RecordError(locator, f"image is {image.width} x {image.height} pixels, over the "
+                                           f"{MAX_IMAGE_PIXELS:,}-pixel bound (a decompression bomb)")
             image.load()
+    except Image.DecompressionBombError as err:
+        raise RecordError(locator, f"image is a decompression bomb: {err}") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
         raise RecordError(locator, f"image is not decodable ({len(data)} bytes): {err}") from None
     return data

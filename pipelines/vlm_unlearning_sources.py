@@ -28,6 +28,7 @@ pipeline (``parse_record``), so a bad record is quarantined, never fatal.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import json
@@ -38,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning import records as rec
@@ -60,7 +62,7 @@ def read_mapping(url: str) -> rec.Mapping:
     where = posixpath.join(url, rec.MAPPING_FILE)
     try:
         with fsspec.open(where, "rt", encoding="utf-8") as f:
-            doc = yaml.safe_load(f)
+            doc = strict_yaml.load(f)
     except (OSError, UnicodeDecodeError) as err:
         raise SourceError(f"{where}: cannot read the mapping: {err}") from None
     except yaml.YAMLError as err:
@@ -79,15 +81,31 @@ def _load_records(url: str, name: str, image_field: str | None = None) -> list:
             text = f.read()
     except (OSError, UnicodeDecodeError) as err:
         raise SourceError(f"{name}: cannot read: {err}") from None
+    if name.endswith(".jsonl"):  # a bad line is one bad record (quarantined by parse_record), not a bad file
+        return [_json_line(line, n) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
     try:
-        if name.endswith(".jsonl"):
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SourceError(f"{name}: not valid JSON (line {err.lineno}): {err.msg}") from None
+        data = strict_json.loads(text)
+    except ValueError as err:  # malformed, a repeated key, an integer past Python's digit limit
+        where = f" (line {err.lineno})" if isinstance(err, json.JSONDecodeError) else ""
+        raise SourceError(f"{name}: not valid JSON{where}: {getattr(err, 'msg', err)}") from None
     if not isinstance(data, list):
         raise SourceError(f"{name}: expected a JSON array of records, got {type(data).__name__}")
     return data
+
+
+@dataclasses.dataclass(frozen=True)
+class UnparsedLine:
+    """A JSON Lines line that is not a JSON value: its record is quarantined naming the line."""
+
+    line: int
+    reason: str
+
+
+def _json_line(text: str, number: int):
+    try:
+        return strict_json.loads(text)
+    except ValueError as err:
+        return UnparsedLine(number, f"not valid JSON: {getattr(err, 'msg', err)}")
 
 
 def _is_image_struct(type_) -> bool:
@@ -202,6 +220,9 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
     ``Read("example", n)`` for its good pairs, and ``Reject`` rows for bad pairs or a bad record
     (whose pairs are quarantined with it, so examples reconcile too)."""
     source_file, index, raw = element
+    if isinstance(raw, UnparsedLine):
+        yield from reject_record(f"{source_file}#line={raw.line}", raw.reason, _pairs_in(raw, fmt))
+        return
     root = image_root(url, fmt, source_file, mapping)
     try:
         if fmt == "vlguard":

@@ -18,6 +18,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
+from benchwright import strict_json
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
@@ -84,19 +85,10 @@ class Observations:
             class_name=cls, mask_url=mask, track_locator=loc, **fields)
 
 
-def _unique_keys(pairs):
-    """json's object hook: a key given twice would silently keep the last value (a track lost)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen = set()
-        raise ValueError(f"duplicate key {next(k for k, _ in pairs if k in seen or seen.add(k))!r}")
-    return out
-
-
 def _load_json(fs, path: str, locator: str):
     try:
         with fs.open(path, "rb") as f:
-            return json.load(f, object_pairs_hook=_unique_keys)
+            return strict_json.load(f)
     except FileNotFoundError:
         raise RecordError(locator, "file is missing") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, an integer past Python's digit limit, a duplicate key

@@ -278,12 +278,188 @@ def write_wildbox(root: Path) -> list[Case]:
     return cases
 
 
+# --------------------------------------------------------------------------- VLM unlearning
+
+
+def _vlm_image(path: str) -> bytes:
+    from PIL import Image
+
+    from benchwright.hashing import stable_hash64
+
+    h = stable_hash64(path)
+    out = io.BytesIO()
+    Image.new("RGB", (24 + h % 40, 24 + (h >> 8) % 40), (h % 256, (h >> 8) % 256, (h >> 16) % 256)).save(
+        out, format="PNG" if path.endswith(".png") else "JPEG")
+    return out.getvalue()
+
+
+def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
+    """Real VLGuard records (the first 30 of train.json, 10 of test.json) with generated images, then
+    one case per record: damaged JSON values, paths out of the image root, broken images."""
+    train = json.loads((fixtures / "vlguard" / "train.json").read_text())[:30]
+    test = json.loads((fixtures / "vlguard" / "test.json").read_text())[:10]
+    ids = iter(range(1000))
+    cases: list[Case] = []
+
+    def add(fmt, name, record, reason, unit="record", outcome=QUARANTINED, locator=None):
+        cases.append(Case("vlm_unlearning", fmt, name, locator or f"train.json#id={record['id']}", reason, unit,
+                          outcome))
+
+    def record(change=None) -> dict:
+        r = json.loads(json.dumps(train[next(ids) % len(train)]))
+        r["id"] = f"hostile_{len(cases):02d}"
+        r["image"] = f"hostile/{r['id']}.png"
+        if change:
+            change(r)
+        return r
+
+    extra = []
+
+    def json_case(name, reason, change, unit="record", locator=None):
+        r = record(change)
+        extra.append(r)
+        add("VLGuard JSON", name, r, reason, unit, locator=locator)
+
+    json_case("wrong JSON type: a record is a list", "a record is an object", None,
+              locator="train.json#index=")
+    extra[-1] = [extra[-1]]
+    json_case("wrong JSON type: safe is a string", "true or false is required", lambda r: r.update(safe="yes"))
+    json_case("wrong JSON type: instr-resp is a string", "no instruction-response pairs",
+              lambda r: r.update({"instr-resp": "say hi"}))
+    json_case("missing id", "field 'id' is missing", lambda r: r.pop("id"), locator="train.json#index=")
+    json_case("NaN response", "empty response",
+              lambda r: r["instr-resp"][0].update(response=float("nan")), unit="example")
+    json_case("infinite (1e999) id", "a non-empty string is required", lambda r: r.update(id=float("inf")),
+              locator="train.json#index=")
+    json_case("unknown harmful category", "unknown harmful_category",
+              lambda r: r.update(safe=False, harmful_category="unicorns", harmful_subcategory="x"))
+    json_case("path traversal in image", "leaves the image root", lambda r: r.update(image="../../outside.png"))
+    json_case("absolute image path", "leaves the image root", lambda r: r.update(image="/etc/hostname"))
+    dup = record()
+    dup["id"] = train[0]["id"]
+    extra.append(dup)
+    add("VLGuard JSON", "duplicate id", dup, "duplicate id", locator=f"train.json#id={dup['id']}[index=")
+
+    # images: records whose image file is broken
+    broken = {}
+
+    def image_case(name, reason, data):
+        r = record()
+        extra.append(r)
+        broken[r["image"]] = data
+        add("image", name, r, reason)
+
+    good = _vlm_image("good.png")
+    image_case("missing", "is missing", None)
+    image_case("corrupt bytes", "not decodable", b"\x89PNG\r\n\x1a\n not really a png")
+    image_case("truncated PNG", "not decodable", good[: len(good) // 2])
+    image_case("empty file", "not decodable", b"")
+    image_case("decompression bomb (20000 x 20000 zeros)", "decompression bomb", png_bomb(20000, 20000))
+    image_case("unreadable (a folder)", "cannot be read", "folder")
+
+    for stem, records in (("train", train + extra), ("test", test)):
+        (root / stem).mkdir(parents=True, exist_ok=True)
+        (root / f"{stem}.json").write_text(json.dumps(records, indent=1))
+        for r in records:
+            if not isinstance(r, dict) or not isinstance(r.get("image"), str) or r["image"].startswith(("/", "..")):
+                continue
+            path = root / stem / r["image"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = broken.get(r["image"], _vlm_image(r["image"]))
+            if data == "folder":
+                path.mkdir()
+            elif data is not None:
+                path.write_bytes(data)
+    (root.parent / "outside.png").write_bytes(_vlm_image("outside.png"))
+    return cases
+
+
+def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
+    """Sources the VLM build refuses whole (``SourceError`` naming the file), each its own folder, and
+    routing-score files (``--routing-scores``: a bad score refuses the routing it feeds)."""
+    out = []
+    mapping_ok = "files: [{path: forget.jsonl, role: forget}]\nfields: {id: id, image: img, instruction: q, response: a}\n"
+
+    def source(name, files: dict[str, str | bytes], fmt, reason, locator):
+        folder = root / f"refused_{len(out):02d}"
+        folder.mkdir(parents=True)
+        for rel, data in files.items():
+            (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
+        out.append((Case("vlm_unlearning", fmt, name, locator, reason, outcome=REFUSED), folder, []))
+
+    line = '{"id": 1, "img": "a.png", "q": "Q?", "a": "A"}\n'
+    source("malformed YAML", {"mapping.yaml": "files: [\n  - path: x\n", "forget.jsonl": line},
+           "mapping YAML", "malformed YAML", "mapping.yaml")
+    source("wrong YAML type: files is a string", {"mapping.yaml": mapping_ok.replace(
+        "[{path: forget.jsonl, role: forget}]", "forget.jsonl"), "forget.jsonl": line}, "mapping YAML",
+        "is not of type 'array'", "mapping.yaml")
+    source("YAML alias bomb", {"mapping.yaml": YAML_BOMB.replace("i: &i", "files: &i") + mapping_ok.split("\n", 1)[1],
+                               "forget.jsonl": line}, "mapping YAML", "alias", "mapping.yaml")
+    source("not UTF-8", {"mapping.yaml": b"files: \xff\xfe\n", "forget.jsonl": line}, "mapping YAML",
+           "cannot read the mapping", "mapping.yaml")
+    source("huge value: a 5000-digit integer", {"train.json": f'[{{"id": {huge_integer()}}}]'}, "VLGuard JSON",
+           "not valid JSON", "train.json")
+    source("duplicate key in a record", {"train.json": '[{"id": "a", "id": "b"}]'}, "VLGuard JSON",
+           "duplicate key 'id'", "train.json")
+    source("truncated JSON", {"train.json": '[{"id": "a", "image": '}, "VLGuard JSON", "not valid JSON", "train.json")
+    source("wrong JSON type: an object, not an array", {"train.json": '{"id": "a"}'}, "VLGuard JSON",
+           "expected a JSON array", "train.json")
+    for name, text, reason in (
+            ("NaN score", '{"train/a#0": NaN}', "not a finite number"),
+            ("infinite (1e999) score", '{"train/a#0": 1e999}', "not a finite number"),
+            ("huge value: a 5000-digit score", '{"train/a#0": %s}' % huge_integer(), "not JSON"),
+            ("wrong JSON type: a list", "[0.5]", "expected one JSON object"),
+            ("duplicate example id", '{"train/a#0": 0.1, "train/a#0": 0.9}', "duplicate key"),
+            ("truncated JSON", '{"train/a#0": 0.', "not JSON")):
+        path = root / f"scores_{len(out):02d}.json"
+        path.write_text(text)
+        out.append((Case("vlm_unlearning", "routing-score file", name, path.name, reason, outcome=REFUSED), path, []))
+    path = root / f"scores_{len(out):02d}.jsonl"
+    path.write_text('{"example_id": "train/a#0", "score": 0.5}\n{"example_id": "train/a#0", "score": 0.7}\n')
+    out.append((Case("vlm_unlearning", "routing-score file", "duplicate example id (JSON Lines)", f"{path.name}:2",
+                     "appears twice", outcome=REFUSED), path, []))
+    return out
+
+
+def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
+    """A mapped source (JSON Lines) whose bad lines are records of their own, quarantined by the same
+    stage function the build runs."""
+    (root / "images").mkdir(parents=True)
+    (root / "mapping.yaml").write_text(
+        "files: [{path: forget.jsonl, role: forget}]\nfields: {id: id, image: img, instruction: q, response: a}\n")
+    lines = ['{"id": 1, "img": "a.png", "q": "Q?", "a": "A"}', '{"id": 2, "img": "a.png", "q": "Q?", ',
+             '{"id": %s, "img": "a.png", "q": "Q?", "a": "A"}' % huge_integer(),
+             '{"id": 4, "id": 5, "img": "a.png", "q": "Q?", "a": "A"}', '[1, 2]',
+             '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}']
+    (root / "forget.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "images" / "a.png").write_bytes(_vlm_image("a.png"))
+    fmt = "mapped JSON Lines"
+    return root, [Case("vlm_unlearning", fmt, "truncated line", "forget.jsonl#line=2", "not valid JSON", "record"),
+                  Case("vlm_unlearning", fmt, "huge value: a 5000-digit id", "forget.jsonl#line=3", "not valid JSON",
+                       "record"),
+                  Case("vlm_unlearning", fmt, "duplicate key", "forget.jsonl#line=4", "duplicate key 'id'", "record"),
+                  Case("vlm_unlearning", fmt, "wrong JSON type: a list", "forget.jsonl#index=4", "a record is an object",
+                       "record"),
+                  Case("vlm_unlearning", fmt, "path traversal in the image field", "forget.jsonl#id=6",
+                       "leaves the image root", "record")]
+
+
 NOT_APPLICABLE = {
     "wildbox": {
         "zip bombs": "WildBox reads no archive",
         "XML entity expansion and DOCTYPEs": "WildBox reads no XML",
         "not-a-zip, encrypted, macro-enabled and Strict Office files": "WildBox reads no Office file",
         "cyclic dependency graphs": "WildBox has no graphs (tracks are per-frame lists)",
+    },
+    "vlm_unlearning": {
+        "symlink loops and escapes": "not covered yet: the VLM build opens an image by the path its record names, "
+                                     "a symlink under the image root is followed (path text that leaves the root "
+                                     "is refused)",
+        "undecodable file names": "n/a: JSON and YAML strings are Unicode, so a record cannot name a file that is not",
+        "zip bombs": "n/a: reads no archive (images are PNG/JPEG; their decompression bombs are covered)",
+        "XML entity expansion and DOCTYPEs": "n/a: reads no XML (the YAML alias bomb is its analogue, covered)",
+        "not-a-zip, encrypted, macro-enabled and Strict Office files": "n/a: reads no Office file",
+        "cyclic dependency graphs": "n/a: records have no references between them",
     },
 }
 

@@ -50,11 +50,10 @@ def case_problem(case: hostile.Case, rows: list[dict]) -> str | None:
     mine = [r for r in rows if r["locator"].startswith(case.locator)]
     if case.outcome == hostile.KEPT:
         return f"{case}: quarantined {mine[:3]}" if mine else None
-    hits = [r for r in mine if case.reason in r["reason"]]
+    hits = [r for r in mine if case.reason in r["reason"] and case.unit in (None, r["unit"])]
     if not hits:
-        return f"{case}: no quarantine row; rows at that locator: {[(r['locator'], r['reason']) for r in mine][:5]}"
-    if case.unit is not None and any(r["unit"] != case.unit for r in hits):
-        return f"{case}: unit {[r['unit'] for r in hits]}"
+        return (f"{case}: no quarantine row; rows at that locator: "
+                f"{[(r['unit'], r['locator'], r['reason']) for r in mine][:5]}")
     # a clear reason, never an unexpected exception's type name (what the stage writes for a crash)
     if any(re.match(r"^[A-Z]\w*(Error|Exception): ", r["reason"]) for r in hits):
         return f"{case}: a crash's reason {[r['reason'] for r in hits][:2]}"
@@ -149,3 +148,92 @@ def test_a_wildbox_source_whose_every_segment_is_broken_fails(tmp_path):
     with pytest.raises(BuildError, match="yielded nothing|max-bad-fraction"):
         build_wildbox(root, tmp_path / "out")
     assert not (tmp_path / "out" / "wildbox").exists()
+
+
+# --------------------------------------------------------------------------- VLM unlearning
+
+
+def _build(name: str, source: Path, out: Path, **kw) -> Path:
+    from benchwright import registry
+    from benchwright.build import build
+    from benchwright.options import BuildOptions
+
+    return Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False, **kw)))
+
+
+@pytest.fixture(scope="module")
+def vlm(tmp_path_factory, fixtures_dir):
+    root = tmp_path_factory.mktemp("vlm-hostile") / "raw"
+    cases = hostile.write_vlm_unlearning(root, fixtures_dir)
+    scores = root.parent / "scores.json"  # supplied scores: the built-in scorer's training is not under test
+    records = [r for r in json.loads((root / "train.json").read_text()) if isinstance(r, dict)]
+    scores.write_text(json.dumps({f"train/{r['id']}#{i}": round((n * 37 + i) % 100 / 100, 2)
+                                  for n, r in enumerate(records) if isinstance(r.get("id"), str)
+                                  and isinstance(r.get("instr-resp"), list) for i in range(len(r["instr-resp"]))}))
+    built = _build("vlm_unlearning", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0,
+                   beam_args=["--format", "vlguard", "--routing-scores", str(scores)])
+    return root, built, cases
+
+
+def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
+    _, built, cases = vlm
+    assert len(cases) >= 15
+    assert_every_case(cases, quarantine_rows(built))
+    units = reconciled_units(built)
+    assert units["record"]["quarantined"] == sum(c.unit == "record" for c in cases)
+    assert units["example"]["quarantined"] >= len(cases)
+
+
+def test_vlm_sources_and_score_files_refused_whole_name_the_file(tmp_path):
+    from benchwright.vlm_unlearning.routing import read_scores
+
+    refusals = hostile.refusals_vlm_unlearning(tmp_path)
+    problems = []
+    for case, path, _ in refusals:
+        try:
+            if case.format == "routing-score file":
+                read_scores(str(path))
+            else:
+                _build("vlm_unlearning", path, tmp_path / "out")
+            problems.append(f"{case}: accepted")
+        except (SourceError, BuildError, hostile_record_error()) as err:
+            if case.locator not in str(err) or case.reason not in str(err):
+                problems.append(f"{case}: {err}")
+    assert not problems, "\n".join(problems)
+    assert not (tmp_path / "out" / "vlm_unlearning").exists()
+
+
+def hostile_record_error():
+    from benchwright.errors import RecordError
+
+    return RecordError
+
+
+def test_bad_json_lines_are_records_of_their_own(tmp_path):
+    """A mapped source's bad JSON Lines line is one quarantined record (the stage function the build runs)."""
+    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.stage import Reject
+
+    root, cases = hostile.mapped_lines_vlm_unlearning(tmp_path / "mapped")
+    fmt, records, mapping = sources.list_records(str(root))
+    rows = [{"stage": "ParseRecord", **r.__dict__} for element in records
+            for r in sources.parse_record(element, str(root), fmt, mapping) if isinstance(r, Reject)]
+    assert_every_case(cases, rows)
+    assert sum(r["unit"] == "record" for r in rows) == len(cases)  # the good line is the one record kept
+
+
+def test_vlm_image_bomb_is_refused_from_its_header():
+    from benchwright.errors import RecordError
+    from benchwright.pipelines.vlm_unlearning import read_image
+
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".png") as tmp:
+        tmp.write(hostile.png_bomb(12000, 12000))  # 144 M pixels: under PIL's own error bound (2 x 89 M)
+        tmp.flush()
+
+        def read():
+            with pytest.raises(RecordError, match="decompression bomb"):
+                read_image(tmp.name, "train.json#id=x")
+
+        assert peak_rss_growth_mb(read) < BOMB_RSS_LIMIT_MB

@@ -53,7 +53,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import json
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -62,6 +61,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchwright import strict_json
 from benchwright.errors import RecordError, SourceError
 from benchwright.hashing import stable_hash64
 from benchwright.vlm_unlearning.features import (FEATURE_SOURCE, IMAGE_DIM, TEXT_DIM, image_features,
@@ -240,17 +240,17 @@ def read_scores(url: str) -> dict[str, float]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{url}:{n}", f"not JSON: {exc.msg}") from None
+                row = strict_json.loads(line)
+            except ValueError as exc:  # malformed, a repeated key, an integer past Python's digit limit
+                raise RecordError(f"{url}:{n}", f"not JSON: {getattr(exc, 'msg', exc)}") from None
             if not isinstance(row, dict) or "example_id" not in row or "score" not in row:
                 raise RecordError(f"{url}:{n}", "expected an object with example_id and score")
             _put(scores, row["example_id"], row["score"], f"{url}:{n}")
     elif name.endswith(".json"):
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{url}:{exc.lineno}", f"not JSON: {exc.msg}") from None
+            obj = strict_json.loads(text)  # a repeated example id is an error, not a silently kept last score
+        except ValueError as exc:
+            raise RecordError(f"{url}:{getattr(exc, 'lineno', 1)}", f"not JSON: {getattr(exc, 'msg', exc)}") from None
         if not isinstance(obj, dict):
             raise RecordError(url, "expected one JSON object {example_id: score}")
         for eid, value in obj.items():
