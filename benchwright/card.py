@@ -5,6 +5,9 @@ The YAML header is produced by ``datasets`` / ``huggingface_hub`` themselves fro
 Features and the written files, so what the card declares is exactly what ``load_dataset`` reads:
 explicit ``data_files`` globs per split (never touching ``_build/`` or ``exports/``) and
 ``dataset_info`` with features, ``num_examples`` and ``num_bytes`` per split.
+
+Beside it, ``_build/card.html`` is the same card as one offline HTML page (``card_html``) for a person
+opening the build folder; it is in the manifest like every other file of the build.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import jinja2
 import jinja2.meta
 import pyarrow.parquet as pq
 
+from benchwright.layout import CARD_HTML
 from benchwright.writer import parse_shard_name
 
 
@@ -87,7 +91,86 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
         text = text.rstrip("\n") + "\n\n" + quality
     path = root / "README.md"
     path.write_text(text)
+    (root / CARD_HTML).parent.mkdir(parents=True, exist_ok=True)
+    (root / CARD_HTML).write_text(card_html(text), encoding="utf-8")
     return path
+
+
+CARD_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 72rem;
+       padding: 0 2rem; color: #1f2328; background: #ffffff; line-height: 1.5; }
+h1 { font-size: 1.8rem; border-bottom: 1px solid #d0d7de; padding-bottom: 0.3rem; }
+h2 { font-size: 1.4rem; margin-top: 2rem; border-bottom: 1px solid #d0d7de; padding-bottom: 0.2rem; }
+h3 { font-size: 1.15rem; margin-top: 1.5rem; }
+p.metadata span { display: inline-block; margin: 0 0.4rem 0.3rem 0; padding: 0.05rem 0.6rem; border-radius: 0.8rem;
+                  background-color: rgb(221, 244, 255); font-size: 0.85rem; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; display: block; overflow-x: auto; }
+th { background-color: rgb(246, 248, 250); font-weight: 600; }
+th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; vertical-align: top; }
+tr:nth-child(2n) td { background-color: #f6f8fa; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.85em; background-color: #eff1f3;
+       padding: 0.1em 0.3em; border-radius: 0.3rem; }
+pre { background-color: #f6f8fa; padding: 0.8rem; overflow-x: auto; border-radius: 0.4rem; }
+pre code { background: none; padding: 0; }
+img { max-width: 100%; border: 1px solid #d0d7de; }
+details { margin: 0.8rem 0; }
+summary { cursor: pointer; font-weight: 600; }
+"""
+
+# Nothing may be fetched from elsewhere, even if a value in the card's text were markup: only the build's
+# own images (same origin, or beside the file when opened from disk), inline styles, no script.
+# (The empty data: icon keeps the browser from asking the server for /favicon.ico.)
+CARD_CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
+
+CARD_PAGE = jinja2.Template("""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>{{ title }}</title>
+<style>{{ css }}</style>
+</head>
+<body>
+<p class="metadata">{% for label, value in metadata %}<span>{{ label }}: {{ value }}</span>{% endfor %}</p>
+{{ body }}
+<details><summary>The card's YAML header (what <code>load_dataset</code> reads)</summary>
+<pre><code>{{ yaml }}</code></pre>
+</details>
+</body>
+</html>
+""", autoescape=True, keep_trailing_newline=True)
+
+
+def card_html(text: str) -> str:
+    """The card (``README.md``'s text) as one self-contained HTML page for ``_build/card.html``: the
+    Markdown rendered by markdown-it (CommonMark with GitHub's tables and the card's raw HTML, as the
+    Hub shows it), links and images relative to the build re-pointed from ``_build/``, the YAML header's
+    licence, task categories and tags on top and the header itself at the end. Inline styles, no
+    script, a policy that blocks anything from elsewhere; the same text gives the same bytes."""
+    import posixpath
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import RepoCard
+    from markdown_it import MarkdownIt
+    from markupsafe import Markup
+
+    card = RepoCard(text)
+    meta = card.data.to_dict()
+    renderer = MarkdownIt("commonmark", {"html": True}).enable("table")
+    tokens = renderer.parse(card.text)
+    base = posixpath.dirname(CARD_HTML)
+    for token in (c for t in tokens for c in [t, *(t.children or [])]):
+        attr = {"image": "src", "link_open": "href"}.get(token.type)
+        url = token.attrGet(attr) if attr else None
+        if url and not urlsplit(url).scheme and not url.startswith(("/", "#")):
+            token.attrSet(attr, posixpath.relpath(url, base))
+    metadata = [(label, ", ".join(v) if isinstance(v, list) else v) for label, key in
+                (("licence", "license"), ("task categories", "task_categories"), ("tags", "tags")) if (v := meta.get(key))]
+    return CARD_PAGE.render(csp=CARD_CSP, css=Markup(CARD_CSS), title=meta.get("pretty_name") or "dataset card",
+                            metadata=metadata, body=Markup(renderer.renderer.render(tokens, renderer.options, {})),
+                            yaml=card.data.to_yaml())
 
 
 def quality_section(dataset, root: Path, checks: list[dict] | None = None) -> str:

@@ -1,4 +1,4 @@
-"""``benchwright``: build, unlock, synth, validate, diff, export, evaluate, baseline, run, info.
+"""``benchwright``: build, unlock, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
 
 Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
 """
@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from benchwright import published, registry
 from benchwright.errors import BenchwrightError
-from benchwright.layout import DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
+from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
 from benchwright.options import RUNNING_MODES, BuildOptions
 
 
@@ -54,6 +54,23 @@ def cmd_validate(args, _) -> int:
     print(f"{'passed' if report['passed'] else 'FAILED'}: {report['checks']} checks, {report['failed']} failed; "
           f"report {where}")
     return 0 if report["passed"] else 1
+
+
+def cmd_screenshot(args, _) -> int:
+    from benchwright.browser import screenshot_build
+
+    if not published.is_local(args.path):
+        raise BenchwrightError(f"{args.path}: screenshots are taken of a local build folder; copy the build "
+                               "to a local folder and run this on the copy")
+    root = fsspec.core.url_to_fs(args.path)[1]
+    _dataset_of(root)  # a published build (its manifest names the dataset)
+    problems = 0
+    for page in screenshot_build(root):
+        bad = page["broken_images"] + page["failed_requests"] + page["outside_requests"]
+        problems += len(bad)
+        print(f"{'ok  ' if not bad else 'FAIL'} {page['page']}: {page['images']} images -> {page['screenshot']}"
+              + "".join(f"\n     did not load: {b}" for b in bad))
+    return 0 if problems == 0 else 1
 
 
 def cmd_unlock(args, _) -> int:
@@ -101,7 +118,7 @@ def describe(url: str) -> str:
     lines.append("  counts         " + "; ".join(
         f"{u}: {e['read']} read, {e['written']} written, {e['quarantined']} quarantined, {e['filtered']} filtered"
         for u, e in recon.items()))
-    lines.append(f"  card           {published.join(root, 'README.md')}")
+    lines.append(f"  card           {published.join(root, 'README.md')} (as HTML: {published.join(root, CARD_HTML)})")
     lines.append(f"  manifest       {published.join(url, MANIFEST)}")
     lines.append(f"  validation     {published.join(root, VALIDATION_DIR, 'report.json')} (offline report: "
                  f"{published.join(root, VALIDATION_DIR, 'index.html')})")
@@ -182,6 +199,11 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--markdown", help="write the Markdown summary here (it is also printed)")
     d.add_argument("--examples", type=int, default=5, help="ids (and values) shown per kind of change")
     d.set_defaults(func=cmd_diff)
+
+    sc = sub.add_parser("screenshot", help="load a local build's card and validation pages in headless Chromium "
+                                           "(127.0.0.1 only) and save full-page PNGs under _build/screenshots/")
+    sc.add_argument("path")
+    sc.set_defaults(func=cmd_screenshot)
 
     u = sub.add_parser("unlock", help="remove the build lock of OUT/<dataset> on S3 by hand (prints its holder); "
                                       "a build still holding it stops before its commit")

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from benchwright.errors import BuildError
 from benchwright.hashing import sha256_files
-from benchwright.layout import BUILD_DIR, MANIFEST
+from benchwright.layout import BUILD_DIR, MANIFEST, SCREENSHOTS_DIR
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
 
@@ -121,10 +121,12 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
 
 
 def describe_files(root: Path) -> list[dict]:
-    """Every published file except the manifest and the validation output, with sha256, rows, bytes."""
+    """Every published file except the manifest, the validation output and the screenshots (views of
+    the build made after it, ``benchwright screenshot``), with sha256, rows, bytes."""
     files = []
     paths = [f for f in sorted(p for p in root.rglob("*") if p.is_file())
-             if not ((rel := f.relative_to(root).as_posix()) == MANIFEST or rel.startswith(f"{BUILD_DIR}/validation/"))]
+             if not ((rel := f.relative_to(root).as_posix()) == MANIFEST
+                     or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))]
     for f, digest in zip(paths, sha256_files(paths)):
         if isinstance(digest, OSError):
             raise digest
@@ -146,7 +148,7 @@ def fingerprint_source(dataset: Dataset, source: str) -> dict:
         if isinstance(digest, OSError):  # the pipeline quarantines it; the fingerprint still says it was there
             digest = f"unreadable: {digest.strerror or digest}"
             unreadable.append(rel)
-        h.update(f"{rel}\0{digest}\n".encode())
+        h.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))  # a name that is not UTF-8 keeps its bytes
     return {"url": source if "://" in source else os.path.abspath(source), "files": len(files),
             "unreadable": unreadable, "sha256": h.hexdigest()}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 from benchwright.statistics import column_summary
 
@@ -31,6 +32,7 @@ td.status.ok { background-color: rgb(218, 251, 225); color: rgb(26, 127, 55); }
 td.status.fail { background-color: rgb(255, 235, 233); color: rgb(207, 34, 46); }
 td.status.warn { background-color: rgb(255, 248, 197); color: rgb(154, 103, 0); }
 td.detail { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.8rem; word-break: break-word; }
+nav { display: flex; flex-wrap: wrap; row-gap: 0.3rem; }
 nav a { margin-right: 1rem; }
 """
 
@@ -39,6 +41,7 @@ PAGE = jinja2.Template("""<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{{ title }}</title>
 <style>{{ css }}</style>
 </head>
@@ -84,7 +87,8 @@ def write_report(dataset, report: dict, stats: dict, out: Path) -> Path:
     """Writes ``index.html`` and one page per config under ``out``; returns the index."""
     configs = list(dataset.configs)
     pages = [{"name": c, "page": f"{c}.html"} for c in configs]
-    common = {"css": CSS, "dataset": dataset.name, "configs": pages, "passed": report["passed"],
+    # Markup: the styles go in verbatim (escaped quotes inside <style> would drop the font declarations)
+    common = {"css": Markup(CSS), "dataset": dataset.name, "configs": pages, "passed": report["passed"],
               "failed": report["failed"], "warnings": report.get("warnings", 0)}
     groups = [("failed", "Failed checks", [r for r in report["results"] if not r["ok"]]),
               ("all", "All checks", report["results"])]

@@ -28,9 +28,11 @@ from benchwright.writer import SPLIT_COLUMN, parse_shard_name
 
 
 def check_manifest(root: Path, described: list[dict] | None = None) -> list[dict]:
-    """Every file the manifest lists has its sha256 and size; no data file is missing from it.
-    ``described``: the files as ``describe_files`` just read them (a build passes what it wrote into
-    the manifest a moment ago, instead of hashing every byte a second time)."""
+    """Every file the manifest lists has its sha256 and size; no data file is missing from it (any
+    other file is reported, except screenshots under ``_build/screenshots/``: views of the build that
+    ``benchwright screenshot`` makes after it, which ``describe_files`` leaves out). ``described``: the
+    files as ``describe_files`` just read them (a build passes what it wrote into the manifest a moment
+    ago, instead of hashing every byte a second time)."""
     manifest_path = root / MANIFEST
     if not manifest_path.exists():
         return [{"check": "manifest", "ok": False, "detail": f"{manifest_path} is missing"}]

@@ -21,6 +21,22 @@ def tiny_wildbox(tmp_path_factory) -> tuple[Path, Path]:
     return _CACHE["tiny"]
 
 
+def tiny_build(name: str, tmp_path_factory) -> tuple[Path, Path]:
+    """(tiny synthetic source, its build) of a registered dataset, made once per test session: the
+    contract tests and the browser tests share them."""
+    key = f"contract-{name}"
+    if key not in _CACHE:
+        from benchwright import registry
+        from benchwright.build import build
+        from benchwright.options import BuildOptions
+
+        source = tmp_path_factory.mktemp(f"{name}-raw") / "raw"
+        registry.part(name, "synth")(str(source), scale="tiny", seed=0)
+        out = tmp_path_factory.mktemp(f"{name}-out")
+        _CACHE[key] = (source, Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False))))
+    return _CACHE[key]
+
+
 def plant_video_and_move_box(source: Path, target: Path) -> dict:
     """A copy of ``source`` at ``target`` with one video copied under a new name and one observation
     of one track moved by 0.05 world units along x; returns what was planted."""

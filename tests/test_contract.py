@@ -20,6 +20,7 @@ from benchwright.cli import main as cli_main
 from benchwright.layout import MANIFEST
 from benchwright.manifest import rows_by_config_split
 from benchwright.options import BuildOptions
+from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import published_hashes
 
 
@@ -30,11 +31,10 @@ def _build(name: str, source: Path, out: Path, **kw) -> Path:
 
 @pytest.fixture(scope="module", params=registry.names())
 def tiny(request, tmp_path_factory):
-    """(name, tiny source, its build) for each registered dataset."""
+    """(name, tiny source, its build) for each registered dataset (built once per session: the browser
+    tests load the same builds)."""
     name = request.param
-    source = tmp_path_factory.mktemp(f"{name}-raw") / "raw"
-    registry.part(name, "synth")(str(source), scale="tiny", seed=0)
-    return name, source, _build(name, source, tmp_path_factory.mktemp(f"{name}-out"))
+    return name, *tiny_build(name, tmp_path_factory)
 
 
 def card_header(root: Path) -> dict:

@@ -1,0 +1,176 @@
+"""What a person opens in a build, in a real browser: every dataset's card (``_build/card.html``) and its
+validation report (``_build/validation/``) load in Debian's headless Chromium over 127.0.0.1 with every
+other host unreachable (``benchwright.browser``: the DevTools protocol over Chromium's pipe): the suite
+results fill the report, every figure the card shows decodes, the card's tables appear, the styles
+apply and nothing is fetched from elsewhere. ``benchwright screenshot`` writes a full-page PNG of each
+page under ``_build/screenshots/``, which ``benchwright validate`` does not count as part of the build.
+
+The builds are the contract tests' tiny builds (``tests.quality_builds.tiny_build``, made once per session)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import cv2
+import pytest
+
+from benchwright import registry
+from benchwright.browser import VIEWPORT, Chromium, is_loopback, serve
+from benchwright.cli import main as cli_main
+from benchwright.layout import CARD_HTML, SCREENSHOTS_DIR, VALIDATION_DIR
+from tests.quality_builds import tiny_build
+
+FIGURE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
+TABLE_RULE = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+\s*$", re.MULTILINE)  # a Markdown table's header rule
+
+CARD_FACTS = """JSON.stringify({
+  images: Array.from(document.images).map(i => ({src: i.src, loaded: i.complete && i.naturalWidth > 0,
+                                                  width: i.naturalWidth})),
+  tables: document.querySelectorAll("table").length,
+  configsRows: Array.from(document.querySelectorAll("table"))
+    .filter(t => Array.from(t.tHead.rows[0].cells).map(c => c.textContent).join("|") === "config|split|rows|bytes")
+    .map(t => t.tBodies[0].rows.length),
+  visibleTables: Array.from(document.querySelectorAll("table")).filter(t => t.getClientRects().length > 0).length,
+  h1: document.querySelector("h1").textContent,
+  font: getComputedStyle(document.body).fontFamily,
+  th: getComputedStyle(document.querySelector("th")).backgroundColor,
+  metadata: Array.from(document.querySelectorAll("p.metadata span")).map(s => s.textContent),
+  scripts: document.scripts.length,
+})"""
+
+REPORT_FACTS = """JSON.stringify({
+  rows: Array.from(document.querySelectorAll("table.results")).map(t => t.tBodies[0].rows.length),
+  firstTable: document.querySelector("table.results").id,
+  statuses: Array.from(document.querySelectorAll("td.status")).map(td => td.textContent),
+  ok: getComputedStyle(document.querySelector("td.status.ok")).backgroundColor,
+  okWeight: getComputedStyle(document.querySelector("td.status.ok")).fontWeight,
+  plain: getComputedStyle(document.querySelector("td.detail")).backgroundColor,
+  border: getComputedStyle(document.querySelector("td.detail")).borderTopStyle,
+  badge: getComputedStyle(document.querySelector("span.badge")).backgroundColor,
+  font: getComputedStyle(document.body).fontFamily,
+  links: Array.from(document.querySelectorAll("nav a")).map(a => a.getAttribute("href")),
+  overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+})"""
+
+
+@pytest.fixture(scope="module")
+def tab():
+    """One headless Chromium for every page of every dataset, one tab."""
+    with Chromium() as browser:
+        yield browser.new_page()
+
+
+@pytest.fixture(scope="module", params=registry.names())
+def built(request, tmp_path_factory) -> tuple[str, Path]:
+    return request.param, tiny_build(request.param, tmp_path_factory)[1]
+
+
+def _load(tab, url: str, facts: str) -> tuple[dict, list[dict]]:
+    network = tab.load(url)
+    return json.loads(tab.evaluate(facts)), network
+
+
+def _check_network(network: list[dict], base: str) -> None:
+    requests = [e["params"]["request"]["url"] for e in network if e["method"] == "Network.requestWillBeSent"]
+    failed = [e["params"] for e in network if e["method"] == "Network.loadingFailed"]
+    assert any(u.startswith(base + "/") for u in requests) and all(is_loopback(u) for u in requests), requests
+    assert not failed, failed
+
+
+def test_card_and_report_render_offline_in_headless_chromium(built, tab):
+    name, root = built
+    card_text = (root / "README.md").read_text(encoding="utf-8")
+    body = card_text.split("\n---\n", 1)[1]  # after the YAML header
+    figures = FIGURE.findall(body)
+    html = (root / CARD_HTML).read_text(encoding="utf-8")
+    sources = re.findall(r"""\bsrc=["']([^"']*)""", html)
+    assert "<script" not in html and "@import" not in html
+    assert re.findall(r"<link[^>]*>", html) == ['<link rel="icon" href="data:,">']  # no request for an icon
+    assert sources and all(":" not in s and not s.startswith("/") for s in sources), sources  # the build's own files
+    assert "Content-Security-Policy" in html
+    report = json.loads((root / VALIDATION_DIR / "report.json").read_text())
+    for page in (root / VALIDATION_DIR).glob("*.html"):  # nothing to fetch from elsewhere, nothing about the run
+        text = page.read_text()
+        assert "http://" not in text and "https://" not in text and "<script" not in text, page.name
+
+    with serve(root) as base:
+        card, network = _load(tab, f"{base}/{CARD_HTML}", CARD_FACTS)
+        _check_network(network, base)
+        # every figure the card references is an <img> that loaded (decoded pixels), in the card's order
+        assert figures and [i["src"] for i in card["images"]] == [f"{base}/{f}" for f in figures]
+        assert all(i["loaded"] and i["width"] > 0 for i in card["images"]), card["images"]
+        # every Markdown table of the card is an HTML table; the core's configs table lists every split
+        assert card["tables"] == len(TABLE_RULE.findall(body)) > 0 and card["visibleTables"] > 0
+        sizes = json.loads((root / "_build" / "manifest.json").read_text())["reconciliation"]["rows"]
+        assert card["configsRows"] == [sum(len(s) for s in sizes.values())]
+        assert card["h1"] == re.search(r"^# (.+)$", body, re.MULTILINE).group(1)
+        assert card["scripts"] == 0
+        assert "system-ui" in card["font"] and card["th"] == "rgb(246, 248, 250)"  # the styles apply
+        licence = registry.get(name).license
+        assert f"licence: {licence}" in card["metadata"]
+
+        index, network = _load(tab, f"{base}/{VALIDATION_DIR}/index.html", REPORT_FACTS)
+        _check_network(network, base)
+        assert index["firstTable"] == "all-table" and index["rows"] == [report["checks"]]  # the suite results
+        assert len(index["statuses"]) == report["checks"] and set(index["statuses"]) <= {"ok", "WARN"}
+        assert index["ok"] == "rgb(218, 251, 225)" and index["okWeight"] == "700"   # the styles apply
+        assert index["plain"] == "rgba(0, 0, 0, 0)" and index["border"] == "solid"
+        assert index["badge"] == "rgb(26, 127, 55)" and "system-ui" in index["font"]
+        configs = list(registry.get(name).configs)
+        assert index["links"] == ["index.html"] + [f"{c}.html" for c in configs]
+        assert index["overflow"] == 0  # the navigation wraps: nothing wider than the window
+
+        config = configs[0]
+        page, network = _load(tab, f"{base}/{VALIDATION_DIR}/{config}.html", REPORT_FACTS)
+        _check_network(network, base)
+        own = [r for r in report["results"] if r.get("config") == config or r["check"].startswith(f"{config}:")]
+        splits = json.loads((root / "_build" / "statistics" / "statistics.json").read_text())["configs"][config]
+        assert page["rows"][0] == len(own) > 0
+        assert page["rows"][1:] == [len(s["columns"]) for s in splits["splits"].values()]  # statistics per split
+
+
+def test_screenshot_command_writes_a_png_of_every_page(built, tmp_path, capsys):
+    name, root = built
+    copy = tmp_path / name  # the shared build stays as the other tests expect it
+    shutil.copytree(root, copy)
+    capsys.readouterr()
+    assert cli_main(["screenshot", str(copy)]) == 0
+    printed = capsys.readouterr().out
+    configs = list(registry.get(name).configs)
+    expected = {"card.png", "validation.png", *(f"validation-{c}.png" for c in configs)}
+    shots = copy / SCREENSHOTS_DIR
+    assert {p.name for p in shots.iterdir()} == expected
+    assert printed.count("ok   ") == len(expected) and "FAIL" not in printed
+    for png in sorted(shots.iterdir()):
+        image = cv2.imread(str(png), cv2.IMREAD_COLOR)
+        assert image is not None, png.name
+        height, width = image.shape[:2]
+        assert width == VIEWPORT[0] and 300 <= height <= 20_000, (png.name, image.shape)
+        assert float(image.var()) > 0, png.name  # not blank
+    # a whole page, not the window: a card is longer than the viewport
+    assert cv2.imread(str(shots / "card.png")).shape[0] > VIEWPORT[1]
+
+
+def test_validate_leaves_screenshots_out_but_reports_any_other_file(tmp_path, tmp_path_factory, capsys):
+    root = tiny_build("wordeval", tmp_path_factory)[1]
+    copy = tmp_path / "wordeval"
+    shutil.copytree(root, copy)
+    (copy / SCREENSHOTS_DIR).mkdir(parents=True)
+    (copy / SCREENSHOTS_DIR / "card.png").write_bytes(b"a view made after the build")
+    capsys.readouterr()
+    assert cli_main(["validate", str(copy)]) == 0
+    (copy / "_build" / "notes.txt").write_text("not part of the build")
+    (copy / "_build" / "screenshots-old.png").write_bytes(b"beside the folder, not in it")
+    capsys.readouterr()
+    assert cli_main(["validate", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert "_build/notes.txt is not in the manifest" in out
+    assert "_build/screenshots-old.png is not in the manifest" in out
+    assert f"{SCREENSHOTS_DIR}/card.png" not in out
+
+
+def test_screenshot_refuses_object_storage_naming_a_local_copy(capsys):
+    assert cli_main(["screenshot", "s3://bucket/out/wildbox"]) == 2
+    assert "local" in capsys.readouterr().err
