@@ -1,18 +1,23 @@
 """Issue 13, faults: builds killed with SIGKILL at chosen and at random points (local filesystem and
-the local S3 server), ``validate`` on damaged builds, and builds run twice or at once on one output.
+the local S3 server), ``validate`` on damaged builds, builds run twice or at once on one output, and
+the S3 build lock (refusal, the stale-lock takeover, ``unlock``, release after success and failure).
 
 Chosen points use the core's test hook ``BENCHWRIGHT_FAULT=<phase>`` (``published.fault_point``):
-the build sends itself SIGKILL after the pipeline, after finalize wrote the manifest, and in the
-middle of publishing (locally after the swap, on S3 after the upload and before the commit)."""
+the build sends itself SIGKILL after finalize wrote the manifest, and in the middle of publishing
+(locally after the swap, on S3 after the upload and before the commit).
+
+Builds that are killed or run at once are child processes forked from a forkserver that imported
+the build's modules once (a fresh interpreter spends most of a tiny build importing); the child runs
+the same ``benchwright.cli.main`` as the command line. Builds nobody kills run in this process."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import multiprocessing.forkserver
 import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,46 +27,73 @@ import pytest
 from benchwright import published
 from benchwright.cli import main as cli_main
 from tests.test_object_storage import BUCKET, _remote_hashes, s3_endpoint  # noqa: F401 (fixture)
-from tests.wildbox_helpers import published_hashes, tiny_source
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
-REPO = Path(__file__).resolve().parents[1]
+# What a child imports before it is forked: everything a WildBox build loads (lazily or not).
+_PRELOAD = ["benchwright.cli", "benchwright.build", "benchwright.pipelines.wildbox", "benchwright.validate",
+            "benchwright.report", "benchwright.cards.wildbox", "benchwright.loaders.wildbox", "great_expectations",
+            "matplotlib.pyplot", "s3fs"]
+# The child: this process's environment at start, output to a log file, exit code = the CLI's.
+# (Code run by the builtin ``exec``, so the forkserver needs no import of this test module.)
+_CHILD = """
+import os, sys
+from benchwright.cli import main
+os.environ.clear()
+os.environ.update(env)
+fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.dup2(fd, 1)
+os.dup2(fd, 2)
+sys.exit(main(argv))
+"""
 
 
-def _start(source: str, out: str, fault: str | None = None) -> subprocess.Popen:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", GX_ANALYTICS_ENABLED="false")
-    env.pop(published.FAULT_ENV, None)
-    if fault:
-        env[published.FAULT_ENV] = fault
-    return subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", source,
-                             "--out", out], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+class Child:
+    """``benchwright build wildbox --source SOURCE --out OUT [extra]`` in a child process."""
+
+    def __init__(self, source: str, out: str, log: Path, fault: str | None = None, extra: tuple = ()):
+        ctx = _forkserver()
+        env = {k: v for k, v in os.environ.items() if k != published.FAULT_ENV}
+        if fault:
+            env[published.FAULT_ENV] = fault
+        argv = ["build", "wildbox", "--source", source, "--out", out, *extra]
+        self.log = log
+        self.process = ctx.Process(target=exec, args=(_CHILD, {"argv": argv, "log": str(log), "env": env}))
+        self.process.start()
+
+    def wait(self) -> tuple[int, str]:
+        self.process.join(timeout=300)
+        assert self.process.exitcode is not None, "the build did not finish in 300 s"
+        return self.process.exitcode, self.log.read_text(errors="replace")
+
+    def kill_after(self, seconds: float) -> tuple[int, str]:
+        time.sleep(seconds)
+        self.process.kill()
+        return self.wait()
 
 
-def _build(source: str, out: str, fault: str | None = None) -> subprocess.CompletedProcess:
-    proc = _start(source, out, fault)
-    stdout, stderr = proc.communicate(timeout=300)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+def _child(source, out, log, fault=None, extra=()) -> tuple[int, str]:
+    return Child(str(source), str(out), log, fault, extra).wait()
 
 
-def _killed_at_random(source: str, out: str, seed: int) -> int:
-    proc = _start(source, out)
-    time.sleep(random.Random(seed).uniform(0.5, 6.0))
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    return proc.returncode
+def _forkserver():
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(_PRELOAD)  # used when the server starts (once per session)
+    return ctx
 
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory) -> tuple[Path, Path]:
-    """Two tiny WildBox sources giving two different builds."""
+    """Two tiny WildBox sources giving two different builds (the forkserver imports meanwhile)."""
+    _forkserver()
+    multiprocessing.forkserver.ensure_running()
     raw = tmp_path_factory.mktemp("raw")
     return tiny_source(raw / "a", seed=0), tiny_source(raw / "b", seed=1)
 
 
-def _local_state(root: Path) -> tuple[str, dict[str, str]]:
+def _local_state(root: Path, validate: bool = True) -> tuple[str, dict[str, str]]:
     """(input fingerprint, data file hashes) of the published build, after ``validate`` passed on it:
     every file matches the manifest, so a mixture of two builds cannot pass."""
-    assert cli_main(["validate", str(root)]) == 0
+    assert not validate or cli_main(["validate", str(root)]) == 0
     return json.loads((root / "_build" / "manifest.json").read_text())["input"]["sha256"], published_hashes(root)
 
 
@@ -71,144 +103,202 @@ def _previous_or_new(state, before, new_input: str) -> bool:
     return state == before or state[0] == new_input
 
 
-def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(sources, tmp_path):
-    a, b = map(str, sources)
-    out = tmp_path / "out"
-    root = out / "wildbox"
-    assert _build(a, str(out)).returncode == 0
-    first = _local_state(root)
-    for phase in ("pipeline", "finalize"):
-        assert _build(b, str(out), fault=phase).returncode == -signal.SIGKILL
-        assert _local_state(root) == first, phase
-    # killed after the swap, before the old build is removed: the new build is published, whole
-    assert _build(b, str(out), fault="publish").returncode == -signal.SIGKILL
-    second = _local_state(root)
-    assert second[0] != first[0] and second[1] != first[1]
-    code = _killed_at_random(a, str(out), seed=1)
-    assert _previous_or_new(_local_state(root), second, first[0]), code
-    done = _build(b, str(out))
-    assert done.returncode == 0, done.stderr
-    assert _local_state(root)[0] == second[0]
-    assert not any(p.name.startswith((".staging", ".old")) for p in out.iterdir())
-
-
-def _s3_state(url: str) -> tuple[str, dict[str, str]]:
-    assert cli_main(["validate", url]) == 0
-    manifest, build_url = published.committed(url)
-    return manifest["input"]["sha256"], _remote_hashes(build_url)
-
-
-def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build(s3_endpoint, sources):  # noqa: F811
-    a, b = map(str, sources)
-    out = f"s3://{BUCKET}/faults"
-    url = f"{out}/wildbox"
-    assert _build(a, out).returncode == 0
-    first = _s3_state(url)
-    for phase in ("finalize", "publish"):  # "publish": builds/<id>/ uploaded, root manifest not written
-        assert _build(b, out, fault=phase).returncode == -signal.SIGKILL
-        assert _s3_state(url) == first, phase
-    code = _killed_at_random(b, out, seed=3)
-    state = _s3_state(url)
-    assert state == first or state[0] != first[0], code
-    done = _build(b, out)
-    assert done.returncode == 0, done.stderr
-    assert _s3_state(url)[0] != first[0]
-
-
-def _at_once(source: str, out: str) -> list[subprocess.CompletedProcess]:
-    procs = [_start(source, out), _start(source, out)]
-    done = []
-    for p in procs:
-        stdout, stderr = p.communicate(timeout=300)
-        done.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
-    return done
-
-
 @pytest.fixture(scope="module")
-def concurrent_local(sources, tmp_path_factory) -> tuple[Path, list[subprocess.CompletedProcess]]:
+def concurrent_local(sources, tmp_path_factory) -> tuple[Path, list[tuple[int, str]]]:
+    """Two builds of source a started at once on one fresh local output: its first build."""
     out = tmp_path_factory.mktemp("concurrent")
-    return out / "wildbox", _at_once(str(sources[0]), str(out))
+    logs = tmp_path_factory.mktemp("logs")
+    children = [Child(str(sources[0]), str(out), logs / f"{i}.log") for i in range(2)]
+    return out / "wildbox", [c.wait() for c in children]
 
 
 def test_two_local_builds_at_once_one_wins_the_other_refuses(concurrent_local):
     root, runs = concurrent_local
-    codes = sorted(r.returncode for r in runs)
-    assert codes in ([0, 0], [0, 2]), [r.stderr[-2000:] for r in runs]
+    codes = sorted(code for code, _ in runs)
+    assert codes in ([0, 0], [0, 2]), [log[-2000:] for _, log in runs]
     if codes == [0, 2]:
-        refused = next(r for r in runs if r.returncode == 2)
-        assert "another build of wildbox is running on this output" in refused.stderr
+        refused = next(log for code, log in runs if code == 2)
+        assert "another build of wildbox is running on this output" in refused
     assert cli_main(["validate", str(root)]) == 0
 
 
-def _damaged(copy: Path, capsys) -> str:
-    assert cli_main(["validate", str(copy)]) == 1
-    return capsys.readouterr().out
+def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concurrent_local, sources, tmp_path):
+    a, b = sources
+    out = tmp_path / "out"
+    shutil.copytree(concurrent_local[0].parent, out)  # a published build of a
+    root = out / "wildbox"
+    first = _local_state(root, validate=False)  # validated by the test above
+    # killed after the pipeline and finalize wrote the staged build and its manifest
+    assert _child(b, out, tmp_path / "finalize.log", fault="finalize")[0] == -signal.SIGKILL
+    assert _local_state(root) == first
+    # killed after the swap, before the old build is removed: the new build is published, whole
+    assert _child(b, out, tmp_path / "publish.log", fault="publish")[0] == -signal.SIGKILL
+    second = _local_state(root)
+    assert second[0] != first[0] and second[1] != first[1]
+    # killed at a random moment of a whole build (a tiny build takes 3-6 s here)
+    code, _ = Child(str(a), str(out), tmp_path / "random.log").kill_after(random.Random(1).uniform(0.5, 4.0))
+    assert _previous_or_new(_local_state(root), second, first[0]), code
+    assert cli_main(["build", "wildbox", "--source", str(b), "--out", str(out)]) == 0
+    assert _local_state(root)[0] == second[0]
+    assert not any(p.name.startswith((".staging", ".old")) for p in out.iterdir())
+
+
+def _damage(fs, build: str, manifests: list[str]):
+    """Damage a published build four ways at once: a missing shard, a file the manifest does not list,
+    a shard whose sha256 the manifest does not give, a row count the files do not hold (in every copy
+    of the manifest: on S3 the root one and the build's own). Returns (what validate must name, undo)."""
+    missing, changed = sorted(fs.glob(f"{build}/boxes/*.parquet"))[:2]
+    extra = f"{build}/boxes/notes.txt"
+    saved = {p: fs.cat_file(p) for p in (missing, *manifests)}
+    fs.rm(missing)
+    fs.pipe_file(extra, b"left here by hand\n")
+    for path in manifests:
+        manifest = json.loads(saved[path])
+        listed = next(f for f in manifest["files"] if f["path"] == f"boxes/{Path(changed).name}")
+        listed["sha256"] = "0" * 64
+        manifest["counters"]["written.segments"] += 1
+        fs.pipe_file(path, json.dumps(manifest).encode())
+
+    def undo():
+        fs.rm(extra)
+        for path, data in saved.items():
+            fs.pipe_file(path, data)
+
+    return [f"boxes/{Path(missing).name} is listed but missing", "boxes/notes.txt is not in the manifest",
+            f"boxes/{Path(changed).name}: sha256", "config 'segments': the writer counted"], undo
+
+
+def _validate_names_damage(url: str, fs, build: str, manifests: list[str], capsys) -> None:
+    expected, undo = _damage(fs, build, manifests)
+    capsys.readouterr()
+    assert cli_main(["validate", url]) == 1
+    said = capsys.readouterr().out
+    assert [e for e in expected if e not in said] == [], said
+    undo()
+    assert cli_main(["validate", url]) == 0
 
 
 def test_validate_names_a_missing_shard_an_extra_file_and_a_manifest_that_does_not_match(
         concurrent_local, tmp_path, capsys):
-    root, _ = concurrent_local
     copy = tmp_path / "wildbox"
-    shutil.copytree(root, copy)
-    shard = sorted((copy / "boxes").glob("*.parquet"))[0]
-    moved = shard.read_bytes()
-    shard.unlink()
-    assert f"boxes/{shard.name} is listed but missing" in _damaged(copy, capsys)
-    shard.write_bytes(moved)
-    (copy / "boxes" / "notes.txt").write_text("left here by hand\n")
-    assert "boxes/notes.txt is not in the manifest" in _damaged(copy, capsys)
-    (copy / "boxes" / "notes.txt").unlink()
-    manifest_path = copy / "_build" / "manifest.json"
-    original = manifest_path.read_text()
-    manifest = json.loads(original)
-    listed = next(f for f in manifest["files"] if f["path"] == f"boxes/{shard.name}")
-    listed["sha256"] = "0" * 64
-    manifest_path.write_text(json.dumps(manifest))
-    assert f"boxes/{shard.name}: sha256" in _damaged(copy, capsys)
-    manifest = json.loads(original)
-    manifest["counters"]["written.boxes"] += 1  # a row count the files do not have
-    manifest_path.write_text(json.dumps(manifest))
-    assert "config 'boxes': the writer counted" in _damaged(copy, capsys)
-    manifest_path.write_text(original)
-    assert cli_main(["validate", str(copy)]) == 0
+    shutil.copytree(concurrent_local[0], copy)
+    _validate_names_damage(str(copy), fsspec.filesystem("file"), str(copy), [str(copy / "_build" / "manifest.json")],
+                           capsys)
 
 
-def test_two_s3_builds_at_once_and_validate_on_damaged_s3_builds(s3_endpoint, sources, capsys):  # noqa: F811
-    out = f"s3://{BUCKET}/concurrent"
-    url = f"{out}/wildbox"
-    runs = _at_once(str(sources[0]), out)
-    # no lock on S3: each run stages under its own _staging/<run>, the build folder is named by its
-    # content (the same input gives the same bytes) and the root manifest is written whole, last
-    assert [r.returncode for r in runs] == [0, 0], [r.stderr[-2000:] for r in runs]
-    assert cli_main(["validate", url]) == 0
-    fs = fsspec.filesystem("s3")
-    assert len(fs.ls(f"{url}/{published.BUILDS}")) == 1
-    capsys.readouterr()
-    build_url = published.resolve(url)
-    shard = sorted(fs.glob(f"{build_url}/boxes/*.parquet"))[0]
-    name = shard.rsplit("/", 1)[1]
-    data = fs.cat_file(shard)
-    fs.rm(shard)
-    assert cli_main(["validate", url]) == 1
-    assert f"boxes/{name} is listed but missing" in capsys.readouterr().out
-    fs.pipe_file(shard, data)
-    fs.pipe_file(f"{build_url}/boxes/notes.txt", b"left here by hand\n")
-    assert cli_main(["validate", url]) == 1
-    assert "boxes/notes.txt is not in the manifest" in capsys.readouterr().out
-    fs.rm(f"{build_url}/boxes/notes.txt")
-    root_manifest = fs.cat_file(f"{url}/_build/manifest.json")
-    changed = json.loads(root_manifest)
-    next(f for f in changed["files"] if f["path"] == f"boxes/{name}")["sha256"] = "0" * 64
-    fs.pipe_file(f"{url}/_build/manifest.json", json.dumps(changed).encode())
-    assert cli_main(["validate", url]) == 1
-    assert "FAIL" in capsys.readouterr().out
-    fs.pipe_file(f"{url}/_build/manifest.json", root_manifest)
-    assert cli_main(["validate", url]) == 0
-
-
-def test_a_second_build_of_the_same_input_over_the_output_gives_the_same_bytes(concurrent_local, sources):
+def test_a_second_build_of_the_same_input_over_the_output_gives_the_same_bytes(concurrent_local, sources, tmp_path):
     root, _ = concurrent_local
-    before = published_hashes(root)
-    again = _build(str(sources[0]), str(root.parent))
-    assert again.returncode == 0, again.stderr
-    assert published_hashes(root) == before
+    out = tmp_path / "out"
+    shutil.copytree(root.parent, out)
+    assert cli_main(["build", "wildbox", "--source", str(sources[0]), "--out", str(out)]) == 0
+    assert published_hashes(out / "wildbox") == published_hashes(root)
+
+
+# -- object storage ------------------------------------------------------------------------------
+
+OUT = f"s3://{BUCKET}/faults"
+URL = f"{OUT}/wildbox"
+LOCK = published.lock_url(OUT, "wildbox")
+STALE = "2"  # --stale-lock-after in seconds for the builds that take over a killed build's lock
+
+
+def _s3_state(url: str, validate: bool = True) -> tuple[str, dict[str, str]]:
+    assert not validate or cli_main(["validate", url]) == 0
+    manifest, build_url = published.committed(url)
+    return manifest["input"]["sha256"], _remote_hashes(build_url)
+
+
+def _staging_runs(url: str) -> list[str]:
+    fs = fsspec.filesystem("s3")
+    path = f"{url}/{published.STAGING}".removeprefix("s3://")
+    return sorted(p.rsplit("/", 1)[1] for p in fs.ls(path, refresh=True)) if fs.exists(path) else []
+
+
+def _wait_until_stale(seconds: float) -> published.LockHolder:
+    """The lock once its last write is older than ``seconds`` by the store's clock."""
+    deadline = time.monotonic() + 60
+    while (held := published.read_lock(LOCK)) is not None and held.age_s < seconds:
+        assert time.monotonic() < deadline, held
+        time.sleep(0.25)
+    return held
+
+
+@pytest.fixture(scope="module")
+def concurrent_s3(s3_endpoint, sources, tmp_path_factory):  # noqa: F811
+    """Builds of the two different sources started at once on one fresh S3 output."""
+    logs = tmp_path_factory.mktemp("s3logs")
+    children = [Child(str(s), OUT, logs / f"{i}.log") for i, s in enumerate(sources)]
+    return [c.wait() for c in children]
+
+
+def test_two_s3_builds_of_different_inputs_at_once_one_wins_the_other_refuses(
+        concurrent_s3, concurrent_local, sources, tmp_path):
+    codes = [code for code, _ in concurrent_s3]
+    assert sorted(codes) == [0, 2], [log[-2000:] for _, log in concurrent_s3]
+    refused = concurrent_s3[codes.index(2)][1]
+    assert "another build of wildbox holds this output" in refused and f"benchwright unlock {URL}" in refused
+    assert published.read_lock(LOCK) is None  # the winner released its lock
+    assert _staging_runs(URL) == []
+    # the output is one whole build of the winner's input: the same bytes as a fresh local build of it
+    winner = sources[codes.index(0)]
+    reference = concurrent_local[0] if winner == sources[0] else build_wildbox(winner, tmp_path / "reference")
+    input_sha, hashes = _s3_state(URL)
+    assert input_sha == json.loads((reference / "_build" / "manifest.json").read_text())["input"]["sha256"]
+    assert hashes == published_hashes(reference)
+    assert len(fsspec.filesystem("s3").ls(f"{URL}/{published.BUILDS}", refresh=True)) == 1
+
+
+def test_validate_names_damage_on_an_s3_build(concurrent_s3, capsys):
+    build = published.resolve(URL).removeprefix("s3://")
+    _validate_names_damage(URL, fsspec.filesystem("s3"), build,
+                           [f"{URL}/_build/manifest.json".removeprefix("s3://"), f"{build}/_build/manifest.json"],
+                           capsys)
+
+
+def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their_lock_is_taken_over(
+        concurrent_s3, sources, tmp_path, capsys):
+    first = _s3_state(URL, validate=False)  # the winner's build, validated by the tests above
+    other = str(sources[[code for code, _ in concurrent_s3].index(2)])  # the input that was refused
+    # killed after finalize: the previous build stays, and so do the dead build's lock and staging
+    assert _child(other, OUT, tmp_path / "finalize.log", fault="finalize", extra=("--stale-lock-after", STALE))[0] \
+        == -signal.SIGKILL
+    assert _s3_state(URL) == first
+    dead = published.read_lock(LOCK)
+    assert dead is not None and _staging_runs(URL) == [dead.record["run"]]
+    # while its heartbeat is fresh, a build refuses, naming the holder (nothing is read or written)
+    capsys.readouterr()
+    assert cli_main(["build", "wildbox", "--source", other, "--out", OUT]) == 2
+    refusal = capsys.readouterr().err
+    assert f"pid {dead.record['pid']} run {dead.record['run']}" in refusal and "--stale-lock-after (300 s)" in refusal
+    # once it is older than the stale time, the next build takes it over and removes the dead run's
+    # staging; this one is killed after its upload, before the commit: the previous build stays
+    _wait_until_stale(float(STALE))
+    code, log = _child(other, OUT, tmp_path / "publish.log", fault="publish", extra=("--stale-lock-after", STALE))
+    assert code == -signal.SIGKILL and f"took over a stale lock {LOCK}" in log, log[-2000:]
+    assert _s3_state(URL) == first
+    second_dead = published.read_lock(LOCK)
+    assert second_dead.record["run"] != dead.record["run"] and _staging_runs(URL) == [second_dead.record["run"]]
+    # killed at a random moment (after taking over the stale lock)
+    _wait_until_stale(float(STALE))
+    code, _ = Child(other, OUT, tmp_path / "random.log", extra=("--stale-lock-after", STALE)).kill_after(
+        random.Random(3).uniform(0.5, 4.0))
+    state = _s3_state(URL)
+    assert state == first or state[0] != first[0], code
+    # a lock left behind is removed by hand, naming its holder (and its staging with it)
+    held = published.read_lock(LOCK)
+    capsys.readouterr()
+    assert cli_main(["unlock", URL]) == 0
+    said = capsys.readouterr().out
+    assert (f"removed the lock of host {held.record['host']} pid {held.record['pid']}" in said if held
+            else "no lock; nothing removed" in said)
+    assert published.read_lock(LOCK) is None
+    # the next build succeeds at once (default stale time) and releases its lock
+    assert cli_main(["build", "wildbox", "--source", other, "--out", OUT]) == 0
+    assert _s3_state(URL)[0] != first[0]
+    assert published.read_lock(LOCK) is None and _staging_runs(URL) == []
+    # a failed build (nothing can be read) releases its lock too, and publishes nothing
+    fs = fsspec.filesystem("s3")
+    committed = fs.cat_file(f"{URL}/_build/manifest.json")
+    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
+    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", OUT]) != 0
+    assert published.read_lock(LOCK) is None and fs.cat_file(f"{URL}/_build/manifest.json") == committed
