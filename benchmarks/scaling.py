@@ -1,0 +1,150 @@
+"""How a build's cost grows with its input: synth then build, per dataset and scale; prints one JSON object.
+
+    python -m benchwright.benchmarks.scaling [--datasets wildbox,wordeval,...] [--scales tiny,default,full]
+        [--work DIR] [--keep] [--table FILE]
+
+For each dataset and scale, one after the other, each in its own process so its time and memory are
+its own: ``benchwright synth <ds> --scale S`` then ``benchwright build <ds>`` from that source into a
+fresh output. Per run: wall time of each; peak memory of the build as ``ru_maxrss`` of its process
+(from ``wait4``: the largest single process among it and the children it waited for) and as the
+peak PSS of its whole process tree sampled every 0.2 s (the same as the RSS figure on the default
+in-process runner; with ``--running-mode multi_processing`` the Beam workers are separate processes
+and only the tree's PSS adds them up); the output's size on disk (each file once, hard links once)
+and file count; the rows of every reconciled unit, the primary one named; the build's own phase
+timings from its manifest; and the load average when the run started (the machine may be shared).
+``--table FILE`` also writes the Markdown table docs/SCALING.md shows.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchwright import registry
+from benchwright.benchmarks.wildbox_build import tree_memory_mb
+
+REPO = Path(__file__).resolve().parents[1]
+SCALES = ("tiny", "default", "full")
+
+
+def run_measured(cmd: list[str], env: dict) -> dict:
+    """Wall seconds, ru_maxrss (MB) and the sampled peak tree PSS (MB) of a command; raises on failure."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        peak_pss = 0.0
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            peak_pss = max(peak_pss, tree_memory_mb(proc.pid)[1])
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here (wait4 gives its rusage)
+        if proc.returncode != 0:
+            log.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{log.read()[-3000:]}")
+    return {"wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1), "peak_tree_pss_mb": round(peak_pss, 1)}
+
+
+def disk_usage(root: Path) -> tuple[int, int]:
+    """(bytes, files) under ``root``, each inode once (exports hard-link images)."""
+    seen, total = set(), 0
+    for path in root.rglob("*"):
+        st = path.lstat()
+        if path.is_file() and (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_size
+    return total, len(seen)
+
+
+def measure(dataset: str, scale: str, work: Path, env: dict) -> dict:
+    raw, out = work / f"{dataset}-{scale}-raw", work / f"{dataset}-{scale}-out"
+    for path in (raw, out):
+        shutil.rmtree(path, ignore_errors=True)
+    cli = [sys.executable, "-m", "benchwright.cli"]
+    load = os.getloadavg()
+    synth = run_measured(cli + ["synth", dataset, "--out", str(raw), "--scale", scale], env)
+    build = run_measured(cli + ["build", dataset, "--source", str(raw), "--out", str(out)], env)
+    root = out / dataset
+    manifest = json.loads((root / "_build" / "manifest.json").read_text())
+    ds = registry.get(dataset)
+    primary = next(u.name for u in ds.units if u.primary)
+    units = {u: e["written"] for u, e in manifest["reconciliation"]["units"].items()}
+    source_bytes, source_files = disk_usage(raw)
+    output_bytes, output_files = disk_usage(root)
+    return {
+        "dataset": dataset, "scale": scale, "load_avg_at_start": [round(x, 2) for x in load],
+        "synth_s": synth["wall_s"], "synth_maxrss_mb": synth["maxrss_mb"],
+        "source_bytes": source_bytes, "source_files": source_files,
+        "build_s": build["wall_s"], "build_maxrss_mb": build["maxrss_mb"],
+        "build_peak_tree_pss_mb": build["peak_tree_pss_mb"],
+        "output_bytes": output_bytes, "output_files": output_files,
+        "primary_unit": primary, "primary_records": units[primary], "units_written": units,
+        "build_timings_s": manifest["timings"],
+    }
+
+
+def markdown(result: dict) -> str:
+    head = ("| dataset | scale | primary records | synth | build | build peak (ru_maxrss) | output on disk | "
+            "load at start |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    rows = [f"| {r['dataset']} | {r['scale']} | {r['primary_records']:,} ({r['primary_unit']}) | {r['synth_s']:.1f} s | "
+            f"{r['build_s']:.1f} s | {r['build_maxrss_mb']:,.0f} MB | {r['output_bytes'] / 1e6:,.1f} MB "
+            f"({r['output_files']:,} files) | {r['load_avg_at_start'][0]:.1f} |" for r in result["runs"]]
+    return "\n".join([head, *rows]) + "\n"
+
+
+def _commit() -> str:
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + (" (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--datasets", default=",".join(registry.names()), help="comma-separated (default: all)")
+    p.add_argument("--scales", default="tiny,default", help=f"comma-separated, of {', '.join(SCALES)}")
+    p.add_argument("--work", help="where sources and outputs go (default: a temporary folder, removed)")
+    p.add_argument("--keep", action="store_true", help="keep each run's source and output (default: removed after it)")
+    p.add_argument("--table", help="also write the Markdown table here")
+    args = p.parse_args(argv)
+    datasets = [d for d in args.datasets.split(",") if d]
+    scales = [s for s in args.scales.split(",") if s]
+    for d in datasets:
+        registry.get(d)  # an unknown name fails before anything runs
+    if bad := sorted(set(scales) - set(SCALES)):
+        p.error(f"unknown scales {bad}; of {', '.join(SCALES)}")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", GX_ANALYTICS_ENABLED="false")
+    work = Path(args.work or tempfile.mkdtemp(prefix="benchwright-scaling-"))
+    work.mkdir(parents=True, exist_ok=True)
+    result = {"date": datetime.date.today().isoformat(), "commit": _commit(), "cpus": os.cpu_count(),
+              "load_avg_at_start": [round(x, 2) for x in os.getloadavg()], "runs": []}
+    try:
+        for dataset in datasets:
+            for scale in scales:
+                run = measure(dataset, scale, work, env)
+                result["runs"].append(run)
+                print(f"{dataset} {scale}: synth {run['synth_s']} s, build {run['build_s']} s, "
+                      f"{run['build_maxrss_mb']} MB", file=sys.stderr, flush=True)
+                if not args.keep:
+                    for suffix in ("raw", "out"):
+                        shutil.rmtree(work / f"{dataset}-{scale}-{suffix}", ignore_errors=True)
+    finally:
+        if not args.work and not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.table:
+        Path(args.table).write_text(markdown(result), encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
