@@ -149,7 +149,7 @@ def _describe(out: dict, path: str, arr: pa.Array, feature) -> None:
         entry["kind"] = "categorical"
         entry.update(_value_counts(arr))
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
-        counts = _value_counts(arr)
+        counts = _value_counts(arr, most=CATEGORICAL_MAX_DISTINCT)  # more distinct values: text, top TOP_K only
         # categorical: few values, and values that repeat (an id column is text however short the split)
         few = counts["distinct"] <= CATEGORICAL_MAX_DISTINCT and counts["distinct"] <= max(1, entry["count"] // 2)
         entry["kind"] = "categorical" if few else "text"
@@ -193,10 +193,18 @@ def _numeric(values: np.ndarray) -> dict:
             "histogram": {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts]}}
 
 
-def _value_counts(arr: pa.Array) -> dict:
+def _value_counts(arr: pa.Array, most: int | None = None) -> dict:
+    """``distinct`` and ``values`` (``_by_count``); with ``most``, only the first ``most`` values when
+    there are more, ordered in Arrow (its byte order of UTF-8 strings is Python's order of str), so an
+    id column's hundreds of thousands of values never become Python objects."""
     counts = pc.value_counts(pc.drop_null(arr))
+    distinct = len(counts)
+    if most is not None and distinct > most:
+        order = pc.sort_indices(pa.table({"count": counts.field("counts"), "value": counts.field("values")}),
+                                sort_keys=[("count", "descending"), ("value", "ascending")])
+        counts = counts.take(order[:most])
     values = [[v, int(c)] for v, c in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())]
-    return {"distinct": len(values), "values": _by_count(values)}
+    return {"distinct": distinct, "values": _by_count(values)}
 
 
 def _by_count(values: list[list]) -> list[list]:

@@ -131,3 +131,20 @@ def test_the_card_lists_what_is_checked_and_shows_the_statistics(built):
                   "frames: image bytes decode (train)", "boxes.species: share of gazelle in [0.01, 0.7]"):
         assert f"| {check} |" in quality
     assert len([r for r in check_data(WILDBOX, built) if r["kind"] != "drift"]) == quality.count(" | ok |")
+
+
+def test_a_text_column_top_values_are_taken_in_arrow_in_python_order():
+    """Many distinct strings: only the top values become Python objects, ordered as Python orders the
+    full list (count descending, ties by str value, non-ASCII included)."""
+    from benchwright.statistics import CATEGORICAL_MAX_DISTINCT, _by_count, _value_counts
+
+    rng = np.random.default_rng(0)
+    words = [f"{p}{i}" for i, p in enumerate(rng.choice(["a", "Z", "é", "z", "\u00df", "\U0001f993", "0"], 400))]
+    values = [w for w in words for _ in range(int(rng.integers(1, 4)))] + [None, None]
+    arr = pa.array(rng.permutation(np.array(values, dtype=object)).tolist(), pa.string())
+    full = _by_count([[v, values.count(v)] for v in set(words)])
+    top = _value_counts(arr, most=CATEGORICAL_MAX_DISTINCT)
+    assert top == {"distinct": len(words), "values": full[:CATEGORICAL_MAX_DISTINCT]}
+    assert _value_counts(arr) == {"distinct": len(words), "values": full}
+    few = pa.array(["b", "a", "b", None])
+    assert _value_counts(few, most=CATEGORICAL_MAX_DISTINCT) == {"distinct": 2, "values": [["b", 2], ["a", 1]]}

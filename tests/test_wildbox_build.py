@@ -524,3 +524,20 @@ def test_cuboid_checks_in_chunks_name_the_same_boxes(built, tmp_path, monkeypatc
     assert DATASET.validate_tables(str(copy)) == whole
     failed = [r for r in whole if not r["ok"]]
     assert [r["check"] for r in failed] == ["boxes: depth = centre z"] and victim in failed[0]["detail"]
+
+
+def test_the_card_sample_is_the_frame_with_most_objects(built):
+    """Counted from the boxes (only that frame's row is read), it is the frame whose objects list is
+    longest, ties by smallest frame_id, and its drawing is that frame's image upscaled."""
+    import cv2
+    import numpy as np
+    from benchwright.cards.wildbox import sample_frame_id, sample_frame_with_cuboids
+
+    frames = pq.ParquetDataset(sorted((built / "frames").glob("*.parquet"))).read(
+        columns=["frame_id", "objects", "width", "height"]).to_pylist()
+    expected = min(frames, key=lambda r: (-len(r["objects"]), r["frame_id"]))
+    assert len(expected["objects"]) > 1 and sample_frame_id(built) == expected["frame_id"]
+    scale = max(1, 640 // expected["width"])
+    assert sample_frame_with_cuboids(built).shape == (expected["height"] * scale, expected["width"] * scale, 3)
+    assert np.array_equal(cv2.imread(str(built / "_build" / "figures" / "sample_frame.png")),
+                          sample_frame_with_cuboids(built))
