@@ -14,11 +14,13 @@ import shutil
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
 
 from benchwright import registry
-from benchwright.browser import VIEWPORT, Chromium, is_loopback, serve
+from benchwright.browser import PAGE_STATE, VIEWPORT, Chromium, is_loopback, serve
 from benchwright.cli import main as cli_main
+from benchwright.card import card_html
 from benchwright.layout import CARD_HTML, SCREENSHOTS_DIR, VALIDATION_DIR
 from tests.quality_builds import tiny_build
 
@@ -38,6 +40,7 @@ CARD_FACTS = """JSON.stringify({
   th: getComputedStyle(document.querySelector("th")).backgroundColor,
   metadata: Array.from(document.querySelectorAll("p.metadata span")).map(s => s.textContent),
   scripts: document.scripts.length,
+  title: document.title,
 })"""
 
 REPORT_FACTS = """JSON.stringify({
@@ -110,6 +113,9 @@ def test_card_and_report_render_offline_in_headless_chromium(built, tab):
         assert "system-ui" in card["font"] and card["th"] == "rgb(246, 248, 250)"  # the styles apply
         licence = registry.get(name).license
         assert f"licence: {licence}" in card["metadata"]
+        # opened from disk, as a person opening the build folder would, the figures load too
+        tab.load((root / CARD_HTML).as_uri())
+        assert json.loads(tab.evaluate(PAGE_STATE)) == {"images": len(figures), "broken": [], "title": card["title"]}
 
         index, network = _load(tab, f"{base}/{VALIDATION_DIR}/index.html", REPORT_FACTS)
         _check_network(network, base)
@@ -129,6 +135,25 @@ def test_card_and_report_render_offline_in_headless_chromium(built, tab):
         splits = json.loads((root / "_build" / "statistics" / "statistics.json").read_text())["configs"][config]
         assert page["rows"][0] == len(own) > 0
         assert page["rows"][1:] == [len(s["columns"]) for s in splits["splits"].values()]  # statistics per split
+
+
+def test_card_html_fetches_and_runs_nothing_a_value_could_smuggle_in(tab, tmp_path):
+    """A value in a card's text that is markup (an image from elsewhere, a script) is blocked by the
+    page's policy; relative links are re-pointed from _build/."""
+    (tmp_path / "_build" / "figures").mkdir(parents=True)
+    _, png = cv2.imencode(".png", np.full((20, 30, 3), 200, np.uint8))
+    (tmp_path / "_build" / "figures" / "a.png").write_bytes(png.tobytes())
+    text = ("---\nlicense: mit\npretty_name: A card\n---\n# A card\n\n![a figure](_build/figures/a.png)\n\n"
+            'A value: <img src="http://example.org/x.png"> <script>document.title = "ran"</script>\n\n'
+            "| a | b |\n|---|---:|\n| 1 | 2 |\n\n[the exports](exports/x.json)\n")
+    (tmp_path / CARD_HTML).write_text(card_html(text), encoding="utf-8")
+    with serve(tmp_path) as base:
+        network = tab.load(f"{base}/{CARD_HTML}")
+        state = json.loads(tab.evaluate(PAGE_STATE))
+        href = tab.evaluate("document.querySelector('a[href]').getAttribute('href')")
+    assert state == {"images": 2, "broken": ["http://example.org/x.png"], "title": "A card"}  # the script did not run
+    assert [e["params"].get("blockedReason") for e in network if e["method"] == "Network.loadingFailed"] == ["csp"]
+    assert href == "../exports/x.json"
 
 
 def test_screenshot_command_writes_a_png_of_every_page(built, tmp_path, capsys):
