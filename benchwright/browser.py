@@ -192,13 +192,12 @@ def serve(root: Path):
 
 
 def is_loopback(url: str) -> bool:
-    """Whether ``url`` is on this machine's 127.0.0.1 (any port: the browser may still ask an earlier
-    page's server for its icon)."""
+    """Whether ``url`` is on this machine's 127.0.0.1 (any port)."""
     return url.startswith("http://127.0.0.1:")
 
 
 # What a person would see broken on a page: images that did not load (each <img> must have decoded
-# pixels), and the page's size.
+# pixels); and its title.
 PAGE_STATE = """JSON.stringify({
   images: document.images.length,
   broken: Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute("src")),
@@ -209,13 +208,14 @@ PAGE_STATE = """JSON.stringify({
 def build_pages(root: Path) -> list[tuple[str, str]]:
     """(screenshot name, page path relative to ``root``) of every page a build has for people: the card,
     the validation index and each config's validation page."""
-    pages = [("card", CARD_HTML)] if (root / CARD_HTML).is_file() else []
     vdir = root / VALIDATION_DIR
-    if (vdir / "index.html").is_file():
-        pages.append(("validation", f"{VALIDATION_DIR}/index.html"))
-    pages += [(f"validation-{p.stem}", f"{VALIDATION_DIR}/{p.name}")
-              for p in sorted(vdir.glob("*.html")) if p.name != "index.html"]
-    return pages
+    pages = [("card", CARD_HTML), ("validation", f"{VALIDATION_DIR}/index.html")]
+    missing = [rel for _, rel in pages if not (root / rel).is_file()]
+    if missing:
+        raise BenchwrightError(f"{root}: no {' and no '.join(missing)} (a build by an earlier benchwright has no "
+                               "card.html: rebuild it)")
+    return pages + [(f"validation-{p.stem}", f"{VALIDATION_DIR}/{p.name}")
+                    for p in sorted(vdir.glob("*.html")) if p.name != "index.html"]
 
 
 def screenshot_build(root: Path) -> list[dict]:
@@ -225,8 +225,6 @@ def screenshot_build(root: Path) -> list[dict]:
     every request that failed or went anywhere but 127.0.0.1."""
     root = Path(root)
     pages = build_pages(root)
-    if not pages:
-        raise BenchwrightError(f"{root}: no card or validation pages (is this a built dataset folder?)")
     out = root / SCREENSHOTS_DIR
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -243,7 +241,8 @@ def screenshot_build(root: Path) -> list[dict]:
             results.append({
                 "page": rel, "screenshot": png.relative_to(root).as_posix(), "images": state["images"],
                 "broken_images": state["broken"],
-                "failed_requests": [f"{urls.get(e['params']['requestId'], '?')}: {e['params'].get('errorText', '')}"
+                "failed_requests": [f"{urls.get(e['params']['requestId'], '?')}: "
+                                    f"{e['params'].get('errorText') or e['params'].get('blockedReason')}"
                                     for e in network if e["method"] == "Network.loadingFailed"],
                 "outside_requests": sorted(u for u in urls.values() if not is_loopback(u))})
     return results

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from benchwright import registry
-from benchwright.browser import PAGE_STATE, VIEWPORT, Chromium, is_loopback, serve
+from benchwright.browser import PAGE_STATE, VIEWPORT, Chromium, is_loopback, screenshot_build, serve
 from benchwright.cli import main as cli_main
 from benchwright.card import card_html
 from benchwright.layout import CARD_HTML, SCREENSHOTS_DIR, VALIDATION_DIR
@@ -154,6 +154,14 @@ def test_card_html_fetches_and_runs_nothing_a_value_could_smuggle_in(tab, tmp_pa
     assert state == {"images": 2, "broken": ["http://example.org/x.png"], "title": "A card"}  # the script did not run
     assert [e["params"].get("blockedReason") for e in network if e["method"] == "Network.loadingFailed"] == ["csp"]
     assert href == "../exports/x.json"
+    # what the screenshot command reports for such a page (it fails on it)
+    (tmp_path / VALIDATION_DIR).mkdir(parents=True)
+    (tmp_path / VALIDATION_DIR / "index.html").write_text("<!DOCTYPE html><title>report</title><p>checks</p>")
+    card, index = screenshot_build(tmp_path)
+    assert card["broken_images"] == ["http://example.org/x.png"] and card["images"] == 2
+    assert card["failed_requests"] == ["http://example.org/x.png: csp"]
+    assert card["outside_requests"] == ["http://example.org/x.png"]
+    assert not (index["broken_images"] or index["failed_requests"] or index["outside_requests"])
 
 
 def test_screenshot_command_writes_a_png_of_every_page(built, tmp_path, capsys):
