@@ -54,5 +54,7 @@ def _read(url: str, listing: tuple) -> Catalogue:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""
         raise SourceError(f"{url}: malformed catalogue YAML{where}: {err}") from None
-    except (BuildError, KeyError, TypeError) as err:
-        raise SourceError(f"{url}: invalid catalogue: {err}") from None
+    except (BuildError, KeyError, TypeError, AttributeError) as err:
+        raise SourceError(f"{url}: invalid catalogue: {type(err).__name__}: {err}") from None
+    except (OSError, ValueError) as err:  # unreadable, not UTF-8, an integer past Python's digit limit
+        raise SourceError(f"{url}: unreadable catalogue file: {err}") from None

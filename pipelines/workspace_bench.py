@@ -34,6 +34,7 @@ LITE_SEED = 0
 RELEASE_TASKS = 388  # the full release, whose Lite is 100 tasks
 QUALITY_FILE = "_build/extraction_quality.json"
 PLANTED_EDGES = "planted_edges.jsonl"
+REFUSED = "refused"  # a ReadTasks item that is a task-list element refused on the driver
 
 
 # --------------------------------------------------------------------------- tasks
@@ -43,6 +44,8 @@ def read_task(item, data_sizes: dict):
     from benchwright.workspace_bench import release
 
     kind, where, record = item
+    if kind == REFUSED:  # a task-list element refused while the list was read: its reason
+        raise RecordError(where, record)
     if kind == release.RUNNER:
         record = release.read_runner_task(where)  # its locator: tasks/<id>/metadata.json or tasks_lite/...
     sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
@@ -226,8 +229,10 @@ class WorkspaceBench(Dataset):
         # Tasks: the runner's metadata when present (more fields), else the website's tasks.json.
         if src.task_files:
             items = [(release.RUNNER, url, None) for url in src.task_files]
-        elif src.tasks_json:
-            items = [(release.WEBSITE, "tasks.json", r) for r in release.read_tasks_json(src.tasks_json)]
+        elif src.tasks_json:  # a bad element is a task read and quarantined (ReadTasks re-raises its error)
+            refused: list = []
+            items = [(release.WEBSITE, "tasks.json", r) for r in release.read_tasks_json(src.tasks_json, refused)]
+            items += [(REFUSED, err.locator, err.reason) for err in refused]
         else:
             items = []
         shipped = None

@@ -444,12 +444,322 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
                        "leaves the image root", "record")]
 
 
+# --------------------------------------------------------------------------- Workspace-Bench
+
+
+def _office_file(kind: str) -> bytes:
+    """A small real .docx / .xlsx written by the library made for it."""
+    buf = io.BytesIO()
+    if kind == "docx":
+        import docx
+
+        d = docx.Document()
+        d.add_paragraph("Quarterly numbers: see data.csv")
+        d.save(buf)
+    else:
+        import openpyxl
+
+        wb = openpyxl.Workbook()
+        wb.active["A1"] = "region"
+        wb.save(buf)
+    return buf.getvalue()
+
+
+def _strict_ooxml(transitional: bytes) -> bytes:
+    """The package as ISO/IEC 29500 Strict writes it (Strict namespaces, ``w:conformance="strict"``)."""
+    pairs = ((b"http://schemas.openxmlformats.org/wordprocessingml/2006/main", b"http://purl.oclc.org/ooxml/wordprocessingml/main"),
+             (b"http://schemas.openxmlformats.org/officeDocument/2006/relationships",
+              b"http://purl.oclc.org/ooxml/officeDocument/relationships"))
+    zin = zipfile.ZipFile(io.BytesIO(transitional))
+    members = {}
+    for info in zin.infolist():
+        data = zin.read(info)
+        if info.filename.endswith((".xml", ".rels")):
+            for old, new in pairs:
+                data = data.replace(old, new)
+        members[info.filename] = data
+    return zip_bytes(members)
+
+
+def _with_members(package: bytes, changes: dict[str, bytes]) -> bytes:
+    """``package`` with members replaced or added."""
+    zin = zipfile.ZipFile(io.BytesIO(package))
+    members = {i.filename: zin.read(i) for i in zin.infolist()}
+    members.update(changes)
+    return zip_bytes(members)
+
+
+def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
+    """The runner's layout: the real release's first tasks as ``tasks/<id>/metadata.json`` (their
+    manifests and graphs cut to files written here), hostile task records beside them, and hostile
+    workspace files in one task's folder."""
+    real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"]
+    cases: list[Case] = []
+
+    def add(fmt, name, locator, reason, unit, outcome=QUARANTINED):
+        cases.append(Case("workspace_bench", fmt, name, locator, reason, unit, outcome))
+
+    def task(aid: int, change=None, text: str | None = None) -> str:
+        record = dict(real[(aid - 1) % len(real)], absolute_id=aid, id=str(aid), file_system=None)
+        record.pop("file_system")
+        record.update(data_manifest=[{"filename": n, "stored_relpath": f"data/{n}"} for n in ("a.csv", "b.md", "c.txt")],
+                      file_count=3, file_dep_graph=[{"from": "a.csv", "to": "b.md"}, {"from": "b.md", "to": "c.txt"}])
+        record["file_system"] = "kaifa"
+        if change:
+            change(record)
+        folder = root / "tasks" / str(aid)
+        (folder / "data").mkdir(parents=True, exist_ok=True)
+        for n, data in (("a.csv", "x,y\n1,2\n"), ("b.md", "see [a](a.csv)\n"), ("c.txt", "plain\n")):
+            (folder / "data" / n).write_text(data)
+        (folder / "metadata.json").write_text(text if text is not None else json.dumps(record, indent=1))
+        return f"tasks/{aid}/metadata.json"
+
+    for aid in range(1, 6):
+        task(aid)
+    meta = "task record (metadata.json)"
+    add(meta, "truncated JSON", task(11, text='{"id": "11", "persona": '), "not JSON", "task")
+    add(meta, "wrong JSON type: a list", task(12, text="[1, 2]"), "expected a JSON object", "task")
+    add(meta, "wrong JSON type: persona is a number", task(13, lambda r: r.update(persona=5)), "unknown persona", "task")
+    add(meta, "wrong JSON type: rubrics is a string", task(14, lambda r: r.update(rubrics="all of them")),
+        "expected a list of strings", "task")
+    add(meta, "NaN file_count", task(15, lambda r: r.update(file_count=float("nan"))), "file_count nan", "task")
+    add(meta, "huge value: a 5000-digit file_count", task(16, text=json.dumps(dict(
+        real[0], id="16", absolute_id=16, file_system="kaifa", file_count="HUGE")).replace('"HUGE"', huge_integer())),
+        "not JSON", "task")
+    add(meta, "duplicate key", task(17, text='{"id": "17", "id": "18"}'), "duplicate key 'id'", "task")
+    add(meta, "id differs from its folder", task(18, lambda r: r.update(id="19", absolute_id=19)),
+        "is not the folder's name", "task")
+    task(21, lambda r: r["data_manifest"].append({"filename": "passwd", "stored_relpath": "../../../../etc/passwd"})
+         or r.update(file_count=4))
+    add(meta, "path traversal in the manifest", "tasks/21/metadata.json#data_manifest[3]", "no data file", "data_file")
+    task(22, lambda r: r["data_manifest"].append({"filename": "hostname", "stored_relpath": "/etc/hostname"})
+         or r.update(file_count=4))
+    add(meta, "absolute path in the manifest", "tasks/22/metadata.json#data_manifest[3]", "no data file", "data_file")
+    graph = "dependency graph (file_dep_graph)"
+    task(23, lambda r: r["file_dep_graph"].append({"from": "c.txt", "to": "a.csv"}))
+    add(graph, "a cycle", "tasks/23/metadata.json", "", "task", KEPT)
+    names = [f"n{i:02d}.txt" for i in range(12)]   # every ordered pair: cycles beyond counting
+    task(24, lambda r: r.update(data_manifest=[{"filename": n, "stored_relpath": f"data/{n}"} for n in names],
+                                file_count=len(names),
+                                file_dep_graph=[{"from": a, "to": b} for a in names for b in names if a != b]))
+    for n in names:
+        (root / "tasks" / "24" / "data" / n).write_text(n)
+    add(graph, "a complete graph on 12 files (simple cycles beyond counting)", "tasks/24/metadata.json", "", "task", KEPT)
+    task(25, lambda r: r["file_dep_graph"].extend([{"from": "a.csv", "to": "../../etc/passwd"}, {"from": 3, "to": None}]))
+    add(graph, "an edge to a path outside the task", "tasks/25/metadata.json#file_dep_graph[2]",
+        "neither a manifest file nor a declared output", "task_edge")
+    add(graph, "wrong JSON type: an edge of numbers", "tasks/25/metadata.json#file_dep_graph[3]",
+        "an edge must be {from, to}", "task_edge")
+
+    # workspace files of each format, in task 5's folder
+    ws = root / "tasks" / "5" / "data"
+    docx_bytes, xlsx_bytes = _office_file("docx"), _office_file("xlsx")
+
+    def wfile(name, data, fmt, what, reason, unit="file", outcome=QUARANTINED):
+        (ws / name).write_bytes(data)
+        add(fmt, what, f"tasks/5/data/{name}", reason, unit, outcome)
+
+    wfile("bomb.zip", zip_bomb(), "zip archive", "zip bomb (320 MiB of zeros)", "zip bomb")
+    wfile("many.zip", zip_bytes({f"m{i:05d}.txt": b"" for i in range(10_001)}), "zip archive", "10001 members",
+          "10001 members")
+    wfile("traversal.zip", zip_bytes({"../../evil.txt": b"x"}), "zip archive", "a member path leaving the archive",
+          "", "file", KEPT)
+    wfile("bomb.docx", zip_bomb(), "Office file (.docx, .xlsx)", "zip bomb named .docx", "zip bomb")
+    wfile("not_a_zip.docx", b"%PDF-1.4 definitely not a docx", "Office file (.docx, .xlsx)", "not-a-zip .docx",
+          "docx does not parse: unreadable zip archive", "file_references")
+    wfile("encrypted.docx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4000, "Office file (.docx, .xlsx)",
+          "encrypted (an OLE container)", "", "file", KEPT)
+    wfile("macro.docm", _with_members(docx_bytes, {"word/vbaProject.bin": b'Attribute VB_Name = "evil"'}),
+          "Office file (.docx, .xlsx)", "macro-enabled", "", "file", KEPT)
+    wfile("strict.docx", _strict_ooxml(docx_bytes), "Office file (.docx, .xlsx)", "Strict OOXML namespaces", "",
+          "file", KEPT)
+    wfile("entities.docx", _with_members(docx_bytes, {"word/document.xml": BILLION_LAUGHS}), "Office file (.docx, .xlsx)",
+          "billion laughs in document.xml", "", "file", KEPT)  # references come from the .rels parts
+    wfile("truncated.xlsx", xlsx_bytes[: len(xlsx_bytes) // 2], "Office file (.docx, .xlsx)", "truncated .xlsx",
+          "unreadable zip archive", "file")
+    wfile("laughs.xml", BILLION_LAUGHS, "XML / SVG", "billion laughs", "", "file", KEPT)
+    wfile("xxe.svg", EXTERNAL_ENTITY.replace(b"<d>&x;</d>", b'<svg xmlns="http://www.w3.org/2000/svg">&x;</svg>')
+          .replace(b"DOCTYPE d", b"DOCTYPE svg"), "XML / SVG", "external entity (file:///etc/passwd)",
+          "svg does not parse: doctype", "file_references")
+    wfile("bomb.yaml", YAML_BOMB.encode(), "YAML / JSON", "YAML alias bomb", "", "file", KEPT)
+    wfile("nan.json", b'{"value": NaN, "big": ' + huge_integer().encode() + b"}", "YAML / JSON",
+          "NaN and a 5000-digit integer", "json does not parse", "file_references")
+    wfile("corrupt.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n%%EOF", "PDF", "corrupt",
+          "pdf does not parse", "file_references")
+    wfile("bomb.png", png_bomb(20000, 20000), "image", "decompression bomb PNG", "", "file", KEPT)
+    wfile("truncated.png", png_bomb(20, 20)[:30], "image", "truncated PNG", "", "file", KEPT)
+    outside = root.parent / "secret.txt"
+    outside.write_text("outside the workspace\n")
+    (ws / "escape.txt").symlink_to(outside)
+    add("folder entry", "symlink escape", "tasks/5/data/escape.txt", "outside the workspace", "file")
+    (ws / "loop").symlink_to(ws / "loop")
+    add("folder entry", "symlink loop", "tasks/5/data/loop", "symlink loop", "file")
+    os.mkfifo(ws / "pipe")
+    add("folder entry", "unreadable (a fifo)", "tasks/5/data/pipe", "fifo", "file")
+    undecodable_name(ws, b"bad\xffname.txt")
+    add("folder entry", "undecodable file name", "tasks/5/data/bad\\xffname.txt", "UTF-8", "file")
+    return cases
+
+
+def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
+    """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list."""
+    real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
+    bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None)]
+    root.mkdir(parents=True)
+    (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
+    fmt = "task list (tasks.json)"
+    return [Case("workspace_bench", fmt, "wrong JSON type: a task is a list", "tasks.json#[3]", "must be a JSON object",
+                 "task"),
+            Case("workspace_bench", fmt, "wrong JSON type: absolute_id is a word", "tasks.json#[4]",
+                 "not an integer", "task"),
+            Case("workspace_bench", fmt, "duplicate absolute_id", f"tasks.json#absolute_id={real[1]['absolute_id']}",
+                 "duplicate absolute_id", "task"),
+            Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task")]
+
+
+def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
+    out = []
+    fmt = "task list (tasks.json)"
+    for name, files, reason, locator in (
+            ("truncated JSON", {"tasks.json": '{"full": [{"absolute_id": 1, '}, "not JSON", "tasks.json"),
+            ("wrong JSON type: full is an object", {"tasks.json": '{"full": {}}'}, "'full' list", "tasks.json"),
+            ("huge value: a 5000-digit id", {"tasks.json": '{"full": [{"absolute_id": %s}]}' % huge_integer()},
+             "not JSON", "tasks.json"),
+            ("duplicate key", {"tasks.json": '{"full": [], "full": []}'}, "duplicate key 'full'", "tasks.json"),
+            ("not UTF-8", {"tasks.json": b'{"full": ["\xff"]}'}, "unreadable", "tasks.json"),
+            ("Lite list: code after the array", {"tasks.json": '{"full": []}',
+                                                 "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = [];alert(1)"},
+             "unexpected code after the task array", "tasks-lite.js")):
+        folder = root / f"refused_{len(out):02d}"
+        folder.mkdir(parents=True)
+        for rel, data in files.items():
+            (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
+        out.append((Case("workspace_bench", fmt if "Lite" not in name else "Lite list (tasks-lite.js)", name, locator,
+                         reason, outcome=REFUSED), folder, []))
+    return out
+
+
+# --------------------------------------------------------------------------- WordEval
+
+OOXML_CT = (b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            b'<Default Extension="xml" ContentType="application/xml"/></Types>')
+
+
+def wordeval_docx_cases(good: bytes) -> list[tuple[Case, bytes]]:
+    """An agent's edited .docx as the evaluator reads it (``benchwright evaluate wordeval``, the harness):
+    every case is refused by name (``rejected`` starts with the reason), nothing expanded or executed."""
+    import warnings
+
+    def case(name, reason):
+        return Case("wordeval", "edited .docx (evaluator input)", name, "", reason, outcome=REFUSED)
+
+    bomb = zip_bytes({"[Content_Types].xml": OOXML_CT, "word/document.xml": b"<a>" + b" " * (200 << 20) + b"</a>"})
+    billion = BILLION_LAUGHS.replace(b"<lolz>&lol9;</lolz>", b'<w:document xmlns:w="http://schemas.openxmlformats.org/'
+                                                            b'wordprocessingml/2006/main">&lol9;</w:document>')
+    xxe = EXTERNAL_ENTITY.replace(b"<d>&x;</d>", b'<w:document xmlns:w="http://schemas.openxmlformats.org/'
+                                                 b'wordprocessingml/2006/main">&x;</w:document>')
+    dup = io.BytesIO()
+    with zipfile.ZipFile(dup, "w") as zf, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns about the duplicate it writes
+        zf.writestr("[Content_Types].xml", OOXML_CT)
+        zf.writestr("word/document.xml", b"<a/>")
+        zf.writestr("word/document.xml", b"<b/>")
+    zin = zipfile.ZipFile(io.BytesIO(good))
+    ct = zin.read("[Content_Types].xml").replace(
+        b"</Types>", b'<Override PartName="/word/vbaProject.bin" ContentType="application/vnd.ms-office.vbaProject"/>'
+                     b"</Types>")
+    rels = zin.read("word/_rels/document.xml.rels").replace(
+        b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+                             b'relationships/aFChunk" Target="evil.html"/></Relationships>')
+    custom = EXTERNAL_ENTITY.replace(b"<d>&x;</d>", b'<root xmlns="urn:example">&x;</root>').replace(b"DOCTYPE d", b"DOCTYPE r")
+    return [
+        (case("zip bomb (200 MiB document part)", "zip_bomb"), bomb),
+        (case("billion laughs in document.xml", "doctype"), _with_members(good, {"word/document.xml": billion})),
+        (case("external entity in document.xml", "doctype"), _with_members(good, {"word/document.xml": xxe})),
+        (case("DOCTYPE in a customXml part", "doctype"), _with_members(good, {"customXml/item1.xml": custom})),
+        (case("too many members", "too_many_members"),
+         zip_bytes({"[Content_Types].xml": OOXML_CT, **{f"f{i}.xml": b"<a/>" for i in range(1200)}})),
+        (case("path traversal member", "path_traversal"), zip_bytes({"[Content_Types].xml": OOXML_CT, "../../evil.xml": b"<a/>"})),
+        (case("absolute member path", "absolute_path"), zip_bytes({"[Content_Types].xml": OOXML_CT, "/etc/evil.xml": b"<a/>"})),
+        (case("duplicate member", "duplicate_member"), dup.getvalue()),
+        (case("not a zip", "not_a_zip"), b"%PDF-1.4 definitely not a docx"),
+        (case("truncated", "not_a_zip"), good[: len(good) // 2]),
+        (case("encrypted (an OLE container)", "encrypted"), b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4000),
+        (case("macro-enabled (vbaProject.bin)", "active content"),
+         _with_members(good, {"word/vbaProject.bin": b'Attribute VB_Name = "evil"', "[Content_Types].xml": ct})),
+        (case("altChunk (embedded HTML)", "active content"),
+         _with_members(good, {"word/_rels/document.xml.rels": rels, "word/evil.html": b"<html/>"})),
+        (case("Strict OOXML namespaces", "strict"), _strict_ooxml(good)),
+    ]
+
+
+def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
+    """Catalogue folders (``benchwright build wordeval --source``) the build refuses whole, naming the
+    file: the catalogue is one declarative plan, read before any case is built (a bad value inside a
+    well-formed unit is a quarantined case: the contract's planted record)."""
+    from benchwright.wordeval.synth import write_catalogue_source
+
+    out = []
+    fmt = "catalogue YAML"
+
+    template = root / "tiny"
+    write_catalogue_source(template, scale="tiny")
+
+    def source(name, reason, locator, edit):
+        folder = root / f"refused_{len(out):02d}"
+        shutil.copytree(template, folder)
+        edit(folder)
+        out.append((Case("wordeval", fmt, name, locator, reason, outcome=REFUSED), folder, []))
+
+    def write(rel, data):
+        return lambda folder: (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+    source("malformed YAML", "malformed catalogue YAML", "properties.yaml", write("properties.yaml", "properties: [\n"))
+    source("YAML alias bomb", "alias *a is not allowed", "instructions.yaml",
+           write("instructions.yaml", YAML_BOMB + "families: {}\n"))
+    source("wrong YAML type: properties is a list", "expected a mapping", "properties.yaml",
+           write("properties.yaml", "properties: 5\n"))
+    source("huge value: a 5000-digit integer", "Exceeds the limit", "basedocs.yaml",
+           write("basedocs.yaml", f"basedocs: {{x: {huge_integer()}}}\n"))
+    source("not UTF-8", "can't decode", "compositions.yaml", write("compositions.yaml", b"templates: [\xff]\n"))
+
+    def unit_edit(change):
+        def edit(folder):
+            path = sorted((folder / "units").glob("*.yaml"))[0]
+            import yaml
+
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            change(doc)
+            path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+        return edit
+
+    source("a unit without its id", "KeyError: 'id'", "units/", unit_edit(lambda d: d["units"][0].pop("id")))
+    source("wrong YAML type: a unit is a string", "#units[", "units/", unit_edit(lambda d: d["units"].append("unit")))
+    source("duplicate unit id", "duplicate unit id", "", unit_edit(
+        lambda d: d["units"].append(json.loads(json.dumps(d["units"][0])))))
+    source("a missing part", "missing instructions.yaml", "instructions.yaml",
+           lambda folder: (folder / "instructions.yaml").unlink())
+    return out
+
+
 NOT_APPLICABLE = {
     "wildbox": {
         "zip bombs": "WildBox reads no archive",
         "XML entity expansion and DOCTYPEs": "WildBox reads no XML",
         "not-a-zip, encrypted, macro-enabled and Strict Office files": "WildBox reads no Office file",
         "cyclic dependency graphs": "WildBox has no graphs (tracks are per-frame lists)",
+    },
+    "wordeval": {
+        "truncated and corrupt images": "n/a: a build reads YAML only (base documents and images ship in the package)",
+        "NaN and infinite numbers": "n/a as a refusal: YAML .nan in a unit's value is a quarantined case "
+                                    "(the contract's planted bad record)",
+        "symlink loops and escapes, unreadable files, undecodable file names": "not covered: the catalogue folder is "
+                                                                              "read with pathlib's glob",
+        "cyclic dependency graphs": "n/a: compositions list steps, no graph",
+    },
+    "workspace_bench": {
+        "truncated and corrupt images (decoded)": "n/a: images are hashed and typed by magika, never decoded "
+                                                  "(a PNG bomb and a truncated PNG are kept as files, covered)",
     },
     "vlm_unlearning": {
         "symlink loops and escapes": "not covered yet: the VLM build opens an image by the path its record names, "

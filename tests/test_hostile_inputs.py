@@ -237,3 +237,102 @@ def test_vlm_image_bomb_is_refused_from_its_header():
                 read_image(tmp.name, "train.json#id=x")
 
         assert peak_rss_growth_mb(read) < BOMB_RSS_LIMIT_MB
+
+
+# --------------------------------------------------------------------------- Workspace-Bench
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, fixtures_dir):
+    root = tmp_path_factory.mktemp("ws-hostile") / "release"
+    cases = hostile.write_workspace_bench(root, fixtures_dir)
+    built = _build("workspace_bench", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0)
+    return root, built, cases
+
+
+def _published(built: Path, config: str) -> list[dict]:
+    return [r for f in sorted((built / config).glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()]
+
+
+def test_every_workspace_case_is_quarantined_with_its_reason(workspace):
+    root, built, cases = workspace
+    assert len(cases) >= 30
+    assert_every_case(cases, quarantine_rows(built))
+    units = reconciled_units(built)
+    assert units["task"]["quarantined"] == sum(c.unit == "task" and c.outcome == hostile.QUARANTINED for c in cases)
+    assert units["file"]["quarantined"] == sum(c.unit == "file" and c.outcome == hostile.QUARANTINED for c in cases)
+    # kept: the file's row is published (hashed and typed, never executed or expanded); a cyclic graph's task too
+    files = {f"{r['workspace']}/{r['path']}" for r in _published(built, "files")}
+    tasks = {r["task_id"]: r for r in _published(built, "tasks")}
+    for case in cases:
+        if case.outcome == hostile.KEPT and case.unit == "file":
+            assert case.locator in files, case
+    assert tasks["23"]["graph_cycles"] == 1 and tasks["23"]["graph_depth"] == -1
+    assert tasks["24"]["graph_cycles"] == 1000 and tasks["24"]["graph_edges"] == 132  # counted up to the bound
+    assert "outside the workspace" not in "".join(r["text_excerpt"] for r in _published(built, "files"))
+
+
+def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir):
+    cases = hostile.write_workspace_website(tmp_path / "website", fixtures_dir)
+    built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
+    assert_every_case(cases, quarantine_rows(built))
+    assert reconciled_units(built)["task"] == {"read": 7, "written": 3, "quarantined": 4, "filtered": 0,
+                                                "bad_fraction": round(4 / 7, 6)}
+
+
+def test_workspace_sources_refused_whole_name_the_file(tmp_path):
+    problems = []
+    for case, path, _ in hostile.refusals_workspace_bench(tmp_path):
+        try:
+            _build("workspace_bench", path, tmp_path / "out")
+            problems.append(f"{case}: accepted")
+        except (SourceError, BuildError) as err:
+            if case.locator not in str(err) or case.reason not in str(err):
+                problems.append(f"{case}: {err}")
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- WordEval
+
+
+@pytest.fixture(scope="module")
+def wordeval_case():
+    from benchwright.wordeval.cases import build_case
+
+    return build_case("font_bold", 0, "report")
+
+
+def test_every_edited_docx_case_is_refused_by_name_in_bounded_memory(wordeval_case):
+    from benchwright.evaluation import wordeval as ev
+
+    problems = []
+    for case, data in hostile.wordeval_docx_cases(wordeval_case["reference_docx"]):
+        reports = []
+        grown = peak_rss_growth_mb(lambda: reports.append(ev.evaluate_docx(
+            wordeval_case["reference_docx"], data, wordeval_case["oracle"], case_id=case.name)))
+        rep = reports[0]
+        if rep["passed"] or not (rep["rejected"] or "").startswith(case.reason):
+            problems.append(f"{case}: {rep['passed']}, {rep['rejected']!r}")
+        if grown > BOMB_RSS_LIMIT_MB:
+            problems.append(f"{case}: peak RSS grew {grown:.0f} MB")
+    assert not problems, "\n".join(problems)
+
+
+def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
+    """Through the source parser the build calls first (``read_catalogue``); the build itself once."""
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
+    problems = []
+    refusals = hostile.refusals_wordeval(tmp_path)
+    for case, path, _ in refusals:
+        try:
+            read_catalogue(str(path))
+            problems.append(f"{case}: accepted")
+        except SourceError as err:
+            if case.locator not in str(err) or case.reason not in str(err):
+                problems.append(f"{case}: {err}")
+    assert not problems, "\n".join(problems)
+    case, path, _ = refusals[1]  # the alias bomb, through the build
+    with pytest.raises(SourceError, match=re.escape(case.reason)):
+        _build("wordeval", path, tmp_path / "out")
+    assert not (tmp_path / "out" / "wordeval").exists()

@@ -12,6 +12,7 @@ from benchwright.evaluation import wordeval as ev
 from benchwright.formats.ooxml import gate_docx, libreoffice
 from benchwright.formats.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
 from benchwright.wordeval.cases import build_case, read_case_dir, write_case_dir
+from tests import hostile
 
 
 @pytest.fixture(scope="module")
@@ -34,58 +35,13 @@ def _with(case_bytes: bytes, **changes) -> bytes:
     return _zip(members)
 
 
-CT = (b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-      b'<Default Extension="xml" ContentType="application/xml"/></Types>')
+CT = hostile.OOXML_CT
 
 
 def hostile_inputs(good: bytes) -> dict[str, tuple[bytes, str]]:
-    bomb = _zip({"[Content_Types].xml": CT, "word/document.xml": b"<a>" + b" " * (200 * 1024 * 1024) + b"</a>"})
-    billion = (b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
-               b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">&lol2;'
-               b'</w:document>')
-    xxe = (b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
-           b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">&x;</w:document>')
-    many = _zip({"[Content_Types].xml": CT, **{f"f{i}.xml": b"<a/>" for i in range(1200)}})
-    traversal = _zip({"[Content_Types].xml": CT, "../../evil.xml": b"<a/>"})
-    absolute = _zip({"[Content_Types].xml": CT, "/etc/evil.xml": b"<a/>"})
-    dup = io.BytesIO()
-    with zipfile.ZipFile(dup, "w") as zf:
-        zf.writestr("[Content_Types].xml", CT)
-        zf.writestr("word/document.xml", b"<a/>")
-        with pytest.warns(UserWarning):
-            zf.writestr("word/document.xml", b"<b/>")
-    ole = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 4000
-    zin = zipfile.ZipFile(io.BytesIO(good))
-    ct = zin.read("[Content_Types].xml").replace(
-        b"</Types>", b'<Override PartName="/word/vbaProject.bin" ContentType="application/vnd.ms-office.vbaProject"/>'
-                     b"</Types>")
-    macro = _with(good, **{"word/vbaProject.bin": b"Attribute VB_Name = \"evil\"", "[Content_Types].xml": ct})
-    rels = zin.read("word/_rels/document.xml.rels").replace(
-        b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
-                             b'relationships/aFChunk" Target="evil.html"/></Relationships>')
-    alt_chunk = _with(good, **{"word/_rels/document.xml.rels": rels, "word/evil.html": b"<html/>"})
-    return {
-        "zip bomb": (bomb, "zip_bomb"),
-        "billion laughs": (_with(good, **{"word/document.xml": billion}), "doctype"),
-        "external entity": (_with(good, **{"word/document.xml": xxe}), "doctype"),
-        "too many members": (many, "too_many_members"),
-        "path traversal": (traversal, "path_traversal"),
-        "absolute member": (absolute, "absolute_path"),
-        "duplicate member": (dup.getvalue(), "duplicate_member"),
-        "not a zip": (b"%PDF-1.4 definitely not a docx", "not_a_zip"),
-        "encrypted (OLE)": (ole, "encrypted"),
-        "macros": (macro, "active content"),
-        "altChunk": (alt_chunk, "active content"),
-        "truncated": (good[: len(good) // 2], "not_a_zip"),
-    }
-
-
-def test_hostile_inputs_are_rejected_in_process(case):
-    for name, (data, reason) in hostile_inputs(case["reference_docx"]).items():
-        rep = ev.evaluate_docx(case["reference_docx"], data, case["oracle"], case_id=name)
-        assert rep["passed"] is False, name
-        assert rep["rejected"] and reason in rep["rejected"], (name, rep["rejected"])
-        assert rep["checks"][0]["name"] == "readable" and not rep["checks"][0]["passed"]
+    """The corpus's edited-.docx cases (``tests/hostile.py``), by name; each is checked in process there
+    (``tests/test_hostile_inputs.py``), here under the isolated evaluator's limits."""
+    return {case.name: (data, case.reason) for case, data in hostile.wordeval_docx_cases(good)}
 
 
 def test_limits_are_enforced_while_inflating():
@@ -105,7 +61,8 @@ def test_isolated_evaluation_rejects_hostile_inputs_with_limits(case, tmp_path):
     with ev.IsolatedEvaluator(memory_mb=512, timeout_s=20) as iso:
         good = iso.evaluate(case, case["reference_docx"])
         assert good["passed"] is True
-        for name in ("zip bomb", "billion laughs", "macros", "path traversal"):
+        for name in ("zip bomb (200 MiB document part)", "billion laughs in document.xml",
+                     "macro-enabled (vbaProject.bin)", "path traversal member"):
             rep = iso.evaluate(case, hostile[name][0])
             assert rep["passed"] is False and rep["rejected"], name
         assert iso.evaluate(case, case["input_docx"])["passed"] is False

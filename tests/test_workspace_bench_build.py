@@ -1,12 +1,11 @@
 """Workspace-Bench builds from the other source shapes: the real website release (tasks.json and a
-Lite list, no files), and plain folders a user wants scanned (real files nobody here wrote, and a
-hostile one)."""
+Lite list, no files), and plain folders a user wants scanned (real files nobody here wrote; the hostile
+cases are in the corpus, tests/test_hostile_inputs.py)."""
 from __future__ import annotations
 
 import email
 import json
 import shutil
-import zipfile
 from collections import Counter
 from pathlib import Path
 
@@ -92,24 +91,3 @@ def test_a_plain_folder_of_real_files_is_one_workspace(fixtures_dir, tmp_path):
         if e["kind"] == 0 and e["src"].endswith(".py"):  # explicit: its evidence is a line of its file
             assert e["evidence"].strip() in (source / e["src"]).read_text(encoding="utf-8")
     assert not (root / "tasks").exists()
-
-
-def test_hostile_files_in_a_folder_are_quarantined_with_reasons_and_counts_reconcile(tmp_path):
-    source = tmp_path / "hostile"
-    (source / "notes").mkdir(parents=True)
-    for i in range(20):
-        (source / "notes" / f"note_{i:02d}.md").write_text(f"# Note {i}\nSee [next](note_{i + 1:02d}.md).\n")
-    outside = tmp_path / "secret.txt"
-    outside.write_text("outside the workspace")
-    (source / "notes" / "escape.txt").symlink_to(outside)
-    (source / "loop").symlink_to(source / "loop")
-    with zipfile.ZipFile(source / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as z:
-        for i in range(50):
-            z.writestr(f"zeros_{i}.bin", b"\0" * (20 << 20))
-    root = _build(source, tmp_path / "out", max_bad_fraction=0.2)
-    quarantined = {q["locator"]: q["reason"] for q in _quarantine(root)}
-    assert set(quarantined) == {"hostile/notes/escape.txt", "hostile/loop", "hostile/bomb.zip"}
-    assert "outside" in quarantined["hostile/notes/escape.txt"]
-    units = json.loads((root / MANIFEST).read_text())["reconciliation"]["units"]
-    assert units["file"] == {"read": 23, "written": 20, "quarantined": 3, "filtered": 0, "bad_fraction": 0.130435}
-    assert not outside.read_text() in "".join(f["text_excerpt"] for f in _rows(root, "files"))

@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
+from benchwright import strict_yaml
 from benchwright.errors import BuildError
 
 CATALOGUE_DIR = Path(__file__).with_name("catalogue")
@@ -65,8 +64,18 @@ class Catalogue:
 
 
 def _load_yaml(path: Path):
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return strict_yaml.load(fh)  # no aliases: a YAML alias bomb would expand in copy.deepcopy below
+    except ValueError as err:  # not UTF-8, an integer past Python's digit limit (YAMLError names the file itself)
+        raise BuildError(f"{path.parent.name}/{path.name}: {err}") from None
+
+
+def _section(base: Path, name: str, key: str):
+    doc = _load_yaml(base / name)
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), (dict, list)):
+        raise BuildError(f"{name}: expected a mapping with a {key!r} section")
+    return doc[key]
 
 
 def _reference_text(spec: dict, prop: str) -> str:
@@ -139,19 +148,22 @@ def _family(spec: dict, param: dict) -> str:
 def load_catalogue(root: str | None = None) -> Catalogue:
     """Load and expand the catalogue (cached; pass a directory to load another copy)."""
     base = Path(root) if root else CATALOGUE_DIR
-    properties = _load_yaml(base / "properties.yaml")["properties"]
-    families = _load_yaml(base / "instructions.yaml")["families"]
-    basedocs = _load_yaml(base / "basedocs.yaml")["basedocs"]
+    properties = _section(base, "properties.yaml", "properties")
+    families = _section(base, "instructions.yaml", "families")
+    basedocs = _section(base, "basedocs.yaml", "basedocs")
     units: dict[str, dict] = {}
     for path in sorted((base / "units").glob("*.yaml")):
         doc = _load_yaml(path)
-        subsystem = doc["subsystem"]
-        for raw in doc["units"]:
-            u = expand_unit(raw, subsystem, properties, families)
-            if u["id"] in units:
-                raise BuildError(f"duplicate unit id {u['id']!r} in {path.name}")
+        for i, raw in enumerate(doc["units"] if isinstance(doc, dict) and isinstance(doc.get("units"), list) else [None]):
+            try:
+                u = expand_unit(raw, doc["subsystem"], properties, families)
+                uid = u["id"]
+            except (KeyError, TypeError, AttributeError) as err:  # a unit of the wrong shape, named
+                raise BuildError(f"units/{path.name}#units[{i}]: {type(err).__name__}: {err}") from None
+            if uid in units:
+                raise BuildError(f"duplicate unit id {uid!r} in {path.name}")
             u["source"] = f"units/{path.name}"
-            units[u["id"]] = u
+            units[uid] = u
     templates = {}
     comp = base / "compositions.yaml"
     if comp.exists():

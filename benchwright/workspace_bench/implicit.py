@@ -121,7 +121,7 @@ def _normalise_number(raw: str) -> str | None:
     if "." in raw:
         raw = raw.rstrip("0").rstrip(".")
     digits = raw.replace(".", "").lstrip("0")
-    if len(digits) < 3 or ("." not in raw and int(raw) in _YEARS):
+    if len(digits) < 3 or ("." not in raw and len(digits) <= 4 and int(raw) in _YEARS):  # no int() of 5000 digits
         return None
     return raw
 

@@ -28,6 +28,7 @@ import re
 import fsspec
 import networkx as nx
 
+from benchwright import strict_json
 from benchwright.errors import RecordError, SourceError
 from benchwright.schemas.workspace_bench import (CAPABILITIES, DIFFICULTIES, PERSONAS, ROLE_OF_PERSONA, ROLES,
                                                   RUBRIC_TYPES)
@@ -66,10 +67,12 @@ def _read_text(url: str) -> str:
 def _parse_json(text: str, name: str):
     """JSON, or a SourceError naming the file, line, column and character offset of the fault."""
     try:
-        return json.loads(text)
+        return strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"{name}: not JSON at character {exc.pos} (line {exc.lineno}, column {exc.colno}): "
                           f"{exc.msg}") from exc
+    except ValueError as exc:  # a repeated key, an integer past Python's digit limit
+        raise SourceError(f"{name}: not JSON: {exc}") from exc
 
 
 def _checked_records(records, name: str, errors: list | None) -> list[dict]:
@@ -146,9 +149,11 @@ def read_runner_task(url: str, locator: str | None = None) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordError(locator, f"unreadable: {exc}") from exc
     try:
-        record = json.loads(text)
+        record = strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(locator, f"not JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from exc
+    except ValueError as exc:  # a repeated key, an integer past Python's digit limit
+        raise RecordError(locator, f"not JSON: {exc}") from exc
     if not isinstance(record, dict):
         raise RecordError(locator, f"expected a JSON object, got {type(record).__name__}")
     for key in ("id", "file_system"):
