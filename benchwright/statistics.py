@@ -117,15 +117,18 @@ def _split_statistics(fs, files: list[str], features, id_column: str | None) -> 
 
     image_columns = [name for name, f in features.items() if isinstance(f, Image)]
     plain = [name for name in features if name not in image_columns]
-    tables = [pq.read_table(f, columns=plain, filesystem=fs) for f in files]
-    table = pa.concat_tables(tables) if tables else features.arrow_schema.empty_table().select(plain)
+    present = set(pq.read_schema(files[0], filesystem=fs).names) if files else set(plain)
+    rows = sum(pq.ParquetFile(f, filesystem=fs).metadata.num_rows for f in files)
     columns: dict[str, dict] = {}
-    for name in plain:
-        if name in table.column_names:
-            _describe(columns, name, table.column(name).combine_chunks(), features[name])
+    for name in (n for n in plain if n in present):
+        # one column of the split in memory at a time (the driver's peak is the widest column, not the table)
+        chunks = [pq.read_table(f, columns=[name], filesystem=fs).column(name) for f in files]
+        arr = (pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type) if chunks
+               else features.arrow_schema.empty_table().column(name))
+        _describe(columns, name, arr.combine_chunks(), features[name])
     for name in image_columns:
         columns[name] = _image_statistics(fs, files, name, id_column)
-    return {"rows": table.num_rows, "columns": dict(sorted(columns.items()))}
+    return {"rows": rows, "columns": dict(sorted(columns.items()))}
 
 
 def _describe(out: dict, path: str, arr: pa.Array, feature) -> None:
