@@ -750,26 +750,26 @@ NOT_APPLICABLE = {
         "cyclic dependency graphs": "WildBox has no graphs (tracks are per-frame lists)",
     },
     "wordeval": {
-        "truncated and corrupt images": "n/a: a build reads YAML only (base documents and images ship in the package)",
-        "NaN and infinite numbers": "n/a as a refusal: YAML .nan in a unit's value is a quarantined case "
+        "truncated and corrupt images": "a build reads YAML only (base documents and images ship in the package)",
+        "NaN and infinite numbers": "as a refusal: YAML .nan in a unit's value is a quarantined case "
                                     "(the contract's planted bad record)",
         "symlink loops and escapes, unreadable files, undecodable file names": "not covered: the catalogue folder is "
                                                                               "read with pathlib's glob",
-        "cyclic dependency graphs": "n/a: compositions list steps, no graph",
+        "cyclic dependency graphs": "compositions list steps, no graph",
     },
     "workspace_bench": {
-        "truncated and corrupt images (decoded)": "n/a: images are hashed and typed by magika, never decoded "
+        "truncated and corrupt images (decoded)": "images are hashed and typed by magika, never decoded "
                                                   "(a PNG bomb and a truncated PNG are kept as files, covered)",
     },
     "vlm_unlearning": {
-        "symlink loops and escapes": "not covered yet: the VLM build opens an image by the path its record names, "
+        "symlink loops and escapes": "not covered: the VLM build opens an image by the path its record names, "
                                      "a symlink under the image root is followed (path text that leaves the root "
                                      "is refused)",
-        "undecodable file names": "n/a: JSON and YAML strings are Unicode, so a record cannot name a file that is not",
-        "zip bombs": "n/a: reads no archive (images are PNG/JPEG; their decompression bombs are covered)",
-        "XML entity expansion and DOCTYPEs": "n/a: reads no XML (the YAML alias bomb is its analogue, covered)",
-        "not-a-zip, encrypted, macro-enabled and Strict Office files": "n/a: reads no Office file",
-        "cyclic dependency graphs": "n/a: records have no references between them",
+        "undecodable file names": "JSON and YAML strings are Unicode, so a record cannot name a file that is not",
+        "zip bombs": "reads no archive (images are PNG/JPEG; their decompression bombs are covered)",
+        "XML entity expansion and DOCTYPEs": "reads no XML (the YAML alias bomb is its analogue, covered)",
+        "not-a-zip, encrypted, macro-enabled and Strict Office files": "reads no Office file",
+        "cyclic dependency graphs": "records have no references between them",
     },
 }
 
@@ -777,9 +777,29 @@ NOT_APPLICABLE = {
 # --------------------------------------------------------------------------- the README table
 
 
+def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=None, wordeval_good=None) -> dict:
+    """Every case of every dataset (the builds' case lists when given, else written under ``root``)."""
+    def cases(refusals):
+        return [case for case, _, _ in refusals]
+
+    if wordeval_good is None:
+        from benchwright.wordeval.cases import build_case
+
+        wordeval_good = build_case("font_bold", 0, "report")["reference_docx"]
+    return {
+        "wildbox": wildbox if wildbox is not None else write_wildbox(root / "wildbox"),
+        "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval")),
+        "workspace_bench": (workspace if workspace is not None else write_workspace_bench(root / "ws" / "r", fixtures))
+        + write_workspace_website(root / "website", fixtures) + cases(refusals_workspace_bench(root / "ws-refused")),
+        "vlm_unlearning": (vlm if vlm is not None else write_vlm_unlearning(root / "vlm" / "raw", fixtures))
+        + cases(refusals_vlm_unlearning(root / "vlm-refused")) + mapped_lines_vlm_unlearning(root / "mapped")[1],
+    }
+
+
+
 def reliability_table(corpus: dict[str, list[Case]]) -> str:
     """The README's table: cases per dataset and format, and the issue's items that do not apply."""
-    lines = ["| dataset | format | cases | of which quarantined / kept / refused |", "|---|---|---|---|"]
+    lines = ["| dataset | format | cases | quarantined / kept / refused (or why not) |", "|---|---|---|---|"]
     for dataset, cases in corpus.items():
         formats = sorted({c.format for c in cases})
         for fmt in formats:
@@ -787,5 +807,6 @@ def reliability_table(corpus: dict[str, list[Case]]) -> str:
             counts = " / ".join(str(sum(c.outcome == o for c in mine)) for o in (QUARANTINED, KEPT, REFUSED))
             lines.append(f"| `{dataset}` | {fmt} | {len(mine)} | {counts} |")
         for item, why in NOT_APPLICABLE.get(dataset, {}).items():
-            lines.append(f"| `{dataset}` | {item} | n/a | {why} |")
+            covered = "not covered" if why.startswith("not covered") else "n/a"
+            lines.append(f"| `{dataset}` | {item} | {covered} | {why.removeprefix('not covered: ')} |")
     return "\n".join(lines) + "\n"

@@ -1,4 +1,5 @@
-"""Property-based tests (hypothesis) on the parsers of Workspace-Bench and the VLM unlearning sets: on
+"""Property-based tests (hypothesis) on the parsers of every dataset (WildBox's segment, KITTI and Omni3D
+readers, WordEval's catalogue, Workspace-Bench, the VLM unlearning sets and their score files): on
 any input a parser returns its result or raises the project's record / source error naming where the
 input came from; it never crashes with anything else. Inputs are random values, and real records and
 real files damaged at random (cut, bytes flipped, keys dropped, values retyped)."""
@@ -11,6 +12,7 @@ import json
 import docx
 import nbformat
 import openpyxl
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +162,161 @@ def test_a_mapping_of_any_shape_is_refused_with_a_named_error_or_accepted(doc):
         vlm.parse_mapping(doc, "mapping.yaml")
     except (SourceError, RecordError) as err:
         assert "mapping.yaml" in str(err)
+
+
+
+# --------------------------------------------------------------------------- WildBox, KITTI, Omni3D
+
+
+@pytest.fixture(scope="module")
+def wildbox_segment(tmp_path_factory):
+    """One real segment of the tiny synthetic source: its JSON files are damaged at random below."""
+    from benchwright.wildbox.synth import write_wildbox_source
+
+    root = tmp_path_factory.mktemp("wb") / "raw"
+    write_wildbox_source(root, scale="tiny", seed=0)
+    seg = sorted(p.parent.parent for p in root.glob("*/*/vggt_results/cameras.json"))[0]
+    files = {name: json.loads((seg / "vggt_results" / name).read_text())
+             for name in ("cameras.json", "tracking_summary.json")}
+    return root, seg.relative_to(root).as_posix(), files
+
+
+def _damage_deep(value, data, depth=0):
+    """A JSON value with one nested value retyped, dropped or made non-finite (or cut to text)."""
+    if isinstance(value, dict) and value and depth < 4:
+        key = data.draw(st.sampled_from(sorted(value)))
+        out = dict(value)
+        if data.draw(st.integers(0, 4)) == 0:
+            del out[key]
+        else:
+            out[key] = _damage_deep(value[key], data, depth + 1)
+        return out
+    if isinstance(value, list) and value and depth < 4:
+        i = data.draw(st.integers(0, len(value) - 1))
+        return value[:i] + [_damage_deep(value[i], data, depth + 1)] + value[i + 1:]
+    return data.draw(JSON | st.sampled_from([float("nan"), float("inf"), 10 ** 30, "../../x.jpg", "/etc/hostname"]))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_wildbox_segment_parser_on_damaged_real_json(wildbox_segment, data):
+    from benchwright.pipelines.wildbox_sources import parse_wildbox_segment
+
+    root, seg_rel, files = wildbox_segment
+    name = data.draw(st.sampled_from(sorted(files)))
+    path = root / seg_rel / "vggt_results" / name
+    text = json.dumps(_damage_deep(files[name], data))
+    if data.draw(st.booleans()):
+        text = text[: data.draw(st.integers(0, len(text)))]
+    path.write_text(text)
+    try:
+        seg = parse_wildbox_segment(str(root), seg_rel)
+    except RecordError as err:
+        assert err.locator.startswith(seg_rel)
+    else:
+        assert len(seg.track_id) == len(seg.frame_index) == len(seg.center) == len(seg.track_locator)
+    finally:
+        path.write_text(json.dumps(files[name]))
+
+
+@SETTINGS
+@given(text=st.text(alphabet=st.sampled_from(list("0123456789 .-eE\nCarPedestrianDontCare:nan")), max_size=400))
+def test_kitti_label_and_calib_parsers_on_random_text(text):
+    from benchwright.formats import kitti
+
+    objects, errors = kitti.parse_label_lines(text, "label_2/000001.txt")
+    assert all(e.locator.startswith("label_2/000001.txt:") for e in errors)
+    assert len(objects) + len(errors) <= len([line for line in text.splitlines() if line.strip()])
+    try:
+        kitti.parse_calib(text, "calib/000001.txt")
+    except (RecordError, SourceError) as err:
+        assert "calib/000001.txt" in str(err)
+
+
+def _real_omni3d() -> dict:
+    return {"info": {}, "categories": [{"id": 1000, "name": "giraffe"}],
+            "images": [{"id": 1, "file_path": "v/s/frame_000001.jpg", "width": 518, "height": 294,
+                        "K": [[356.1, 0, 260.6], [0, 358.8, 149.6], [0, 0, 1]]}],
+            "annotations": [{"id": 7, "image_id": 1, "category_id": 1000, "category_name": "giraffe",
+                             "center_cam": [0.1, 0.2, 5.0], "dimensions": [0.5, 1.8, 1.2],
+                             "R_cam": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "bbox2D_tight": [10, 10, 50, 90]}]}
+
+
+@SETTINGS
+@given(data=st.data())
+def test_omni3d_reader_on_damaged_documents(data):
+    from benchwright.formats.omni3d import read_omni3d
+
+    doc = _damage_deep(_real_omni3d(), data)
+    errors = []
+    try:
+        records = list(read_omni3d(doc, on_error=errors.append, locator="val.json"))
+    except SourceError as err:
+        assert "val.json" in str(err)
+        return
+    assert all(e.locator.startswith("val.json") for e in errors)
+    assert len(records) <= 1
+
+
+# --------------------------------------------------------------------------- WordEval, VLM score files and lines
+
+
+@pytest.fixture(scope="module")
+def tiny_catalogue(tmp_path_factory):
+    from benchwright.wordeval.synth import write_catalogue_source
+
+    root = tmp_path_factory.mktemp("cat") / "catalogue"
+    write_catalogue_source(root, scale="tiny")
+    return root
+
+
+@SETTINGS
+@given(name=st.sampled_from(["properties.yaml", "instructions.yaml", "basedocs.yaml", "compositions.yaml"]),
+       cut=st.floats(0, 1), noise=st.text(max_size=40))
+def test_the_wordeval_catalogue_reader_on_cut_and_noisy_yaml(tiny_catalogue, name, cut, noise):
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
+    path = tiny_catalogue / name
+    original = path.read_bytes()
+    path.write_bytes(original[: int(len(original) * cut)] + noise.encode())
+    try:
+        read_catalogue(str(tiny_catalogue))
+    except SourceError as err:
+        assert str(tiny_catalogue) in str(err)
+    finally:
+        path.write_bytes(original)
+
+
+@SETTINGS
+@given(text=st.text(max_size=200), ext=st.sampled_from([".json", ".jsonl", ".csv"]))
+def test_score_files_of_any_text(tmp_path_factory, text, ext):
+    from benchwright.vlm_unlearning.routing import read_scores
+
+    path = tmp_path_factory.mktemp("scores") / f"scores{ext}"
+    path.write_text(text, encoding="utf-8")
+    try:
+        scores = read_scores(str(path))
+    except (RecordError, SourceError) as err:
+        assert path.name in str(err)
+        return
+    assert all(0.0 <= v <= 1.0 for v in scores.values())
+
+
+@SETTINGS
+@given(lines=st.lists(st.text(max_size=60) | JSON.map(json.dumps), max_size=6))
+def test_mapped_json_lines_of_any_text_become_records_or_quarantine_rows(tmp_path_factory, lines):
+    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.stage import Read, Reject
+
+    root = tmp_path_factory.mktemp("mapped")
+    (root / "mapping.yaml").write_text("files: [{path: f.jsonl, role: forget}]\n"
+                                       "fields: {id: id, image: img, instruction: q, response: a}\n")
+    (root / "f.jsonl").write_text("\n".join(line.replace("\n", " ") for line in lines) + "\n", encoding="utf-8")
+    try:
+        fmt, records, mapping = sources.list_records(str(root))
+    except SourceError as err:  # a field the mapping names that no record has
+        assert "mapping.yaml" in str(err)
+        return
+    for element in records:
+        out = list(sources.parse_record(element, str(root), fmt, mapping))
+        assert all(isinstance(o, (Read, Reject)) or hasattr(o, "examples") for o in out)

@@ -76,6 +76,7 @@ def _check_image(image: dict, where: str) -> None:
     for key in ("id", "width", "height", *_IMAGE_ARRAYS):
         if key not in image:
             raise RecordError(where, f"missing {key}")
+    _check_id(image["id"], "id", where)
     for key in ("width", "height"):
         if isinstance(image[key], bool) or not isinstance(image[key], int) or image[key] <= 0:
             raise RecordError(where, f"{key} must be a positive integer, got {image[key]!r}")
@@ -84,10 +85,18 @@ def _check_image(image: dict, where: str) -> None:
             _array(image[key], shape, key, where)
 
 
+def _check_id(value, key: str, where: str) -> None:
+    """Ids are compared and used as keys: an integer or a string (a list or an object would not hash)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise RecordError(where, f"{key} must be an integer or a string, got {value!r}"[:200])
+
+
 def _check_annotation_links(ann: dict, seen: set, images, category_ids, where: str) -> None:
     """An annotation's own checks, then its links: a new id, an existing image and category
     (``category_ids`` empty = the document lists no categories, so any id is accepted)."""
     _check_annotation(ann, where)
+    for key in ("id", "image_id", "category_id"):
+        _check_id(ann[key], key, where)
     if ann["id"] in seen:
         raise RecordError(where, "duplicate annotation id")
     if ann["image_id"] not in images:
@@ -134,7 +143,9 @@ def read_omni3d(source, *, on_error: Callable[[RecordError], None] | None = None
             raise err
         on_error(err)
 
-    category_ids = {c.get("id") for c in doc.get("categories") or []}
+    categories = doc.get("categories") or []
+    category_ids = {c.get("id") for c in (categories if isinstance(categories, list) else [])
+                    if isinstance(c, dict) and isinstance(c.get("id"), (int, str))}
     images: dict = {}
     for image in doc["images"]:
         where = f"{locator}#image_id={image.get('id') if isinstance(image, dict) else '?'}"
