@@ -33,6 +33,48 @@ def peak_rss_growth_mb(fn, *args) -> float:
     return (hwm() - before) / 1024
 
 
+BUILD_PEAK_MB: dict[str, float] = {}  # peak RSS each corpus build added (the process's, reset before it)
+BUILD_TIMEOUT_S = 600  # a hang guard, not a timing assertion
+
+
+def guarded_build(dataset: str, *args, **kw) -> Path:
+    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB."""
+    import signal
+
+    def hang(signum, frame):
+        raise TimeoutError(f"{dataset}: the build of the hostile corpus ran over {BUILD_TIMEOUT_S} s")
+
+    previous = signal.signal(signal.SIGALRM, hang)
+    signal.alarm(BUILD_TIMEOUT_S)
+    try:
+        out = []
+        BUILD_PEAK_MB[dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
+        return out[0]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _build(name: str, source: Path, out: Path, **kw) -> Path:
+    from benchwright import registry
+    from benchwright.build import build
+    from benchwright.options import BuildOptions
+
+    return Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False, **kw)))
+
+
+# Measured on 2 shared cores: WildBox 194 MB, VLM 382 MB, Workspace-Bench 552 MB. The WildBox build decoded
+# its 20000 x 20000 mask before the fix (+765 MB: over its bound); the others' bombs are parser-level below.
+BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200}
+
+
+def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace):
+    """Peak RSS each corpus build added, against a bound an expanded bomb would pass."""
+    assert set(BUILD_PEAK_MB) >= set(BUILD_PEAK_LIMIT_MB)
+    assert all(BUILD_PEAK_MB[d] < limit for d, limit in BUILD_PEAK_LIMIT_MB.items()), BUILD_PEAK_MB
+    print("peak RSS growth per corpus build (MB):", {k: round(v) for k, v in BUILD_PEAK_MB.items()})
+
+
 def quarantine_rows(built: Path) -> list[dict]:
     return [json.loads(line) for f in sorted((built / QUARANTINE_DIR).glob("*.jsonl"))
             for line in f.read_text().splitlines() if line.strip()]
@@ -72,7 +114,8 @@ def assert_every_case(cases: list[hostile.Case], rows: list[dict]) -> None:
 def wildbox(tmp_path_factory):
     root = tmp_path_factory.mktemp("wildbox-hostile") / "wildbox"
     cases = hostile.write_wildbox(root)
-    built = build_wildbox(root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0)
+    built = guarded_build("wildbox", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0,
+                          running_mode="in_memory", num_workers=1)
     return root, built, cases
 
 
@@ -153,14 +196,6 @@ def test_a_wildbox_source_whose_every_segment_is_broken_fails(tmp_path):
 # --------------------------------------------------------------------------- VLM unlearning
 
 
-def _build(name: str, source: Path, out: Path, **kw) -> Path:
-    from benchwright import registry
-    from benchwright.build import build
-    from benchwright.options import BuildOptions
-
-    return Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False, **kw)))
-
-
 @pytest.fixture(scope="module")
 def vlm(tmp_path_factory, fixtures_dir):
     root = tmp_path_factory.mktemp("vlm-hostile") / "raw"
@@ -170,7 +205,7 @@ def vlm(tmp_path_factory, fixtures_dir):
     scores.write_text(json.dumps({f"train/{r['id']}#{i}": round((n * 37 + i) % 100 / 100, 2)
                                   for n, r in enumerate(records) if isinstance(r.get("id"), str)
                                   and isinstance(r.get("instr-resp"), list) for i in range(len(r["instr-resp"]))}))
-    built = _build("vlm_unlearning", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0,
+    built = guarded_build("vlm_unlearning", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0,
                    beam_args=["--format", "vlguard", "--routing-scores", str(scores)])
     return root, built, cases
 
@@ -246,7 +281,7 @@ def test_vlm_image_bomb_is_refused_from_its_header():
 def workspace(tmp_path_factory, fixtures_dir):
     root = tmp_path_factory.mktemp("ws-hostile") / "release"
     cases = hostile.write_workspace_bench(root, fixtures_dir)
-    built = _build("workspace_bench", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0)
+    built = guarded_build("workspace_bench", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0)
     return root, built, cases
 
 
