@@ -274,8 +274,7 @@ class ObjectLock:
         return self.fs.call_s3("put_object", Bucket=self.bucket, Key=self.key, Body=body, **condition)["ETag"]
 
     def read(self) -> LockHolder | None:
-        """The lock as it is now (None when there is none), from one GET."""
-        return read_lock(self.fs, self.bucket, self.key)
+        return read_lock(self.url)
 
     # holding
     def acquire(self, progress=None) -> None:
@@ -360,7 +359,11 @@ class ObjectLock:
             log.warning("%s: lock not released (no longer this build's): %s", self.url, err)
 
 
-def read_lock(fs, bucket: str, key: str) -> LockHolder | None:
+def read_lock(url: str) -> LockHolder | None:
+    """The S3 lock object at ``url`` as it is now (None when there is none), from one GET."""
+    fs, path = fsspec.core.url_to_fs(url)
+    bucket, key = fs.split_path(path)[:2]
+
     async def get():
         try:
             response = await fs._call_s3("get_object", Bucket=bucket, Key=key)
@@ -400,8 +403,9 @@ def object_lock(out: str, name: str, run: str, stale_after: float, progress=None
 
 
 def unlock(dataset_url: str) -> str:
-    """Remove the object-store lock of the dataset at ``dataset_url`` by hand; returns what was removed
-    (the holder), or why nothing was. A build still alive that held it stops before its commit."""
+    """Remove the object-store lock of the dataset at ``dataset_url`` by hand, and its holder's staging
+    folder; returns what was removed (the holder), or why nothing was. A build still alive that held
+    it stops before its commit."""
     out, name = dataset_url.rstrip("/").rsplit("/", 1)
     url = lock_url(out, name)
     if is_local(url):
@@ -411,7 +415,7 @@ def unlock(dataset_url: str) -> str:
         raise BenchwrightError(f"{dataset_url}: builds on this store take no lock; nothing to remove")
     fs, path = fsspec.core.url_to_fs(url)
     bucket, key = fs.split_path(path)[:2]
-    held = read_lock(fs, bucket, key)
+    held = read_lock(url)
     if held is None:
         return f"{url}: no lock; nothing removed"
     try:
@@ -419,4 +423,6 @@ def unlock(dataset_url: str) -> str:
     except OSError:
         raise BenchwrightError(f"{url}: the lock changed while it was being removed; run unlock again "
                                "after checking its holder") from None
+    if held.record.get("run"):
+        remove(join(dataset_url, STAGING, held.record["run"]))
     return f"{url}: removed the lock of {held.describe()}"
