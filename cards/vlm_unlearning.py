@@ -79,10 +79,13 @@ def views_figure(root: Path, meta) -> str:
     plt = pyplot()
     ids = _sample_ids(meta)
     fig, axes = plt.subplots(max(1, len(ids)), 3, figsize=(11, 3.6 * max(1, len(ids))), squeeze=False)
+    # only the sampled rows are read (a view's images are most of the build)
+    sampled = {view: {r["example_id"]: r for r in load(root, view, columns=["example_id", "image", "prompt", "subset"],
+                                                       where=pc.field("example_id").isin(ids)).to_pylist()}
+               for view in schema.VIEWS}
     for i, eid in enumerate(ids):
         for j, view in enumerate(schema.VIEWS):
-            t = load(root, view, columns=["example_id", "image", "prompt", "subset"])
-            row = t.filter(pc.equal(t.column("example_id"), eid)).to_pylist()[0]
+            row = sampled[view][eid]
             ax = axes[i][j]
             ax.set_xticks([])
             ax.set_yticks([])

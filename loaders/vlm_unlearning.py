@@ -14,10 +14,13 @@ from benchwright import tables
 from benchwright.schemas import vlm_unlearning as schema
 
 
-def load(build: Path | str, config: str, split: str | None = None, columns=None) -> pa.Table:
+def load(build: Path | str, config: str, split: str | None = None, columns=None, where=None,
+         limit: int | None = None) -> pa.Table:
+    """``where`` / ``limit``: only the matching / first rows are read (``benchwright.tables.read_config``)."""
     if config not in schema.CONFIGS:
         raise KeyError(f"unknown config {config!r}; known: {', '.join(schema.CONFIGS)}")
-    return tables.read_config(build, config, schema.CONFIGS[config], split=split, columns=columns)
+    return tables.read_config(build, config, schema.CONFIGS[config], split=split, columns=columns, where=where,
+                              limit=limit)
 
 
 def rows(build: Path | str, config: str, split: str | None = None, columns=None) -> list[dict]:

@@ -37,7 +37,7 @@ def table_checks(root: Path) -> list[dict]:
     ok = listed == sorted(ids["multimodal"])
     results.append({"check": "records: list exactly the published examples", "ok": ok,
                     "detail": f"{len(records):,} records, {len(listed):,} examples"})
-    sample = load(root, "image_only", columns=["example_id", "image", "render"]).slice(0, 20).to_pylist()
+    sample = load(root, "image_only", columns=["example_id", "image", "render"], limit=20).to_pylist()
     bad = [r["example_id"] for r in sample if render_text(r["render"]) != r["image"]["bytes"]]
     results.append({"check": "image_only: renders regenerate from their parameters", "ok": not bad,
                     "detail": f"{len(sample)} checked" + (f"; differ: {bad[:3]}" if bad else "")})
