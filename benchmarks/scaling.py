@@ -35,23 +35,32 @@ SCALES = ("tiny", "default", "full")
 
 
 def run_measured(cmd: list[str], env: dict) -> dict:
-    """Wall seconds, ru_maxrss (MB) and the sampled peak tree PSS (MB) of a command; raises on failure."""
+    """Wall seconds, ru_maxrss (MB), the sampled peak tree PSS (MB), and that peak per build phase (the
+    build's latest "[dataset] <phase> ..." progress line: running (the pipeline), finalizing, validating,
+    published) of a command;
+    raises on failure."""
     t0 = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as log:
+    with tempfile.NamedTemporaryFile("w+") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-        peak_pss = 0.0
+        peak_pss, phases = 0.0, {}
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            peak_pss = max(peak_pss, tree_memory_mb(proc.pid)[1])
+            pss = tree_memory_mb(proc.pid)[1]
+            peak_pss = max(peak_pss, pss)
+            with open(log.name) as f:  # its own file offset: the child writes through the other
+                marks = [line.split("] ", 1)[1].split()[0] for line in f if line.startswith("[") and "] " in line]
+            phase = marks[-1] if marks else "start"
+            phases[phase] = round(max(phases.get(phase, 0.0), pss), 1)
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here (wait4 gives its rusage)
         if proc.returncode != 0:
             log.seek(0)
             raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{log.read()[-3000:]}")
-    return {"wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1), "peak_tree_pss_mb": round(peak_pss, 1)}
+    return {"wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1),
+            "peak_tree_pss_mb": round(peak_pss, 1), "peak_tree_pss_mb_by_phase": phases}
 
 
 def disk_usage(root: Path) -> tuple[int, int]:
@@ -86,6 +95,7 @@ def measure(dataset: str, scale: str, work: Path, env: dict) -> dict:
         "source_bytes": source_bytes, "source_files": source_files,
         "build_s": build["wall_s"], "build_maxrss_mb": build["maxrss_mb"],
         "build_peak_tree_pss_mb": build["peak_tree_pss_mb"],
+        "build_peak_tree_pss_mb_by_phase": build["peak_tree_pss_mb_by_phase"],
         "output_bytes": output_bytes, "output_files": output_files,
         "primary_unit": primary, "primary_records": units[primary], "units_written": units,
         "build_timings_s": manifest["timings"],
