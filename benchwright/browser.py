@@ -119,7 +119,7 @@ class Chromium:
         # a fixed viewport and scale: the same page gives a screenshot of the same size anywhere
         self.call("Emulation.setDeviceMetricsOverride", session, width=width, height=height, deviceScaleFactor=1,
                   mobile=False)
-        return Page(self, session)
+        return Page(self, target, session)
 
     def close(self) -> None:
         try:
@@ -142,8 +142,8 @@ class Page:
     """One tab: load a URL and wait for its load event (the page and every image on it), evaluate
     JavaScript, capture it whole."""
 
-    def __init__(self, browser: Chromium, session: str):
-        self.browser, self.session = browser, session
+    def __init__(self, browser: Chromium, target: str, session: str):
+        self.browser, self.target, self.session = browser, target, session
 
     def load(self, url: str) -> list[dict]:
         """Navigate to ``url`` and wait for its load event; returns the network events of this load."""
@@ -161,6 +161,9 @@ class Page:
         if "exceptionDetails" in result:
             raise BenchwrightError(f"JavaScript failed: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def close(self) -> None:
+        self.browser.call("Target.closeTarget", targetId=self.target)
 
     def screenshot(self) -> bytes:
         """A PNG of the whole page (not only the viewport), at device scale 1."""
@@ -205,9 +208,9 @@ PAGE_STATE = """JSON.stringify({
 })"""
 
 
-def build_pages(root: Path) -> list[tuple[str, str]]:
-    """(screenshot name, page path relative to ``root``) of every page a build has for people: the card,
-    the validation index and each config's validation page."""
+def build_pages(root: Path, configs: bool = False) -> list[tuple[str, str]]:
+    """(screenshot name, page path relative to ``root``) of the pages a build has for people: the card and
+    the validation index, and with ``configs`` each config's validation page."""
     vdir = root / VALIDATION_DIR
     pages = [("card", CARD_HTML), ("validation", f"{VALIDATION_DIR}/index.html")]
     missing = [rel for _, rel in pages if not (root / rel).is_file()]
@@ -215,22 +218,22 @@ def build_pages(root: Path) -> list[tuple[str, str]]:
         raise BenchwrightError(f"{root}: no {' and no '.join(missing)} (a build by an earlier benchwright has no "
                                "card.html: rebuild it)")
     return pages + [(f"validation-{p.stem}", f"{VALIDATION_DIR}/{p.name}")
-                    for p in sorted(vdir.glob("*.html")) if p.name != "index.html"]
+                    for p in sorted(vdir.glob("*.html")) if configs and p.name != "index.html"]
 
 
-def screenshot_build(root: Path) -> list[dict]:
+def screenshot_build(root: Path, configs: bool = False, browser: Chromium | None = None) -> list[dict]:
     """Serve the local build at ``root`` on 127.0.0.1, load each of its pages (``build_pages``) in headless
-    Chromium and write a full-page PNG of each to ``_build/screenshots/<name>.png`` (the folder is
-    replaced). Returns per page: its path, the PNG, the images on it and those that did not load, and
-    every request that failed or went anywhere but 127.0.0.1."""
+    Chromium (``browser``, or one started for this build) and write a full-page PNG of each to
+    ``_build/screenshots/<name>.png`` (the folder is replaced). Returns per page: its path, the PNG, the
+    images on it and those that did not load, and every request that failed or went anywhere but 127.0.0.1."""
     root = Path(root)
-    pages = build_pages(root)
+    pages = build_pages(root, configs)
     out = root / SCREENSHOTS_DIR
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     results = []
-    with serve(root) as base, Chromium() as browser:
-        tab = browser.new_page()
+    with serve(root) as base, (contextlib.nullcontext(browser) if browser else Chromium()) as chromium:
+        tab = chromium.new_page()
         for name, rel in pages:
             network = tab.load(f"{base}/{rel}")
             state = json.loads(tab.evaluate(PAGE_STATE))
@@ -245,4 +248,5 @@ def screenshot_build(root: Path) -> list[dict]:
                                     f"{e['params'].get('errorText') or e['params'].get('blockedReason')}"
                                     for e in network if e["method"] == "Network.loadingFailed"],
                 "outside_requests": sorted(u for u in urls.values() if not is_loopback(u))})
+        tab.close()
     return results

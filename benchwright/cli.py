@@ -57,19 +57,23 @@ def cmd_validate(args, _) -> int:
 
 
 def cmd_screenshot(args, _) -> int:
-    from benchwright.browser import screenshot_build
+    from benchwright.browser import Chromium, screenshot_build
 
-    if not published.is_local(args.path):
-        raise BenchwrightError(f"{args.path}: screenshots are taken of a local build folder; copy the build "
+    remote = [p for p in args.path if not published.is_local(p)]
+    if remote:
+        raise BenchwrightError(f"{remote[0]}: screenshots are taken of a local build folder; copy the build "
                                "to a local folder and run this on the copy")
-    root = fsspec.core.url_to_fs(args.path)[1]
-    _dataset_of(root)  # a published build (its manifest names the dataset)
+    roots = [fsspec.core.url_to_fs(p)[1] for p in args.path]
+    for root in roots:
+        _dataset_of(root)  # a published build (its manifest names the dataset)
     problems = 0
-    for page in screenshot_build(root):
-        bad = page["broken_images"] + page["failed_requests"] + page["outside_requests"]
-        problems += len(bad)
-        print(f"{'ok  ' if not bad else 'FAIL'} {page['page']}: {page['images']} images -> {page['screenshot']}"
-              + "".join(f"\n     did not load: {b}" for b in bad))
+    with Chromium() as browser:  # one browser for every build
+        for root in roots:
+            for page in screenshot_build(root, configs=args.configs, browser=browser):
+                bad = page["broken_images"] + page["failed_requests"] + page["outside_requests"]
+                problems += len(bad)
+                print(f"{'ok  ' if not bad else 'FAIL'} {root}/{page['page']}: {page['images']} images -> "
+                      f"{root}/{page['screenshot']}" + "".join(f"\n     did not load: {b}" for b in bad))
     return 0 if problems == 0 else 1
 
 
@@ -202,7 +206,8 @@ def parser() -> argparse.ArgumentParser:
 
     sc = sub.add_parser("screenshot", help="load a local build's card and validation pages in headless Chromium "
                                            "(127.0.0.1 only) and save full-page PNGs under _build/screenshots/")
-    sc.add_argument("path")
+    sc.add_argument("path", nargs="+", help="built dataset folders (local)")
+    sc.add_argument("--configs", action="store_true", help="also each config's validation page")
     sc.set_defaults(func=cmd_screenshot)
 
     u = sub.add_parser("unlock", help="remove the build lock of OUT/<dataset> on S3 by hand (prints its holder); "

@@ -164,26 +164,39 @@ def test_card_html_fetches_and_runs_nothing_a_value_could_smuggle_in(tab, tmp_pa
     assert not (index["broken_images"] or index["failed_requests"] or index["outside_requests"])
 
 
-def test_screenshot_command_writes_a_png_of_every_page(built, tmp_path, capsys):
-    name, root = built
-    copy = tmp_path / name  # the shared build stays as the other tests expect it
-    shutil.copytree(root, copy)
+def _check_png(png: Path) -> None:
+    image = cv2.imread(str(png), cv2.IMREAD_COLOR)
+    assert image is not None, png
+    height, width = image.shape[:2]
+    assert width == VIEWPORT[0] and 300 <= height <= 20_000, (png, image.shape)
+    assert float(image.var()) > 0, png  # not blank
+
+
+def test_screenshot_command_writes_a_png_of_every_page(tmp_path_factory, tmp_path, capsys):
+    """One command over every dataset's build (one browser): the card and the validation index of each;
+    with --configs (WildBox) each config's page too."""
+    copies = {}
+    for name in registry.names():  # copies: the shared builds stay as the other tests expect them
+        copies[name] = tmp_path / name
+        shutil.copytree(tiny_build(name, tmp_path_factory)[1], copies[name])
     capsys.readouterr()
-    assert cli_main(["screenshot", str(copy)]) == 0
+    assert cli_main(["screenshot", *map(str, copies.values())]) == 0
     printed = capsys.readouterr().out
-    configs = list(registry.get(name).configs)
-    expected = {"card.png", "validation.png", *(f"validation-{c}.png" for c in configs)}
-    shots = copy / SCREENSHOTS_DIR
+    assert printed.count("ok   ") == 2 * len(copies) and "FAIL" not in printed
+    for name, copy in copies.items():
+        shots = copy / SCREENSHOTS_DIR
+        assert sorted(p.name for p in shots.iterdir()) == ["card.png", "validation.png"], name
+        for png in sorted(shots.iterdir()):
+            _check_png(png)
+        # a whole page, not the window: a card is longer than the viewport
+        assert cv2.imread(str(shots / "card.png")).shape[0] > VIEWPORT[1], name
+
+    assert cli_main(["screenshot", str(copies["wildbox"]), "--configs"]) == 0
+    shots = copies["wildbox"] / SCREENSHOTS_DIR
+    expected = {"card.png", "validation.png", *(f"validation-{c}.png" for c in registry.get("wildbox").configs)}
     assert {p.name for p in shots.iterdir()} == expected
-    assert printed.count("ok   ") == len(expected) and "FAIL" not in printed
     for png in sorted(shots.iterdir()):
-        image = cv2.imread(str(png), cv2.IMREAD_COLOR)
-        assert image is not None, png.name
-        height, width = image.shape[:2]
-        assert width == VIEWPORT[0] and 300 <= height <= 20_000, (png.name, image.shape)
-        assert float(image.var()) > 0, png.name  # not blank
-    # a whole page, not the window: a card is longer than the viewport
-    assert cv2.imread(str(shots / "card.png")).shape[0] > VIEWPORT[1]
+        _check_png(png)
 
 
 def test_validate_leaves_screenshots_out_but_reports_any_other_file(tmp_path, tmp_path_factory, capsys):
