@@ -22,7 +22,8 @@ from benchwright.layout import CARD_HTML
 from benchwright.writer import parse_shard_name
 
 
-def card_yaml(dataset, root: Path) -> str:
+def card_yaml(dataset, root: Path, sizes: dict[str, dict[str, tuple[int, int]]] | None = None) -> str:
+    """The card's YAML header; ``sizes``: ``{config: split_sizes(root, config)}`` if already read."""
     # datasets takes ~2 s to import: only a card needs it here
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
@@ -33,7 +34,7 @@ def card_yaml(dataset, root: Path) -> str:
                            tags=list(dataset.tags), pretty_name=dataset.pretty_name)
     infos, configs = {}, {}
     for config, features in dataset.configs.items():
-        splits = split_sizes(root, config)
+        splits = sizes[config] if sizes is not None else split_sizes(root, config)
         if not splits:
             continue
         split_dict = SplitDict()
@@ -81,7 +82,7 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
     quality = quality_section(dataset, root, checks)
     sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
     text = template.render(data_quality=quality,
-        yaml=card_yaml(dataset, root), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
+        yaml=card_yaml(dataset, root, sizes), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],
             [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
