@@ -1,6 +1,7 @@
 """Listing a source: every location is an fsspec URL (a plain path is a local one)."""
 from __future__ import annotations
 
+import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,6 +22,17 @@ def list_files(source: str) -> list[str]:
     entries = fs.find(root, detail=True)
     return sorted(p for p, info in entries.items()
                   if info.get("type") == "file" and posixpath.relpath(p, root) != SOURCE_COMPLETE_MARKER)
+
+
+def resolves_outside(url: str, root: str) -> bool:
+    """Whether the local file at ``url`` lies, once the symlinks of its path are resolved (at any level),
+    outside the folder ``root`` resolves to: its bytes are not the source's, and a build does not read
+    them. Object storage has no links: False for any other protocol."""
+    protocol, path = fsspec.core.split_protocol(url)
+    if protocol not in (None, "file", "local"):
+        return False
+    real, real_root = os.path.realpath(path), os.path.realpath(fsspec.core.split_protocol(root)[1])
+    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def map_in_threads(work, items: list, threads: int = FILE_THREADS) -> list:

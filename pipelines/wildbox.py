@@ -24,7 +24,7 @@ from benchwright import geometry
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import SourceError
 from benchwright.hashing import stable_int_id
-from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
+from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit, truncation_problem
 from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import FILTERED, Read, Reject, run_stage
@@ -93,18 +93,10 @@ def _image_size(fs, path: str) -> tuple[int, int]:
             raise ValueError(f"decompression bomb: {err}") from None
         except (OSError, SyntaxError, ValueError):  # what PIL raises for bytes that are no image
             raise ValueError("") from None
-        # a cut file keeps its header: its last kilobyte must hold the format's end marker (a few bytes
-        # of padding after it are tolerated; entropy-coded data never holds it). No pixel is decoded.
-        end = _END_MARKERS.get(fmt)
-        if end:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - 1024))
-            if end not in f.read():
-                raise ValueError(f"truncated {fmt}: no end-of-image marker")
+        truncated = truncation_problem(f, fmt)  # a cut file keeps its header: its structure is walked
+        if truncated:
+            raise ValueError(truncated)
         return size
-
-
-_END_MARKERS = {"JPEG": b"\xff\xd9", "PNG": b"IEND\xaeB`\x82"}
 
 
 def _mask_extent(fs, path: str, max_pixels: int):
@@ -252,6 +244,8 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         w, h = size_row[i]
         if seg.mask_url[i] is not None:
             try:
+                if seg.mask_url[i] in seg.mask_problems:  # refused unread (a symlink out of the source)
+                    raise OSError(seg.mask_problems[seg.mask_url[i]])
                 found = _mask_extent(fs, seg.mask_url[i], max(1, int(w) * int(h)))
             except OSError as err:
                 found, problem = None, str(err)

@@ -19,6 +19,7 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
+from benchwright.files import resolves_outside
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
@@ -54,6 +55,7 @@ class RawSegment:
     bbox2d: np.ndarray        # (n, 4) xyxy at calib_size, NaN when invalid
     class_name: list
     mask_url: list            # per observation: the SAM3 mask PNG, or None
+    mask_problems: dict = dataclasses.field(default_factory=dict)  # mask URL -> why it is refused unread
     point_cloud_url: str | None = None
     track_locator: list = dataclasses.field(default_factory=list)
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
@@ -105,12 +107,13 @@ def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
     return m
 
 
-def _files_under(fs, folder: str) -> set[str]:
-    """Every file below ``folder``, as ``fs.find`` names them. A local folder is listed with os.scandir
-    (fsspec stats each of a segment's thousands of masks); symlinked folders are not followed."""
+def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
+    """(every file below ``folder``, as ``fs.find`` names them; those of them that are symlinks to a file
+    outside the source ``root``). A local folder is listed with os.scandir (fsspec stats each of a
+    segment's thousands of masks); symlinked folders are not followed."""
     if not isinstance(fs, LocalFileSystem):
-        return set(fs.find(folder)) if fs.exists(folder) else set()
-    found, stack = set(), [folder]
+        return (set(fs.find(folder)) if fs.exists(folder) else set()), set()  # object storage has no links
+    found, outside, stack = set(), set(), [folder]
     while stack:
         try:
             entries = list(os.scandir(stack.pop()))
@@ -121,17 +124,85 @@ def _files_under(fs, folder: str) -> set[str]:
                 stack.append(entry.path)
             elif entry.is_file():
                 found.add(entry.path)
-    return found
+                if entry.is_symlink() and resolves_outside(entry.path, root):  # is_symlink: no system call
+                    outside.add(entry.path)
+    return found, outside
 
 
 INT64_LIMIT = 1 << 63
+OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
 
 
 def _outside(fs, root: str, path: str) -> bool:
     """A local symlink whose target is outside the source root (its bytes are not the source's)."""
-    if not isinstance(fs, LocalFileSystem) or not os.path.islink(path):
-        return False
-    return not os.path.realpath(path).startswith(os.path.realpath(root) + os.sep)
+    return isinstance(fs, LocalFileSystem) and os.path.islink(path) and resolves_outside(path, root)
+
+
+# A marker ending a JPEG scan's entropy-coded data: 0xFF then a byte that is neither a stuffed zero nor a
+# restart marker RST0-7 (those stay inside the scan); a fill 0xFF matches too (the walk skips fill bytes).
+# Its leading literal lets the regex engine search for 0xFF at C speed.
+_JPEG_MARKER_AFTER_SCAN = re.compile(rb"\xff[^\x00\xd0-\xd7]")
+_JPEG_STANDALONE = frozenset([0x01, *range(0xD0, 0xD8)])  # TEM, RST0-7: no length field
+
+
+def _jpeg_end(data: bytes) -> int | None:
+    """Offset just past the end-of-image marker of the JPEG ``data`` starts with, walking its marker
+    segments by their lengths and each scan to the marker that ends it (nothing decoded); None when the
+    data ends first. Bytes after the marker (padding, a maker's trailer, a second picture) are not its.
+    Stray bytes where a marker is due are skipped to the next 0xFF, as libjpeg does."""
+    pos, n = 2, len(data)
+    while True:
+        if pos < n and data[pos] != 0xFF:
+            pos = data.find(b"\xff", pos)
+            if pos < 0:
+                return None
+        while pos < n and data[pos] == 0xFF:  # a marker may be preceded by fill bytes
+            pos += 1
+        if pos >= n:
+            return None
+        marker, pos = data[pos], pos + 1
+        if marker == 0xD9:
+            return pos
+        if marker in _JPEG_STANDALONE:
+            continue
+        if pos + 2 > n:
+            return None
+        pos += int.from_bytes(data[pos:pos + 2], "big")
+        if pos > n:
+            return None
+        if marker == 0xDA:  # start of scan: its entropy-coded data runs to the next marker
+            found = _JPEG_MARKER_AFTER_SCAN.search(data, pos)
+            if found is None:
+                return None
+            pos = found.start()
+
+
+def _png_end(data: bytes) -> int | None:
+    """Offset just past the IEND chunk of the PNG ``data`` starts with, walking its chunks by their
+    lengths (nothing decoded); None when the data ends first. Bytes after IEND are not the PNG's."""
+    pos, n = 8, len(data)
+    while pos + 8 <= n:
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        pos += 12 + length
+        if kind == b"IEND":  # its CRC is a constant: a file cut inside it (then padded) has not got it
+            return pos if data[pos - 4:pos] == b"\xaeB`\x82" else None
+    return None
+
+
+_IMAGE_ENDS = {"JPEG": _jpeg_end, "PNG": _png_end}
+
+
+def truncation_problem(f, fmt: str) -> str | None:
+    """Why the JPEG or PNG image in the open binary file ``f`` is cut short (a cut file keeps its header,
+    so it opens), or None: its structure is walked to its end marker from the start of the file, no pixel
+    decoded. Padding or a trailer after the end marker is not a truncation."""
+    end_of = _IMAGE_ENDS.get(fmt)
+    if end_of is None:
+        return None
+    f.seek(0)
+    if end_of(f.read()) is None:
+        return f"truncated {fmt}: the file ends before its end-of-image marker"
+    return None
 
 
 def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
@@ -166,13 +237,13 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, f"image_name {name!r} leaves the segment folder")
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
-                              "a symlink to a file outside the source" if _outside(fs, root, posixpath.join(root, rel))
+                              OUTSIDE_LINK if _outside(fs, root, posixpath.join(root, rel))
                               else None)
     summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
-    masks = _files_under(fs, mask_dir)
+    masks, masks_outside = _files_under(fs, mask_dir, root)
     stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
     obs = Observations()
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
@@ -200,7 +271,8 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
     return obs.segment(segment_id=seg_rel, video_id=video_id, locator=trk_loc,
                        frames=[frames[k] for k in sorted(frames)],
-                       point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None)
+                       point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None,
+                       mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
 
 
 def list_wildbox_segments(source: str) -> list[str]:

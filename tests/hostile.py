@@ -255,6 +255,13 @@ def write_wildbox(root: Path) -> list[Case]:
     frames[3].unlink()
     frames[3].symlink_to(outside)
     add("frame JPEG", "symlink out of the source", rel(frames[3]), "outside the source", "frame")
+    # kept: bytes after the end-of-image marker are not a truncation (cameras pad; multi-picture files append)
+    frames[4].write_bytes(frames[4].read_bytes() + b"\0" * 4096)
+    add("frame JPEG", "4 KiB of zero padding after its end marker", rel(frames[4]), "", "frame", KEPT)
+    trailer = sorted(segs[3].glob("frame_*.jpg"))[3]
+    trailer.write_bytes(trailer.read_bytes() + outside.read_bytes() * 4)
+    add("frame JPEG", "a trailer after its end marker (JPEGs appended, as multi-picture files carry)",
+        rel(trailer), "", "frame", KEPT)
 
     # SAM3 mask PNGs (segment 2)
     masks = sorted((segs[2] / "sam3_masks" / "masks").glob("obj_*/*.png"))
@@ -266,6 +273,12 @@ def write_wildbox(root: Path) -> list[Case]:
     masks[2].write_bytes(png_bomb(20000, 20000))
     add("SAM3 mask PNG", "decompression bomb (20000 x 20000 zeros)", mask_box,
         f"{masks[2].parent.name}', '{masks[2].name}'] unreadable", "box")
+    outside_mask = root.parent / "outside_mask.png"  # a real mask (this one's), outside the source
+    outside_mask.write_bytes(masks[3].read_bytes())
+    masks[3].unlink()
+    masks[3].symlink_to(outside_mask)
+    add("SAM3 mask PNG", "symlink out of the source", mask_box,
+        f"{masks[3].parent.name}', '{masks[3].name}'] unreadable: a symlink to a file outside the source", "box")
 
     # segment folders
     seg = copy_segment()

@@ -130,17 +130,20 @@ def test_wildbox_counts_reconcile_with_the_damage(wildbox):
     units = reconciled_units(built)
     segment_cases = [c for c in cases if c.unit == "segment" and c.outcome == hostile.QUARANTINED]
     assert units["segment"]["quarantined"] == len(segment_cases)
-    assert units["frame"]["quarantined"] == sum(c.unit == "frame" for c in cases)
+    assert units["frame"]["quarantined"] == sum(c.unit == "frame" and c.outcome == hostile.QUARANTINED for c in cases)
     assert units["box"]["quarantined"] >= sum(c.unit == "box" for c in cases)
     published = {r["segment_id"] for f in (built / "segments").glob("*.parquet")
                  for r in pq.read_table(f, columns=["segment_id"]).to_pylist()}
+    frames = {r["image_path"]: r["image"]["bytes"] for f in (built / "frames").glob("*.parquet")
+              for r in pq.read_table(f, columns=["image_path", "image"]).to_pylist()}
     for case in cases:
-        if case.outcome == hostile.KEPT:
+        if case.outcome == hostile.KEPT and case.unit == "segment":
             assert case.locator in published
+        if case.outcome == hostile.KEPT and case.unit == "frame":  # published with its bytes as they are
+            assert frames[case.locator] == (root / case.locator).read_bytes(), case
     # nothing read from outside the source: the symlinked frame's target is not published
     outside = (root.parent / "outside.jpg").read_bytes()
-    assert not any(outside == r["image"]["bytes"] for f in (built / "frames").glob("*.parquet")
-                   for r in pq.read_table(f, columns=["image"]).to_pylist())
+    assert outside not in frames.values()
 
 
 def test_wildbox_mask_bomb_is_refused_before_decoding():
@@ -156,6 +159,48 @@ def test_wildbox_mask_bomb_is_refused_before_decoding():
         grown = peak_rss_growth_mb(lambda: _mask_extent(_LocalFiles, tmp.name, 518 * 294))
         assert _mask_extent(_LocalFiles, tmp.name, 518 * 294) is None
     assert grown < BOMB_RSS_LIMIT_MB
+
+
+def test_frame_truncation_check_walks_real_images_to_their_end(fixtures_dir):
+    """The frame check on real JPEGs (EXIF thumbnails, 300 dpi, 4:2:0; and each re-encoded progressive)
+    and real PNGs (KITTI frames): bytes after the end marker (padding, a trailer, a second picture) are
+    not a truncation; a cut anywhere is, even right after an EXIF thumbnail's own end-of-image marker or
+    when the cut file is then padded (the old check, an end marker in the last KiB, got both wrong)."""
+    import io
+
+    from PIL import Image
+
+    from benchwright.pipelines.wildbox_sources import truncation_problem
+
+    images = sorted((fixtures_dir / "docx" / "python-docx").glob("*.jp*g")) + sorted(
+        (fixtures_dir / "kitti" / "training" / "image_2").glob("*.png"))
+    real = [(p.name, p.read_bytes()) for p in images]
+    for name, data in list(real):
+        if name.endswith(("jpg", "jpeg")):
+            out = io.BytesIO()
+            Image.open(io.BytesIO(data)).convert("RGB").save(out, "JPEG", progressive=True, quality=90)
+            real.append((f"{name} (progressive)", out.getvalue()))
+    problems = []
+
+    def expect(what, data, fmt, truncated):
+        got = truncation_problem(io.BytesIO(data), fmt)
+        if bool(got) != truncated:
+            problems.append(f"{what}: {got!r}")
+
+    for name, data in real:
+        fmt = Image.open(io.BytesIO(data)).format
+        expect(name, data, fmt, False)
+        for pad, trailer in (("4 KiB of zeros", b"\0" * 4096), ("64 KiB of 0xFF", b"\xff" * 65536),
+                             ("a second picture", data), ("4 KiB of a maker's trailer", bytes(range(256)) * 16)):
+            expect(f"{name} + {pad}", data + trailer, fmt, False)
+        for cut in (len(data) // 4, len(data) // 2, len(data) * 9 // 10, len(data) - 2, len(data) - 1):
+            expect(f"{name} cut at {cut}", data[:cut], fmt, True)
+            expect(f"{name} cut at {cut}, then 4 KiB of zeros", data[:cut] + b"\0" * 4096, fmt, True)
+        thumbnail_end = data.find(b"\xff\xd9") + 2  # an EXIF thumbnail's own end marker, inside APP1
+        if fmt == "JPEG" and 2 < thumbnail_end < len(data) // 2:
+            expect(f"{name} cut after its EXIF thumbnail", data[:thumbnail_end], fmt, True)
+    assert sum("EXIF thumbnail" not in n for n, _ in real) >= 10
+    assert not problems, "\n".join(problems)
 
 
 def test_too_many_bad_records_fail_and_publish_nothing(wildbox, tmp_path):
