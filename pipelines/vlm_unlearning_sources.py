@@ -41,6 +41,7 @@ import yaml
 
 from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
+from benchwright.files import resolves_outside
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning import records as rec
 
@@ -237,6 +238,12 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
         yield Reject("example", p.locator, p.reason)
     if not record.examples:
         yield Reject("record", record.locator, "no usable instruction-response pair (each is quarantined)")
+        return
+    # path text leaving the root is refused by the parser; a symlink (of the file or a folder above it)
+    # leaving it, here: its bytes are not the source's (object storage has no links)
+    if rec.parse_embedded_image_url(record.image_url) is None and resolves_outside(record.image_url, root):
+        yield from reject_record(record.locator, f"image {record.image_path!r} is reached through a symlink to a "
+                                                 "place outside the image root (not followed)", len(record.examples))
         return
     yield Read("example", len(record.examples))
     yield record

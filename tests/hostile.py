@@ -369,6 +369,18 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     image_case("empty file", "not decodable", b"")
     image_case("decompression bomb (20000 x 20000 zeros)", "decompression bomb", png_bomb(20000, 20000))
     image_case("unreadable (a folder)", "cannot be read", "folder")
+    # symlinks: the image root's real path bounds the real path of every image read through it
+    outside = root.parent / "outside.png"
+    image_case("symlink out of the image root", "a symlink to a place outside the image root", ("link", outside))
+    r = record(lambda r: r.update(image=f"linked/{r['id']}.png"))  # a folder above the file is the link
+    extra.append(r)
+    broken[r["image"]] = ("link", None)
+    add("image", "a folder symlinked out of the image root", r, "a symlink to a place outside the image root")
+    image_case("symlink loop (the file links to itself)", "Too many levels of symbolic links", ("link", "itself"))
+    inside = record()  # kept: a link that stays inside the image root is an ordinary file of the source
+    extra.append(inside)
+    broken[inside["image"]] = ("link", f"../{train[0]['image']}")
+    add("image", "symlink inside the image root", inside, "", outcome=KEPT)
 
     for stem, records in (("train", train + extra), ("test", test)):
         (root / stem).mkdir(parents=True, exist_ok=True)
@@ -381,6 +393,14 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
             data = broken.get(r["image"], _vlm_image(r["image"]))
             if data == "folder":
                 path.mkdir()
+            elif isinstance(data, tuple) and data[1] is None:  # the folder above is a link out of the root
+                (root.parent / "linked").mkdir(exist_ok=True)
+                (root.parent / "linked" / path.name).write_bytes(_vlm_image(r["image"]))
+                if not path.parent.is_symlink():
+                    path.parent.rmdir()
+                    path.parent.symlink_to(root.parent / "linked")
+            elif isinstance(data, tuple):
+                path.symlink_to(path if data[1] == "itself" else data[1])
             elif data is not None:
                 path.write_bytes(data)
     (root.parent / "outside.png").write_bytes(_vlm_image("outside.png"))
@@ -775,9 +795,6 @@ NOT_APPLICABLE = {
                                                   "(a PNG bomb and a truncated PNG are kept as files, covered)",
     },
     "vlm_unlearning": {
-        "symlink loops and escapes": "not covered: the VLM build opens an image by the path its record names, "
-                                     "a symlink under the image root is followed (path text that leaves the root "
-                                     "is refused)",
         "undecodable file names": "JSON and YAML strings are Unicode, so a record cannot name a file that is not",
         "zip bombs": "reads no archive (images are PNG/JPEG; their decompression bombs are covered)",
         "XML entity expansion and DOCTYPEs": "reads no XML (the YAML alias bomb is its analogue, covered)",

@@ -256,12 +256,22 @@ def vlm(tmp_path_factory, fixtures_dir):
 
 
 def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
-    _, built, cases = vlm
+    root, built, cases = vlm
     assert len(cases) >= 15
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["record"]["quarantined"] == sum(c.unit == "record" for c in cases)
-    assert units["example"]["quarantined"] >= len(cases)
+    bad = [c for c in cases if c.outcome == hostile.QUARANTINED]
+    assert units["record"]["quarantined"] == sum(c.unit == "record" for c in bad)
+    assert units["example"]["quarantined"] >= len(bad)
+    records = {r["record_id"] for f in (built / "records").glob("*.parquet")
+               for r in pq.read_table(f, columns=["record_id"]).to_pylist()}
+    kept = {c.locator.split("#id=", 1)[1] for c in cases if c.outcome == hostile.KEPT}
+    assert kept and kept <= records
+    # nothing read from outside the image root: no published image is a linked-out file's bytes
+    outside = {(root.parent / "outside.png").read_bytes(), *(p.read_bytes() for p in (root.parent / "linked").iterdir())}
+    published = [r["image"] for f in (built / "multimodal").glob("*.parquet")
+                 for r in pq.read_table(f, columns=["image"]).to_pylist()]
+    assert published and not any(i["bytes"] in outside for i in published)
 
 
 def test_vlm_sources_and_score_files_refused_whole_name_the_file(tmp_path):
