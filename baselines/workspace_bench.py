@@ -155,28 +155,29 @@ def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
     for f in files:
         (by_task[f["task_id"]] if f["task_id"] is not None else by_workspace[f["workspace"]]).append(f)
 
-    plans = []
+    # Each file's text once: a workspace file's is the same for every task of its role (the workspace
+    # is most of every task's candidates), a task file belongs to one task.
+    plans, documents = [], {}
+    corpora: dict[str, set[str]] = defaultdict(set)
     for task in tasks:
         manifest = {m["stored_relpath"]: m for m in task["data_manifest"]}
         dep_paths = {m["stored_relpath"] for m in manifest.values() if m["filename"] in deps.get(task["task_id"], set())}
         candidates = sorted(by_task.get(task["task_id"], []) + by_workspace.get(WORKSPACE_OF_ROLE.format(role=task["role"]), []),
                             key=lambda f: f["file_id"])
-        texts = {f["file_id"]: document_text(f, manifest[f["path"]]["target_path"]
-                                             if f["task_id"] is not None and f["path"] in manifest else None)
-                 for f in candidates}
+        for f in candidates:
+            if f["file_id"] not in documents:
+                documents[f["file_id"]] = document_text(f, manifest[f["path"]]["target_path"]
+                                                        if f["task_id"] is not None and f["path"] in manifest else None)
+        corpora[task["role"]].update(f["file_id"] for f in candidates)
         relevant = {f["file_id"] for f in candidates if f["task_id"] == task["task_id"] and f["path"] in dep_paths}
-        plans.append((task, candidates, texts, relevant, len(dep_paths)))
+        plans.append((task, candidates, relevant, len(dep_paths)))
 
-    documents = {fid: text for _, _, texts, _, _ in plans for fid, text in texts.items()}
-    corpora: dict[str, set[str]] = defaultdict(set)
-    for task, _, texts, _, _ in plans:
-        corpora[task["role"]].update(texts)
     per_task = [{"task_id": t["task_id"], "persona": t["persona"], "candidates": len(c), "dependency_files": n,
-                 "dependency_files_without_a_row": n - len(rel)} for t, c, _, rel, n in plans]
+                 "dependency_files_without_a_row": n - len(rel)} for t, c, rel, n in plans]
     for name in rankers:
         ranker = make_ranker(name)
         ranker.prepare(documents, corpora)
-        for row, (task, candidates, _, relevant, n) in zip(per_task, plans):
+        for row, (task, candidates, relevant, n) in zip(per_task, plans):
             if not n:
                 continue
             ids = [f["file_id"] for f in candidates]
@@ -186,7 +187,7 @@ def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
             first = next((r + 1 for r, fid in enumerate(ranked) if fid in relevant), None)
             row[name] = {**_recall_row(found, n), **{f"found@{k}": found[k] for k in K_VALUES},
                          "first_relevant_rank": first}
-    for row, (_, candidates, _, relevant, n) in zip(per_task, plans):
+    for row, (_, candidates, relevant, n) in zip(per_task, plans):
         if n:
             # a random order puts each candidate in the top k with probability min(k, N) / N
             expected = {k: len(relevant) * min(k, len(candidates)) / len(candidates) if candidates else 0.0
