@@ -19,6 +19,9 @@ class Unit:
     name: str
     config: str
     primary: bool = False  # what the source is made of: --max-bad-fraction is measured on it; a source must yield one
+    # the one split whose rows are its written form (a subset split's members: Workspace-Bench's Lite
+    # list entries); None: the rows of every split but the subset splits
+    split: str | None = None
 
 
 class Dataset:

@@ -79,8 +79,8 @@ def reconcile(dataset: Dataset, root: Path, counters: dict[str, int] | None, max
         q = sum(r["count"] for r in rejects[QUARANTINE] if r["unit"] == unit.name)
         f = sum(r["count"] for r in rejects[FILTERED] if r["unit"] == unit.name)
         rows = written.get(unit.config, {})
-        # a subset split's rows repeat its parent's: a record is written once
-        w = sum(n for split, n in rows.items() if split not in dataset.subset_splits)
+        # a subset split's rows repeat its parent's: a record is written once (unless the unit is that split's)
+        w = rows.get(unit.split, 0) if unit.split else sum(n for s, n in rows.items() if s not in dataset.subset_splits)
         entry = {"written": w, "quarantined": q, "filtered": f}
         if counters is not None:
             read = counters.get(f"read.{unit.name}", 0)

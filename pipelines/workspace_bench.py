@@ -4,7 +4,8 @@ Read top to bottom:
 - Tasks: each task record (the runner's ``metadata.json`` or a ``tasks.json`` entry) -> its TASKS
   row, RUBRICS rows and TASK_EDGES rows (``release.task_rows``; an edge whose endpoint resolves to no
   manifest file or output is quarantined, the task kept). Lite: the release's rule over every task
-  read (a global step), and the shipped Lite list when the source has one.
+  read (a global step), and the shipped Lite list when the source has one (each entry a ``lite_task``:
+  one that is malformed or names no published task is quarantined naming its place in the list).
 - Workspaces: each workspace is listed safely (``scan.list_workspace``: links out of it, loops,
   unreadable or undecodable names and oversized files quarantined) -> every file read once: hashed,
   typed by magika, text extracted, explicit references extracted -> references resolved against the
@@ -58,15 +59,46 @@ def read_task(item, data_sizes: dict):
     yield {"task": task, "rubrics": rubrics, "task_edges": edges}
 
 
-def choose_lite(_, personas: list, shipped: list | None, seed: int) -> dict:
+def choose_lite(_, personas: list, shipped: dict | None, seed: int):
     """The Lite ids: the shipped list when the source has one, else the release's rule; both kept.
-    The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite."""
-    from benchwright.workspace_bench.lite import LITE_SIZE, select_lite
+    The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite.
+    Each Lite entry is a ``lite_task`` read: a shipped entry that is malformed (refused while the list was
+    read) or names no published task is quarantined; the others are the ``lite`` split's tasks."""
+    from benchwright.workspace_bench.lite import LITE_SIZE, select_lite, shipped_lite
 
     size = min(LITE_SIZE, math.ceil(len(personas) * LITE_SIZE / RELEASE_TASKS))
     rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
-    return {"rule": frozenset(rule), "lite": frozenset(shipped if shipped is not None else rule),
-            "shipped": shipped is not None}
+    lite = rule
+    if shipped is not None:
+        lite, problems = shipped_lite(shipped["entries"], {i for i, _ in personas}, shipped["in_source"])
+        for locator, reason in shipped["refused"] + problems:
+            yield Reject("lite_task", locator, reason)
+    yield Read("lite_task", len(rule) if shipped is None else len(shipped["entries"]) + len(shipped["refused"]))
+    yield {"rule": frozenset(rule), "lite": frozenset(lite), "shipped": shipped is not None}
+
+
+def shipped_lite_list(src: Source, items: list) -> dict | None:
+    """The source's own Lite list, read on the driver: {entries: [(locator, absolute_id)], refused:
+    [(locator, reason)] (an element that is not a task object with an integer absolute_id, a repeated id),
+    in_source: the ids of the source's task records}; None without one. A Lite file that cannot be read
+    as a whole refuses the build (``SourceError`` naming it): which tasks are Lite is then unknown, and
+    the rule's choice in its place would publish a Lite that is not the release's."""
+    from benchwright.workspace_bench import release
+
+    if src.lite_js:
+        errors: list = []
+        name = posixpath.basename(src.lite_js)
+        entries = [(f"{name}#absolute_id={r['absolute_id']}", r["absolute_id"])
+                   for r in release.read_lite_js(src.lite_js, errors)]
+        refused = [(err.locator, err.reason) for err in errors]
+    elif src.lite_folder_ids:
+        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if i.isdigit()]
+        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not i.isdigit()]
+    else:
+        return None
+    in_source = {r["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
+    in_source |= {int(p) for url in src.task_files if (p := url.rstrip("/").split("/")[-2]).isdigit()}
+    return {"entries": entries, "refused": refused, "in_source": in_source}
 
 
 # --------------------------------------------------------------------------- workspaces
@@ -186,7 +218,7 @@ class WorkspaceBench(Dataset):
     optional_keys = {"files": ("task_id",)}  # a role workspace's file belongs to no task
     optional_configs = tuple(schema.FEATURES)  # a website release has no files, a folder no tasks
     units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
-             Unit("file", "files", primary=True))
+             Unit("file", "files", primary=True), Unit("lite_task", "tasks", split=LITE))
     license = "cc-by-4.0"
     task_categories = ("question-answering", "text-retrieval")
     tags = ("agents", "workspaces", "file-dependencies", "evaluation", "rubrics")
@@ -235,11 +267,7 @@ class WorkspaceBench(Dataset):
             items += [(REFUSED, err.locator, err.reason) for err in refused]
         else:
             items = []
-        shipped = None
-        if src.lite_js:
-            shipped = sorted(int(r["absolute_id"]) for r in release.read_lite_js(src.lite_js))
-        elif src.lite_folder_ids:
-            shipped = sorted(int(i) for i in src.lite_folder_ids if i.isdigit())
+        shipped = shipped_lite_list(src, items)
         data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
                       | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
                       | "GroupSizes" >> beam.GroupByKey() | "SizeDict" >> beam.MapTuple(lambda t, s: (t, dict(s))))
@@ -248,9 +276,10 @@ class WorkspaceBench(Dataset):
                           locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True)
         bundles = tasks.main
         personas = bundles | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
-        lite = beam.pvalue.AsSingleton(
-            pipeline | "LiteSeed" >> beam.Create([None])
-            | "ChooseLite" >> beam.Map(choose_lite, beam.pvalue.AsList(personas), shipped, self.lite_seed))
+        chosen = run_stage(pipeline | "LiteSeed" >> beam.Create([None]), "ChooseLite", choose_lite, unit="lite_task",
+                           locate=lambda _: "the Lite list",
+                           side_inputs=[beam.pvalue.AsList(personas), shipped, self.lite_seed])
+        lite = beam.pvalue.AsSingleton(chosen.main)
 
         rows = {
             "tasks": bundles | "TaskRows" >> beam.FlatMap(
@@ -266,7 +295,7 @@ class WorkspaceBench(Dataset):
         tables = {config: (pcoll | f"Batch{config}" >> beam.BatchElements(min_batch_size=100, max_batch_size=2000)
                            | f"{config}Table" >> beam.Map(to_table, config))
                   for config, pcoll in rows.items()}
-        return tables, [listed, scanned, explicit, implicit, tasks]
+        return tables, [listed, scanned, explicit, implicit, tasks, chosen]
 
     def card_context(self, staging: str) -> dict:
         from pathlib import Path

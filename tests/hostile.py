@@ -631,17 +631,36 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add("folder entry", "unreadable (a fifo)", "tasks/5/data/pipe", "fifo", "file")
     undecodable_name(ws, b"bad\xffname.txt")
     add("folder entry", "undecodable file name", "tasks/5/data/bad\\xffname.txt", "UTF-8", "file")
+    # the runner's Lite list is its tasks_lite/<id>/ folders (copies of the full tasks' folders)
+    for aid in (1, 11):
+        shutil.copytree(root / "tasks" / str(aid), root / "tasks_lite" / str(aid))
+    add("Lite folders (tasks_lite/)", "the Lite copy of a quarantined task", "tasks_lite/11",
+        "Lite task 11 is quarantined", "lite_task")
     return cases
 
 
 def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
-    """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list."""
+    """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list; its
+    Lite list (``tasks-lite.js``, the real file's shape) with two real tasks and bad entries."""
     real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
     bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None)]
     root.mkdir(parents=True)
     (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
-    fmt = "task list (tasks.json)"
-    return [Case("workspace_bench", fmt, "wrong JSON type: a task is a list", "tasks.json#[3]", "must be a JSON object",
+    lite = [real[0], "3", dict(real[1], absolute_id="two"), real[0], dict(real[2], absolute_id=999),
+            dict(real[2], absolute_id=30), real[2]]
+    (root / "tasks-lite.js").write_text("window.WORKSPACE_BENCH_LITE_TASKS = " + json.dumps(lite, indent=2) + ";\n")
+    fmt, lite_fmt = "task list (tasks.json)", "Lite list (tasks-lite.js)"
+    return [Case("workspace_bench", lite_fmt, "wrong JSON type: an entry is a string", "tasks-lite.js#[1]",
+                 "must be a JSON object", "lite_task"),
+            Case("workspace_bench", lite_fmt, "wrong JSON type: absolute_id is a word", "tasks-lite.js#[2]",
+                 "not an integer", "lite_task"),
+            Case("workspace_bench", lite_fmt, "duplicate entry", f"tasks-lite.js#absolute_id={real[0]['absolute_id']}",
+                 "duplicate absolute_id", "lite_task"),
+            Case("workspace_bench", lite_fmt, "an entry naming a task the source does not have",
+                 "tasks-lite.js#absolute_id=999", "which the source does not have", "lite_task"),
+            Case("workspace_bench", lite_fmt, "an entry naming a quarantined task", "tasks-lite.js#absolute_id=30",
+                 "Lite task 30 is quarantined", "lite_task"),
+            Case("workspace_bench", fmt, "wrong JSON type: a task is a list", "tasks.json#[3]", "must be a JSON object",
                  "task"),
             Case("workspace_bench", fmt, "wrong JSON type: absolute_id is a word", "tasks.json#[4]",
                  "not an integer", "task"),
@@ -662,7 +681,15 @@ def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
             ("not UTF-8", {"tasks.json": b'{"full": ["\xff"]}'}, "unreadable", "tasks.json"),
             ("Lite list: code after the array", {"tasks.json": '{"full": []}',
                                                  "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = [];alert(1)"},
-             "unexpected code after the task array", "tasks-lite.js")):
+             "unexpected code after the task array", "tasks-lite.js"),
+            ("Lite list: huge value (a 5000-digit id)", {
+                "tasks.json": '{"full": []}',
+                "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = [{\"absolute_id\": %s}];" % huge_integer()},
+             "Exceeds the limit", "tasks-lite.js"),
+            ("Lite list: duplicate key", {
+                "tasks.json": '{"full": []}',
+                "tasks-lite.js": 'window.WORKSPACE_BENCH_LITE_TASKS = [{"absolute_id": 1, "absolute_id": 2}];'},
+             "duplicate key 'absolute_id'", "tasks-lite.js")):
         folder = root / f"refused_{len(out):02d}"
         folder.mkdir(parents=True)
         for rel, data in files.items():

@@ -351,6 +351,7 @@ def test_every_workspace_case_is_quarantined_with_its_reason(workspace):
     units = reconciled_units(built)
     assert units["task"]["quarantined"] == sum(c.unit == "task" and c.outcome == hostile.QUARANTINED for c in cases)
     assert units["file"]["quarantined"] == sum(c.unit == "file" and c.outcome == hostile.QUARANTINED for c in cases)
+    assert units["lite_task"] == {"read": 2, "written": 1, "quarantined": 1, "filtered": 0, "bad_fraction": 0.5}
     # kept: the file's row is published (hashed and typed, never executed or expanded); a cyclic graph's task too
     files = {f"{r['workspace']}/{r['path']}" for r in _published(built, "files")}
     tasks = {r["task_id"]: r for r in _published(built, "tasks")}
@@ -366,8 +367,13 @@ def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir
     cases = hostile.write_workspace_website(tmp_path / "website", fixtures_dir)
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
-    assert reconciled_units(built)["task"] == {"read": 7, "written": 3, "quarantined": 4, "filtered": 0,
-                                                "bad_fraction": round(4 / 7, 6)}
+    units = reconciled_units(built)
+    assert units["task"] == {"read": 7, "written": 3, "quarantined": 4, "filtered": 0, "bad_fraction": round(4 / 7, 6)}
+    # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
+    assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
+                                  "bad_fraction": round(5 / 7, 6)}
+    lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
+    assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
