@@ -27,12 +27,27 @@ def list_files(source: str) -> list[str]:
 def resolves_outside(url: str, root: str) -> bool:
     """Whether the local file at ``url`` lies, once the symlinks of its path are resolved (at any level),
     outside the folder ``root`` resolves to: its bytes are not the source's, and a build does not read
-    them. Object storage has no links: False for any other protocol."""
+    them. One exception: a source inside a Hugging Face cache snapshot, whose every file is a link into
+    its repository's ``blobs`` folder, may read that folder. Object storage has no links: False for
+    any other protocol."""
     protocol, path = fsspec.core.split_protocol(url)
     if protocol not in (None, "file", "local"):
         return False
-    real, real_root = os.path.realpath(path), os.path.realpath(fsspec.core.split_protocol(root)[1])
-    return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+    root_path = fsspec.core.split_protocol(root)[1]
+    real = os.path.realpath(path)
+    allowed = [os.path.realpath(root_path)] + [b for b in [hf_cache_blobs(root_path)] if b]
+    return not any(real == a or real.startswith(a.rstrip(os.sep) + os.sep) for a in allowed)
+
+
+def hf_cache_blobs(folder: str) -> str | None:
+    """The real path of the ``blobs`` folder of the Hugging Face cache repository whose snapshot holds
+    ``folder`` (``<cache>/datasets--org--name/snapshots/<revision>/...``), else None."""
+    parts = os.path.abspath(folder).split(os.sep)
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i] == "snapshots" and parts[i - 1].startswith(("datasets--", "models--", "spaces--")):
+            blobs = os.sep.join(parts[:i] + ["blobs"])
+            return os.path.realpath(blobs) if os.path.isdir(blobs) else None
+    return None
 
 
 def map_in_threads(work, items: list, threads: int = FILE_THREADS) -> list:

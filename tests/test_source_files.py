@@ -1,0 +1,60 @@
+"""Rules for a source's files: the manifest's input fingerprint sees every file a reader may read, hidden
+ones included (a workspace's ``.env`` is input to Workspace-Bench), and not the marker of a whole generated
+source; a link out of the source is not the source's, but for a Hugging Face cache snapshot's blobs."""
+from __future__ import annotations
+
+from benchwright import registry
+from benchwright.files import SOURCE_COMPLETE_MARKER
+from benchwright.manifest import fingerprint_source
+
+
+def test_a_hidden_file_changes_the_fingerprint_and_the_source_marker_does_not(tmp_path):
+    dataset = registry.get("workspace_bench")
+    workspace = tmp_path / "workspaces" / "w1"
+    (workspace / ".config").mkdir(parents=True)
+    (workspace / "notes.md").write_text("# notes\n")
+    before = fingerprint_source(dataset, str(tmp_path))
+    assert before["files"] == 1
+
+    (tmp_path / SOURCE_COMPLETE_MARKER).write_text("")
+    assert fingerprint_source(dataset, str(tmp_path)) == before
+
+    (workspace / ".env").write_text("TOKEN=1\n")
+    (workspace / ".config" / "settings.json").write_text("{}\n")
+    hidden = fingerprint_source(dataset, str(tmp_path))
+    assert hidden["files"] == 3 and hidden["sha256"] != before["sha256"]
+    (workspace / ".env").write_text("TOKEN=2\n")
+    assert fingerprint_source(dataset, str(tmp_path))["sha256"] != hidden["sha256"]
+
+
+def test_a_source_in_a_hugging_face_cache_snapshot_may_read_its_blobs(tmp_path):
+    """Every file of a snapshot the hub client downloaded is a link into its repository's blobs folder:
+    those links are the source's own bytes; a link anywhere else (another repository's blobs included)
+    is not."""
+    import os
+
+    from benchwright.files import hf_cache_blobs, resolves_outside
+
+    repo = tmp_path / "hub" / "datasets--org--clear"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "blobs" / "0f3a").write_bytes(b"image bytes")
+    snapshot = repo / "snapshots" / "88920a39" / "forget01"
+    snapshot.mkdir(parents=True)
+    os.symlink("../../../blobs/0f3a", snapshot / "p0.png")
+    other = tmp_path / "hub" / "datasets--org--other"
+    (other / "blobs").mkdir(parents=True)
+    (other / "blobs" / "77aa").write_bytes(b"not ours")
+    os.symlink(str(other / "blobs" / "77aa"), snapshot / "p1.png")
+    os.symlink(str(tmp_path / "secret.txt"), snapshot / "p2.png")
+    (tmp_path / "secret.txt").write_text("secret")
+
+    root = str(repo / "snapshots" / "88920a39")
+    assert hf_cache_blobs(root) == os.path.realpath(repo / "blobs")
+    assert not resolves_outside(str(snapshot / "p0.png"), root)
+    assert resolves_outside(str(snapshot / "p1.png"), root)
+    assert resolves_outside(str(snapshot / "p2.png"), root)
+    # the same links under a folder that is not a cache snapshot are outside it
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    os.symlink(str(repo / "blobs" / "0f3a"), plain / "p0.png")
+    assert hf_cache_blobs(str(plain)) is None and resolves_outside(str(plain / "p0.png"), str(plain))
