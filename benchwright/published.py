@@ -202,6 +202,7 @@ def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
 
 def remove(url: str) -> None:
     fs, path = fsspec.core.url_to_fs(url)
+    fs.invalidate_cache(path)  # s3fs answers exists() from listings it cached, maybe before another process wrote here
     if fs.exists(path):
         fs.rm(path, recursive=True)
 
