@@ -20,7 +20,8 @@ class-height pinhole lift z = c f_y H / h, shown because it is what "lift" usual
 fails under the per-segment normalisation), ``lift (segment)`` (the ground-plane lift with each
 frame's depth scale from its segment's other frames: SEGMENT CONTEXT), ``learned`` (the residual
 head on the per-image lift, the default head) and ``learned (segment)`` (the residual head on the
-segment lift: segment context). Each learned row is compared with the lift of its own context:
+segment lift, exactly that lift when it keeps no part; its fold selection keeps a part only if it helps on
+every held-out fold: segment context). Each learned row is compared with the lift of its own context:
 ``learned`` with ``lift`` (the verdict issue 8 asks for), ``learned (segment)`` with
 ``lift (segment)``. Both learned rows are the mean over ``--seed`` and ``--extra-seeds`` (1-4 by
 default; one network's AP-BEV@0.25 moves by about a point with its seed).
@@ -149,7 +150,10 @@ def markdown(result: dict) -> str:
                "size and rotation (its output layer starts at zero, so untrained it is the lift), and a logistic "
                "score model predicts whether the lift's centre is a true positive; which of the parts are used "
                "is chosen on video-level folds inside train (the lift unless a part helps by more than "
-               f"{result['learned']['config']['select_tolerance']} AP points), {result['learned']['epochs']} "
+               f"{result['learned']['config']['select_tolerance']} AP points; for the contexts "
+               f"{', '.join(result['learned']['config'].get('select_every_fold', ())) or 'none'} a part is kept only "
+               "if it helps on every held-out fold), "
+               f"{result['learned']['epochs']} "
                f"epochs. Parts chosen: {comps}.")]
     return "\n".join(lines) + "\n"
 

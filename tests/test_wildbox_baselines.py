@@ -354,6 +354,41 @@ def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
     assert sel["scores"]["lift"] == pytest.approx(sum(lift_scores) / len(lift_scores), abs=1e-9)
 
 
+def test_segment_head_that_keeps_no_part_is_the_segment_lift(splits):
+    """The segment-context learned head is a residual on ``lift --lift-mode segment``: trained, but with
+    no part kept (a tolerance that makes the fold selection fall back to its starting point), every
+    field of its prediction -- depth, centre, size, rotation, score -- is the segment lift's, bit for bit."""
+    merged = _merged(splits)
+    _, val = splits
+    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=False,
+                               config={"context": "segment", "select_tolerance": 1e9})
+    assert trained["selection"]["folds"] == 2 and trained["components"] == []
+    lift = bw.predict_lift(merged, val, mode="segment")
+    assert not np.array_equal(lift["center_cam"], bw.predict_lift(merged, val)["center_cam"])  # not the image lift
+    for p in (bw.predict_learned(trained, val), bw.predict_learned(trained, val, components=())):
+        assert set(p) == set(lift)
+        for key in lift:
+            assert np.array_equal(p[key], lift[key]), key
+    # The network did learn something: switching its depth part on moves the boxes off the segment lift.
+    moved = bw.predict_learned(trained, val, components=("depth",))
+    assert not np.allclose(moved["center_cam"][:, 2], lift["center_cam"][:, 2])
+
+
+def test_every_fold_rule_keeps_a_part_only_if_it_helps_on_each_fold(splits):
+    """The segment head's selection (``select_every_fold``): each kept part raises every held-out fold's score over the chosen
+    subset without it; the fold scores are recorded per fold and average to the reported means."""
+    merged = _merged(splits)
+    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=False,
+                               config={"context": "segment", "select_tolerance": 0.0})
+    sel = trained["selection"]
+    for name, per_fold in sel["fold_scores"].items():
+        assert len(per_fold) == sel["folds"] and sel["scores"][name] == pytest.approx(np.mean(per_fold), abs=1e-12)
+    chosen = trained["components"]
+    for part in chosen:
+        without = "+".join(c for c in chosen if c != part) or "lift"
+        assert all(a > b for a, b in zip(sel["fold_scores"]["+".join(chosen)], sel["fold_scores"][without]))
+
+
 def test_checkpoint_of_another_taxonomy_is_refused(bundle, tmp_path):
     import torch
 
