@@ -58,7 +58,7 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
   With ``context="segment"`` the head is a residual on ``lift --lift-mode segment`` exactly (its
   depth, centre, size, rotation and score are that lift's when no part is kept), and its selection
   keeps a part only if it raises the AP on EVERY held-out fold (``select_every_fold``), not just
-  on their mean: on the design draws (10-13) the segment lift's depth correction raised the mean
+  on their mean: on the design draws (10-12) the segment lift's depth correction raised the mean
   fold score by 2-4 points but lowered validation by up to 10 (held-out train videos disagree
   about it), and requiring every fold dropped it there (learned (segment) 36.53 / 47.79 -> 38.2 /
   49.3 on draws 10 / 11, 5-seed means).
@@ -129,7 +129,7 @@ LEARNED_CONFIG = {
     "select_folds": 2,           # video-level folds inside train that choose the components (< 2: all)
     "select_tolerance": 1.0,     # AP points: the fewest components within this of the best fold score win
     # The contexts whose selection keeps a part only if it raises the score on EVERY held-out fold (not
-    # just their mean). Chosen on design draws 10-13 for the segment context (the per-image head's
+    # just their mean). Chosen on design draws 10-12 for the segment context (the per-image head's
     # selection, measured before, is left as it was).
     "select_every_fold": ("segment",),
     # image | segment: the depth the residuals correct (``base_depth``). The default is per-image, as
