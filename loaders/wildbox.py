@@ -19,7 +19,7 @@ from benchwright import tables
 from benchwright.errors import RecordError
 from benchwright.files import map_in_threads
 from benchwright.formats import kitti
-from benchwright.formats.omni3d import write_omni3d_stream
+from benchwright.formats.omni3d import AnnotationColumns, write_omni3d_stream
 from benchwright.hashing import stable_int_id
 from benchwright.schemas import wildbox as schema
 
@@ -247,8 +247,9 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
         images.append({"id": row["image_id"], "dataset_id": dataset_id, "file_path": image_rel[row["frame_id"]],
                        "height": row["height"], "width": row["width"], "K": row["K"]})
         scales[row["segment_id"]] = row["scale_factor"]
-    # Columns become Python lists once per chunk of rows (a numpy row per annotation costs more than its
-    # JSON; a whole split as Python floats would cost a gigabyte at the release's size).
+    # A chunk of rows at a time goes to the writer as columns (checked per column, made Python lists in one
+    # call each): a numpy row per annotation costs more than its JSON; a whole split as Python floats would
+    # cost a gigabyte at the release's size.
     a = boxes_arrays(boxes)
     sources_all = boxes["bbox_source"].to_numpy()
     segmentation_all = omni3d_segmentation_pts(boxes["segmentation_pts"].to_numpy(), sources_all)
@@ -257,30 +258,28 @@ def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, ima
         for lo in range(0, boxes.num_rows, EXPORT_CHUNK_ROWS):
             rows = slice(lo, lo + EXPORT_CHUNK_ROWS)
             part = boxes.slice(lo, EXPORT_CHUNK_ROWS)
-            tight, proj, corners, center, dims, R, image_ids, category_ids, species, sources, segmentation = (
-                x[rows].tolist() for x in (a["bbox2d_tight"], a["bbox2d_proj"], a["corners_cam"], a["center_cam"],
-                                           a["dimensions"], a["R_cam"], a["image_id"], a["category_id"],
-                                           a["species"], sources_all, segmentation_all))
+            n = part.num_rows
+            tight = a["bbox2d_tight"][rows]
+            x1, y1, x2, y2 = tight.T
             box_ids, tracks, truncs, vis, support = (part[c].to_pylist() for c in (
                 "box_id", "track_id", "truncation", "visibility", "support_points"))
-            for i, box_id in enumerate(box_ids):
-                x1, y1, x2, y2 = tight[i]
-                # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
-                yield {
-                    "id": _ann_id(box_id), "image_id": image_ids[i], "dataset_id": dataset_id,
-                    "category_id": category_ids[i], "category_name": schema.SPECIES[species[i]],
-                    "valid3D": True, "behind_camera": False,
-                    "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": tight[i], "bbox2D_trunc": tight[i],
-                    "bbox2D_proj": proj[i], "bbox3D_cam": corners[i], "center_cam": center[i],
-                    "dimensions": dims[i], "R_cam": R[i],
-                    "truncation": RELEASE_TRUNCATION, "visibility": RELEASE_VISIBILITY,
-                    "segmentation_pts": segmentation[i], "lidar_pts": RELEASE_LIDAR_PTS,
-                    "depth_error": RELEASE_DEPTH_ERROR,
-                    "area": (x2 - x1) * (y2 - y1), "iscrowd": 0, "track_id": tracks[i],
-                    "bbox_source": schema.BBOX_SOURCES[sources[i]],
-                    "support_points": support[i], "projected_truncation": truncs[i],
-                    "occlusion_visibility": UNAVAILABLE if vis[i] is None or math.isnan(vis[i]) else vis[i],
-                }
+            # The release's fields keep the release's meaning (OMNI3D_FIELD_NOTES); ours follow them.
+            yield AnnotationColumns({
+                "id": [_ann_id(box_id) for box_id in box_ids], "image_id": a["image_id"][rows],
+                "dataset_id": [dataset_id] * n, "category_id": a["category_id"][rows],
+                "category_name": [schema.SPECIES[s] for s in a["species"][rows].tolist()],
+                "valid3D": [True] * n, "behind_camera": [False] * n,
+                "bbox": np.stack([x1, y1, x2 - x1, y2 - y1], axis=1), "bbox2D_tight": tight, "bbox2D_trunc": tight,
+                "bbox2D_proj": a["bbox2d_proj"][rows], "bbox3D_cam": a["corners_cam"][rows],
+                "center_cam": a["center_cam"][rows], "dimensions": a["dimensions"][rows], "R_cam": a["R_cam"][rows],
+                "truncation": [RELEASE_TRUNCATION] * n, "visibility": [RELEASE_VISIBILITY] * n,
+                "segmentation_pts": segmentation_all[rows], "lidar_pts": [RELEASE_LIDAR_PTS] * n,
+                "depth_error": [RELEASE_DEPTH_ERROR] * n,
+                "area": (x2 - x1) * (y2 - y1), "iscrowd": [0] * n, "track_id": tracks,
+                "bbox_source": [schema.BBOX_SOURCES[s] for s in sources_all[rows].tolist()],
+                "support_points": support, "projected_truncation": truncs,
+                "occlusion_visibility": [UNAVAILABLE if v is None or math.isnan(v) else v for v in vis],
+            })
 
     info = {"id": dataset_id, "source": "wildbox", "name": f"WildBox {split}", "split": split, "version": "1.0",
             "known_category_ids": list(schema.CATEGORY_IDS.values()), "scene_scales": dict(sorted(scales.items()))}

@@ -124,3 +124,45 @@ def test_document_refuses_records_that_break_the_wildbox_schema():
         omni3d.omni3d_document(info, cats, images, [anns[0], anns[0]])
     with pytest.raises(RecordError, match="center_cam has a non-finite value"):
         omni3d.omni3d_document(info, cats, images, [{**anns[0], "center_cam": [0.0, float("inf"), 1.0]}])
+
+
+def _columns(anns: list[dict]) -> omni3d.AnnotationColumns:
+    """The annotations as columns, the array fields as numpy arrays (the export's form)."""
+    arrays = {"bbox", "bbox2D_tight", "bbox2D_trunc", "bbox2D_proj", "bbox3D_cam", "center_cam", "dimensions",
+              "R_cam"}
+    return omni3d.AnnotationColumns({f: np.array([a[f] for a in anns], float) if f in arrays else [a[f] for a in anns]
+                                     for f in omni3d.ANNOTATION_FIELDS})
+
+
+def test_annotation_columns_write_the_same_text_as_dicts():
+    doc = document()
+    info, cats, images, anns = doc["info"], doc["categories"], doc["images"], doc["annotations"]
+    as_dicts = "".join(omni3d.iter_omni3d_document(info, cats, images, anns))
+    # in two chunks, and mixed with dicts: the same bytes
+    assert "".join(omni3d.iter_omni3d_document(info, cats, images, [_columns(anns[:2]), _columns(anns[2:])])) == as_dicts
+    assert "".join(omni3d.iter_omni3d_document(info, cats, images, [anns[0], _columns(anns[1:])])) == as_dicts
+    # an integer array stays integers, as the dict path writes them
+    ints = {**anns[0], "dimensions": [1, 2, 3]}
+    cols = _columns([ints])
+    cols.columns["dimensions"] = np.array([[1, 2, 3]])
+    assert ("".join(omni3d.iter_omni3d_document(info, cats, images, [cols]))
+            == "".join(omni3d.iter_omni3d_document(info, cats, images, [ints])))
+
+
+def test_annotation_columns_report_a_bad_row_as_the_dict_path_does():
+    doc = document()
+    info, cats, images, anns = doc["info"], doc["categories"], doc["images"], doc["annotations"]
+    bad = [anns[0], {**anns[1], "center_cam": [0.0, float("nan"), 1.0]}, anns[2]]
+    with pytest.raises(RecordError, match=r"annotation_id=11: center_cam has a non-finite value"):
+        "".join(omni3d.iter_omni3d_document(info, cats, images, [_columns(bad)]))
+    # a row failing its links before a later row's bad array: the first bad row is named, as with dicts
+    cols = omni3d.AnnotationColumns({**_columns(anns[:1]).columns, "image_id": [99]})
+    with pytest.raises(RecordError, match=r"annotation_id=10: image_id 99 is not a \(valid\) image"):
+        "".join(omni3d.iter_omni3d_document(info, cats, images, [cols]))
+    shaped = _columns(anns[:1])
+    shaped.columns["R_cam"] = np.zeros((1, 4, 3))
+    with pytest.raises(RecordError, match=r"annotation_id=10: R_cam must be 3x3, got shape \(4, 3\)"):
+        "".join(omni3d.iter_omni3d_document(info, cats, images, [shaped]))
+    missing = omni3d.AnnotationColumns({k: v for k, v in _columns(anns[:1]).columns.items() if k != "area"})
+    with pytest.raises(RecordError, match=r"missing \['area'\]"):
+        "".join(omni3d.iter_omni3d_document(info, cats, images, [missing]))

@@ -37,6 +37,7 @@ _IMAGE_ARRAYS = {"K": (3, 3)}
 _ANNOTATION_ARRAYS = {"bbox3D_cam": (8, 3), "center_cam": (3,), "dimensions": (3,), "R_cam": (3, 3)}
 _OPTIONAL_BOXES = {"bbox": (4,), "bbox2D_tight": (4,), "bbox2D_trunc": (4,), "bbox2D_proj": (4,)}
 _REQUIRED_ANNOTATION_KEYS = ("id", "image_id", "category_id", *_ANNOTATION_ARRAYS)
+_ARRAY_FIELDS = {**_ANNOTATION_ARRAYS, **_OPTIONAL_BOXES}
 
 
 @dataclass
@@ -45,6 +46,42 @@ class Omni3DRecord:
 
     image: dict
     annotations: list[dict]
+
+
+@dataclass
+class AnnotationColumns:
+    """Annotations given as columns, for a writer streaming them by the hundred thousand: each of
+    ``ANNOTATION_FIELDS`` maps to a sequence of ``n`` values, the array fields (``bbox3D_cam``,
+    ``bbox``, ...) best as numpy arrays of shape ``(n, *shape)``: those are checked once per column
+    (numbers, shape, finite) instead of once per record, and become lists in one call. The records
+    and the text are exactly those of the same annotations given as dicts; a column that does not
+    pass is checked record by record, so a bad record is reported as a dict's would be."""
+
+    columns: dict
+
+    def records(self) -> Iterator[tuple[dict, bool]]:
+        """(record with the fields in order, whether its arrays are already checked) of each row."""
+        cols = self.columns
+        n = len(next(iter(cols.values()))) if cols else 0
+        if any(len(v) != n for v in cols.values()):
+            raise ValueError("AnnotationColumns: the columns differ in length")
+        fast = tuple(cols) == ANNOTATION_FIELDS and all(
+            _checked_column(cols[f], shape, n) for f, shape in _ARRAY_FIELDS.items())
+        if not fast:  # the dict path: its checks, its errors
+            for i in range(n):
+                yield {k: v[i] for k, v in cols.items()}, False
+            return
+        values = [col.tolist() if isinstance(col, np.ndarray) and col.dtype != object else list(map(_plain, col))
+                  for col in cols.values()]
+        for row in zip(*values):
+            yield dict(zip(ANNOTATION_FIELDS, row)), True
+
+
+def _checked_column(col, shape: tuple, n: int) -> bool:
+    """True when ``col`` is a numeric (not boolean) numpy array of shape ``(n, *shape)``, all finite:
+    its rows then pass ``_finite_numbers`` once ``tolist``-ed."""
+    return (isinstance(col, np.ndarray) and col.dtype.kind in "iuf" and col.shape == (n, *shape)
+            and bool(np.isfinite(col).all()))
 
 
 def _finite_numbers(value, shape: tuple) -> bool:
@@ -95,6 +132,11 @@ def _check_annotation_links(ann: dict, seen: set, images, category_ids, where: s
     """An annotation's own checks, then its links: a new id, an existing image and category
     (``category_ids`` empty = the document lists no categories, so any id is accepted)."""
     _check_annotation(ann, where)
+    _check_links(ann, seen, images, category_ids, where)
+
+
+def _check_links(ann: dict, seen: set, images, category_ids, where: str) -> None:
+    """``_check_annotation_links`` after the annotation's own checks (its ids and links)."""
     for key in ("id", "image_id", "category_id"):
         _check_id(ann[key], key, where)
     if ann["id"] in seen:
@@ -109,7 +151,7 @@ def _check_annotation(ann: dict, where: str) -> None:
     for key in _REQUIRED_ANNOTATION_KEYS:
         if key not in ann:
             raise RecordError(where, f"missing {key}")
-    for key, shape in {**_ANNOTATION_ARRAYS, **_OPTIONAL_BOXES}.items():
+    for key, shape in _ARRAY_FIELDS.items():
         if key in ann and not _finite_numbers(ann[key], shape):  # plain finite lists pass without numpy
             _array(ann[key], shape, key, where)
 
@@ -234,10 +276,14 @@ def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterato
         yield ("," if n else "") + _dump(rec)
     yield '],"annotations":['
     seen: set = set()
-    for n, ann in enumerate(annotations):
+    for n, (ann, checked) in enumerate(_annotation_records(annotations)):
         at = f"{where}#annotation_id={ann.get('id')}"
-        rec = _ordered(ann, ANNOTATION_FIELDS, at)
-        _check_annotation_links(rec, seen, image_datasets, names, at)
+        if checked:  # from AnnotationColumns: exactly the fields, in order, plain, arrays checked
+            rec = ann
+            _check_links(rec, seen, image_datasets, names, at)
+        else:
+            rec = _ordered(ann, ANNOTATION_FIELDS, at)
+            _check_annotation_links(rec, seen, image_datasets, names, at)
         seen.add(rec["id"])
         if rec["category_name"] != names.get(rec["category_id"], rec["category_name"]):
             raise RecordError(at, f"category_name {rec['category_name']!r} is not {names[rec['category_id']]!r}")
@@ -246,6 +292,15 @@ def iter_omni3d_document(info: dict, categories, images, annotations) -> Iterato
                                   f"{image_datasets[rec['image_id']]!r}")
         yield ("," if n else "") + _dump_plain(rec)
     yield "]}\n"
+
+
+def _annotation_records(annotations) -> Iterator[tuple[dict, bool]]:
+    """(record, arrays already checked) of annotations given as dicts or ``AnnotationColumns``."""
+    for item in annotations:
+        if isinstance(item, AnnotationColumns):
+            yield from item.records()
+        else:
+            yield item, False
 
 
 def omni3d_document(info: dict, categories, images, annotations) -> dict:
