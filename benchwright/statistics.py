@@ -48,6 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchwright.files import map_in_threads
 from benchwright.layout import STATISTICS
 from benchwright.writer import parse_shard_name
 
@@ -229,15 +230,20 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
         images = table.column(column).combine_chunks()
         data = pc.struct_field(images, [0]) if pa.types.is_struct(images.type) else images
         ids = table.column(id_column).to_pylist() if id_column else [None] * table.num_rows
-        for i, blob in enumerate(data.to_pylist()):
+        blobs = data.to_pylist()
+        # Hashing and decoding release the GIL: a shard's images are keyed, then its new ones decoded,
+        # on a few threads; the results are then taken in row order, as one thread would.
+        keys = map_in_threads(_image_key, blobs)
+        new = list(dict.fromkeys(k for k in keys if k is not None and k not in memo))
+        blob_of = {k: b for k, b in zip(keys, blobs) if k is not None}
+        memo.update(zip(new, map_in_threads(_decode, [blob_of[k] for k in new])))
+        del blob_of
+        for i, (blob, key) in enumerate(zip(blobs, keys)):
             if blob is None:
                 missing += 1
                 continue
             count += 1
             sizes.append(len(blob))
-            key = hashlib.blake2b(blob, digest_size=16).digest()
-            if key not in memo:
-                memo[key] = _decode(blob)
             result = memo[key]
             if result is None:
                 failed.append(ids[i] if ids[i] is not None else f"{posixpath.basename(f)}#{i}")
@@ -252,6 +258,11 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
             "width": _numeric(np.asarray(widths, dtype=np.int64)),
             "height": _numeric(np.asarray(heights, dtype=np.int64)),
             "formats": _by_count([[k, v] for k, v in formats.items()])}
+
+
+def _image_key(blob: bytes | None) -> bytes | None:
+    """The memo key of an image's bytes (None for a missing image)."""
+    return None if blob is None else hashlib.blake2b(blob, digest_size=16).digest()
 
 
 def _decode(blob: bytes) -> tuple[str, int, int] | None:

@@ -148,3 +148,35 @@ def test_a_text_column_top_values_are_taken_in_arrow_in_python_order():
     assert _value_counts(arr) == {"distinct": len(words), "values": full}
     few = pa.array(["b", "a", "b", None])
     assert _value_counts(few, most=CATEGORICAL_MAX_DISTINCT) == {"distinct": 2, "values": [["b", 2], ["a", 1]]}
+
+
+def test_image_statistics_over_shards_keep_row_order_with_repeats_missing_and_broken_images(tmp_path):
+    """Images are keyed and decoded on threads: the counts, sizes and named failures are those of one
+    pass in row order (a repeated image decoded once, a broken one named by its row id in every shard)."""
+    import io
+
+    import fsspec
+    from PIL import Image
+
+    from benchwright.statistics import _image_statistics
+
+    def encoded(size, fmt):
+        out = io.BytesIO()
+        Image.new("RGB", size, (size[0] % 255, 40, 90)).save(out, fmt)
+        return out.getvalue()
+
+    jpeg, png = encoded((64, 32), "JPEG"), encoded((20, 50), "PNG")
+    broken = jpeg[: len(jpeg) // 2]
+    shards = [[("a", jpeg), ("b", None), ("c", broken), ("d", png)], [("e", png), ("f", broken), ("g", jpeg)]]
+    files = []
+    for n, rows in enumerate(shards):
+        images = pa.array([None if b is None else {"bytes": b, "path": None} for _, b in rows],
+                          pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+        path = tmp_path / f"train-{n:05d}-of-00002.parquet"
+        pq.write_table(pa.table({"id": [i for i, _ in rows], "image": images}), path)
+        files.append(str(path))
+    got = _image_statistics(fsspec.filesystem("file"), files, "image", "id")
+    assert (got["count"], got["missing"], got["decode_failures"], got["failed_examples"]) == (6, 1, 2, ["c", "f"])
+    assert got["formats"] == [["JPEG", 2], ["PNG", 2]]
+    assert (got["width"]["min"], got["width"]["max"], got["height"]["min"], got["height"]["max"]) == (20, 64, 32, 50)
+    assert (got["bytes"]["min"], got["bytes"]["max"]) == (min(len(png), len(broken)), len(jpeg))
