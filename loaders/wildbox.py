@@ -318,6 +318,13 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     box_ids = boxes["box_id"].to_pylist()
     truncation = boxes["truncation"].to_pylist()
     occluded = kitti_occlusion(boxes["visibility"].to_pylist())
+    # Every representable box converted in one numpy pass; a conversion's refusal is kept as its reason.
+    convertible = [i for i, ok in enumerate(representable) if ok]
+    converted = dict(zip(convertible, kitti.from_canonical_many(
+        a["center_cam"][convertible], a["dimensions"][convertible], a["R_cam"][convertible],
+        a["bbox2d_tight"][convertible], [schema.SPECIES[s] for s in a["species"][convertible].tolist()],
+        [truncation[i] for i in convertible], occluded[convertible].tolist(),
+        locators=[box_ids[i] for i in convertible])))
     by_frame: dict[str, list[int]] = {}
     for i, fid in enumerate(frame_of_box):
         by_frame.setdefault(fid, []).append(i)
@@ -331,12 +338,9 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
             if not representable[i]:
                 skipped.append({"box_id": box_ids[i], "reason": reasons[i]})
                 continue
-            try:
-                obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], a["R_cam"][i],
-                                           a["bbox2d_tight"][i], schema.SPECIES[a["species"][i]],
-                                           truncation[i], int(occluded[i]), locator=box_ids[i])
-            except RecordError as err:
-                skipped.append({"box_id": box_ids[i], "reason": err.reason})
+            obj = converted[i]
+            if isinstance(obj, RecordError):
+                skipped.append({"box_id": box_ids[i], "reason": obj.reason})
                 continue
             lines.append(kitti.format_label_line(obj))
             written += 1

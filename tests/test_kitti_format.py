@@ -240,3 +240,37 @@ def test_format_calib_for_a_pinhole_camera():
         np.testing.assert_array_equal(P, np.hstack([K, np.zeros((3, 1))]))
     np.testing.assert_array_equal(cal.R0_rect, np.eye(3))
     np.testing.assert_array_equal(cal.Tr_velo_to_cam, np.hstack([np.eye(3), np.zeros((3, 1))]))
+
+
+@pytest.mark.parametrize("lossy", [False, True])
+def test_from_canonical_many_equals_from_canonical_box_by_box(kitti_dir, lossy):
+    """The vectorised conversion (the export's) gives each box's KittiObject or RecordError exactly:
+    the fixture's real boxes, the same boxes tilted (pitch/roll: refused unless lossy) and mirrored
+    (never a rotation), with and without given alphas and scores."""
+    canon = [kitti.to_canonical(o) for f in FRAMES for o in kitti.parse_label_file(kitti_dir / "label_2" / f"{f}.txt")
+             if not o.is_dontcare]
+    tilt = geometry.rotation_from_ypr([[0.0, 0.2, 0.05]])[0]
+    rotations = [c["R_cam"] for c in canon] + [c["R_cam"] @ tilt for c in canon] + [-c["R_cam"] for c in canon]
+    boxes = canon * 3
+    alphas = [c["alpha"] if n % 2 else None for n, c in enumerate(boxes)]
+    scores = [0.5 + n / 1000 if n % 3 else None for n in range(len(boxes))]
+    args = ([c["center_cam"] for c in boxes], [c["dimensions"] for c in boxes], rotations,
+            [c["bbox2d"] for c in boxes], [c["category"] for c in boxes], [c["truncation"] for c in boxes],
+            [c["occlusion"] for c in boxes])
+    many = kitti.from_canonical_many(*args, scores=scores, alphas=alphas, lossy=lossy,
+                                     locators=[f"box{n}" for n in range(len(boxes))])
+    assert len(many) == len(boxes)
+    kinds = set()
+    for n, got in enumerate(many):
+        try:
+            want = kitti.from_canonical(*(arg[n] for arg in args), score=scores[n], alpha=alphas[n], lossy=lossy,
+                                        locator=f"box{n}")
+        except RecordError as err:
+            assert isinstance(got, RecordError) and (got.locator, got.reason) == (err.locator, err.reason)
+            kinds.add("refused")
+            continue
+        assert got == want and kitti.format_label_line(got) == kitti.format_label_line(want)
+        kinds.add("written")
+    assert kinds == {"refused", "written"}
+    assert kitti.from_canonical_many(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 4)),
+                                     [], [], []) == []

@@ -541,3 +541,59 @@ def test_the_card_sample_is_the_frame_with_most_objects(built):
     assert sample_frame_with_cuboids(built).shape == (expected["height"] * scale, expected["width"] * scale, 3)
     assert np.array_equal(cv2.imread(str(built / "_build" / "figures" / "sample_frame.png")),
                           sample_frame_with_cuboids(built))
+
+
+def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(built, tmp_path):
+    """The synthetic drone views tilt every box, so the build writes no KITTI row: here some boxes are made
+    yaw-only (representable) and one a mirror (flagged representable, refused by the conversion), and the
+    export's label files are checked line by line against ``kitti.from_canonical`` box by box."""
+    import numpy as np
+    import pyarrow as pa
+
+    from benchwright import geometry
+    from benchwright.errors import RecordError
+    from benchwright.formats import kitti
+    from benchwright.loaders import wildbox as loader
+    from schemas.wildbox import SPECIES
+
+    frames = loader.read_config(built, "frames", split="train",
+                                columns=["frame_id", "image_id", "width", "height", "K", "split"])
+    boxes = loader.read_config(built, "boxes", split="train", columns=loader.EXPORT_BOX_COLUMNS)
+    n = boxes.num_rows
+    R = geometry.yaw_only_rotation(np.linspace(-3.0, 3.0, n))
+    R[1] = -R[1]  # a reflection: not a rotation
+    flagged = np.arange(n) % 3 != 0
+    R_col = pa.array(R.tolist(), boxes.schema.field("R_cam").type)
+    boxes = boxes.set_column(boxes.schema.get_field_index("R_cam"), "R_cam", R_col)
+    boxes = boxes.set_column(boxes.schema.get_field_index("kitti_representable"), "kitti_representable",
+                             pa.array(flagged))
+    image_rel = {fid: f"exports/images/{fid}.jpg" for fid in frames["frame_id"].to_pylist()}
+    for rel in image_rel.values():  # the label files are under test, the images only linked
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"")
+    summary = loader.export_kitti(tmp_path, "train", frames, boxes, image_rel)
+
+    a = loader.boxes_arrays(boxes)
+    occluded = loader.kitti_occlusion(boxes["visibility"].to_pylist())
+    rows = boxes.select(["box_id", "frame_id", "truncation", "kitti_reason"]).to_pylist()
+    want: dict[str, list[str]] = {}
+    refused = {}
+    for i, row in enumerate(rows):
+        if not flagged[i]:
+            refused[row["box_id"]] = row["kitti_reason"]
+            continue
+        try:
+            obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], R[i], a["bbox2d_tight"][i],
+                                       SPECIES[a["species"][i]], row["truncation"], int(occluded[i]),
+                                       locator=row["box_id"])
+        except RecordError as err:
+            refused[row["box_id"]] = err.reason
+            continue
+        want.setdefault(row["frame_id"], []).append(kitti.format_label_line(obj) + "\n")
+    base = tmp_path / "exports" / "kitti" / "train"
+    names = dict(line.split()[:2] for line in (base / "frame_map.txt").read_text().splitlines())
+    got = {names[f.stem]: f.read_text() for f in (base / "label_2").glob("*.txt")}
+    assert got == {fid: "".join(want.get(fid, [])) for fid in names.values()}
+    listed = {e["box_id"]: e["reason"] for e in map(json.loads, (base / "not_representable.jsonl").read_text().splitlines())}
+    assert listed == refused and "not a rotation" in listed[rows[1]["box_id"]]
+    assert summary["rows"] == sum(map(len, want.values())) > n / 2

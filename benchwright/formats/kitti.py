@@ -245,6 +245,38 @@ def from_canonical(center, dims, R, bbox2d, category: str, truncation: float, oc
         rotation_y=ry, score=None if score is None else float(score))
 
 
+def from_canonical_many(center, dims, R, bbox2d, categories, truncation, occluded, scores=None, alphas=None,
+                        lossy: bool = False, locators=None) -> list:
+    """``from_canonical`` of N boxes in one numpy pass (an export converts hundreds of thousands): per box
+    the KittiObject ``from_canonical`` returns or the RecordError it raises (``locators[i]`` names box i),
+    the same values. ``scores`` and ``alphas`` are None or one value (or None) per box."""
+    center = np.asarray(center, float).reshape(-1, 3)
+    n = len(center)
+    dims = np.asarray(dims, float).reshape(n, 3)
+    R = np.asarray(R, float).reshape(n, 3, 3)
+    box = np.asarray(bbox2d, float).reshape(n, 4)
+    ok, reasons = geometry.kitti_representable(R) if n else (np.zeros(0, bool), [])
+    ry = geometry.euler_yaw_pitch_roll(R)[:, 0] if n else np.zeros(0)
+    y = center[:, 1] + dims[:, 1] / 2
+    measured_alpha = geometry.alpha_from_ry(ry, center[:, 0], center[:, 2]) if n else np.zeros(0)
+    scores = [None] * n if scores is None else list(scores)
+    alphas = [None] * n if alphas is None else list(alphas)
+    locators = [f"<canonical>#{i}" for i in range(n)] if locators is None else list(locators)
+    out = []
+    for i, (x_, y_, z_, (W, H, L), ry_, alpha_, bb, category, trunc, occ) in enumerate(zip(
+            center[:, 0].tolist(), y.tolist(), center[:, 2].tolist(), dims.tolist(), ry.tolist(),
+            measured_alpha.tolist(), box.tolist(), categories, truncation, occluded)):
+        if not ok[i] and (not lossy or reasons[i].startswith("not a rotation")):
+            out.append(RecordError(locators[i], f"not KITTI-representable: {reasons[i]}"))
+            continue
+        alpha = alpha_ if alphas[i] is None else alphas[i]
+        out.append(KittiObject(
+            type=category, truncated=float(trunc), occluded=int(occ), alpha=float(alpha), bbox=tuple(bb),
+            h=H, w=W, l=L, x=x_, y=y_, z=z_, rotation_y=ry_,
+            score=None if scores[i] is None else float(scores[i])))
+    return out
+
+
 def format_label_line(obj: KittiObject) -> str:
     """One label line as the official files write it (2 decimals; occluded an integer).
 
@@ -274,20 +306,33 @@ def format_calib(P2, *, P0=None, P1=None, P3=None, R0_rect=None, Tr_velo_to_cam=
     P2 = np.asarray(P2, float)
     if P2.shape == (3, 3):
         P2 = np.hstack([P2, np.zeros((3, 1))])
-    identity = np.hstack([np.eye(3), np.zeros((3, 1))])
     matrices = {
         "P0": P2 if P0 is None else P0, "P1": P2 if P1 is None else P1, "P2": P2,
-        "P3": P2 if P3 is None else P3, "R0_rect": np.eye(3) if R0_rect is None else R0_rect,
-        "Tr_velo_to_cam": identity if Tr_velo_to_cam is None else Tr_velo_to_cam,
-        "Tr_imu_to_velo": identity if Tr_imu_to_velo is None else Tr_imu_to_velo,
+        "P3": P2 if P3 is None else P3, "R0_rect": _DEFAULT_R0_RECT if R0_rect is None else R0_rect,
+        "Tr_velo_to_cam": _DEFAULT_TRANSFORM if Tr_velo_to_cam is None else Tr_velo_to_cam,
+        "Tr_imu_to_velo": _DEFAULT_TRANSFORM if Tr_imu_to_velo is None else Tr_imu_to_velo,
     }
     for name, M in matrices.items():
         if np.asarray(M).shape != _CALIB_SHAPES[name]:
             raise ValueError(f"{name} must be {_CALIB_SHAPES[name]}, got {np.asarray(M).shape}")
-    text: dict[int, str] = {}  # P0, P1, P3 default to P2 itself: each matrix is formatted once
+    # P0, P1, P3 default to P2 itself and the defaults' text is made once: each matrix is formatted once
+    # (an export writes one calibration per frame)
+    text: dict[int, str] = dict(_DEFAULT_TEXT)
     lines = []
     for name, M in matrices.items():
         if id(M) not in text:
-            text[id(M)] = " ".join(f"{v:.12e}" for v in np.asarray(M, float).ravel())
+            text[id(M)] = _matrix_text(M)
         lines.append(f"{name}: {text[id(M)]}")
     return "\n".join(lines) + "\n\n"
+
+
+def _matrix_text(M) -> str:
+    return " ".join(f"{v:.12e}" for v in np.asarray(M, float).ravel())
+
+
+# format_calib's defaults, read-only: the rectification I and the sensor transforms [I | 0]
+_DEFAULT_R0_RECT = np.eye(3)
+_DEFAULT_TRANSFORM = np.hstack([np.eye(3), np.zeros((3, 1))])
+for _M in (_DEFAULT_R0_RECT, _DEFAULT_TRANSFORM):
+    _M.setflags(write=False)
+_DEFAULT_TEXT = {id(M): _matrix_text(M) for M in (_DEFAULT_R0_RECT, _DEFAULT_TRANSFORM)}
