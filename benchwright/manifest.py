@@ -122,19 +122,36 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
 
 def describe_files(root: Path) -> list[dict]:
     """Every published file except the manifest, the validation output and the screenshots (views of
-    the build made after it, ``benchwright screenshot``), with sha256, rows, bytes."""
+    the build made after it, ``benchwright screenshot``), with sha256, rows, bytes; in path order."""
+    found = [(rel, size) for rel, size in _files_under(str(root))
+             if not (rel == MANIFEST or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))]
+    found.sort(key=lambda item: item[0].split("/"))  # pathlib's order: part by part
     files = []
-    paths = [f for f in sorted(p for p in root.rglob("*") if p.is_file())
-             if not ((rel := f.relative_to(root).as_posix()) == MANIFEST
-                     or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))]
-    for f, digest in zip(paths, sha256_files(paths)):
+    for (rel, size), digest in zip(found, sha256_files([os.path.join(root, rel) for rel, _ in found])):
         if isinstance(digest, OSError):
             raise digest
-        entry = {"path": f.relative_to(root).as_posix(), "bytes": f.stat().st_size, "sha256": digest}
-        if f.suffix == ".parquet":
-            entry["rows"] = pq.ParquetFile(f).metadata.num_rows
+        entry = {"path": rel, "bytes": size, "sha256": digest}
+        if rel.endswith(".parquet"):
+            entry["rows"] = pq.ParquetFile(os.path.join(root, rel)).metadata.num_rows
         files.append(entry)
     return files
+
+
+def _files_under(root: str) -> list[tuple[str, int]]:
+    """(relative posix path, size) of every file under ``root``, links to files included, linked folders
+    not entered (``Path.rglob`` + ``is_file``'s choice); one directory scan per folder, no pathlib objects
+    (a build publishes hundreds of thousands of files)."""
+    out, stack = [], [("", root)]
+    while stack:
+        rel_dir, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = f"{rel_dir}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((rel + "/", entry.path))
+                elif entry.is_file():
+                    out.append((rel, entry.stat().st_size))
+    return out
 
 
 def fingerprint_source(dataset: Dataset, source: str) -> dict:
