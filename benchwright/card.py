@@ -19,6 +19,7 @@ import jinja2.meta
 import pyarrow.parquet as pq
 
 from benchwright.layout import CARD_HTML
+from benchwright.report import page_template
 from benchwright.writer import parse_shard_name
 
 
@@ -123,25 +124,14 @@ summary { cursor: pointer; font-weight: 600; }
 # (The empty data: icon keeps the browser from asking the server for /favicon.ico.)
 CARD_CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
 
-CARD_PAGE = jinja2.Template("""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>{{ title }}</title>
-<style>{{ css }}</style>
-</head>
-<body>
-<p class="metadata">{% for label, value in metadata %}<span>{{ label }}: {{ value }}</span>{% endfor %}</p>
+CARD_PAGE = page_template("""<p class="metadata">{% for label, value in metadata %}<span>{{ label }}: {{ value }}</span>{% endfor %}</p>
 {{ body }}
 <details><summary>The card's YAML header (what <code>load_dataset</code> reads)</summary>
 <pre><code>{{ yaml }}</code></pre>
 </details>
 </body>
 </html>
-""", autoescape=True, keep_trailing_newline=True)
+""")
 
 
 def card_html(text: str) -> str:

@@ -36,17 +36,27 @@ nav { display: flex; flex-wrap: wrap; row-gap: 0.3rem; }
 nav a { margin-right: 1rem; }
 """
 
-PAGE = jinja2.Template("""<!DOCTYPE html>
+# The head of every offline page the core writes (the validation report's and the card's): a
+# policy when given, no favicon request (the empty data: icon), inline styles only.
+PAGE_HEAD = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
+{% if csp %}<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
+{% endif %}<meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>{{ title }}</title>
 <style>{{ css }}</style>
 </head>
 <body>
-<nav><a href="index.html">{{ dataset }}: all checks</a>{% for c in configs %}<a href="{{ c.page }}">{{ c.name }}</a>{% endfor %}</nav>
+"""
+
+
+def page_template(body: str) -> jinja2.Template:
+    return jinja2.Template(PAGE_HEAD + body, autoescape=True, keep_trailing_newline=True)
+
+
+PAGE = page_template("""<nav><a href="index.html">{{ dataset }}: all checks</a>{% for c in configs %}<a href="{{ c.page }}">{{ c.name }}</a>{% endfor %}</nav>
 <h1>{{ title }}</h1>
 <p class="summary"><span class="badge {{ 'passed' if passed else 'failed' }}">{{ 'passed' if passed else 'FAILED' }}</span>
 {{ total }} checks, {{ failed }} failed, {{ warnings }} beyond a non-blocking limit.</p>
@@ -62,7 +72,7 @@ PAGE = jinja2.Template("""<!DOCTYPE html>
 {% endfor %}
 </body>
 </html>
-""", autoescape=True, keep_trailing_newline=True)
+""")
 
 STATUS = {"ok": "ok", "fail": "FAIL", "warn": "WARN"}
 
