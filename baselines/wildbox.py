@@ -59,9 +59,9 @@ score, bbox (xyxy), center_cam, dimensions [W, H, L], pose (3x3)):
   depth, centre, size, rotation and score are that lift's when no part is kept), and its selection
   keeps a part only if it raises the AP on EVERY held-out fold (``select_every_fold``), not just
   on their mean: on the design draws (10-12) the segment lift's depth correction raised the mean
-  fold score by 2-4 points but lowered validation by up to 10 (held-out train videos disagree
-  about it), and requiring every fold dropped it there (learned (segment) 36.53 / 47.79 -> 38.2 /
-  49.3 on draws 10 / 11, 5-seed means).
+  fold score by 2-4 points but lowered validation by up to 10; requiring every fold dropped it in
+  2 of the 5 runs on draws 10-11 that had kept it (learned (segment) 36.53 / 47.79 / 27.99 ->
+  38.2 / 49.3 / 27.99 on draws 10 / 11 / 12, 5-seed means; lift (segment) 34.08 / 44.89 / 26.66).
 
 Known limit (issue 8): the per-image learned head does not beat the lift by 2 AP-BEV@0.25 points on
 every synthetic draw (5-seed means, default scale: +3.82 / +4.54 / +0.37 on seeds 7 / 8 / 9; on the
