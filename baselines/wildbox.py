@@ -74,7 +74,11 @@ estimated from one frame on the design draws: a regression of the frame's normal
 had negative R^2 on held-out videos (train has ~26 segments); a per-frame tilt fit to the boxes'
 apparent sizes (its weight chosen on train) moved the lift's AP by -1.9 and +0.1 (draws 10, 12);
 the frame's herd position against the optical axis, which correlates 0.4-0.5 with the per-frame
-scale error, changed the head's margins by -2.2 to +0.7 as an extra input.
+scale error, changed the head's margins by -2.2 to +0.7 as an extra input. The segment-context head
+(a residual on the segment lift, parts kept only if they help on every fold) is against lift (segment)
+-2.93 / +12.45 / +2.40 on seeds 7 / 8 / 9 (5-seed means; against the default lift +4.10 / +12.50 /
++8.48): on draw 7 its depth correction helps on every train fold but costs about 3 points on
+validation (the one seed that dropped it scores 30.82, lift (segment) 30.48).
 
 Score: ``trivial`` and ``lift`` score a box by sqrt(2D box area / image area) (deterministic; a
 larger box tolerates the same relative depth error better); ``learned`` by the score model when
