@@ -7,7 +7,9 @@ a temporary folder and read like a local one.
 from __future__ import annotations
 
 import atexit
+import errno
 import functools
+import os
 import posixpath
 import shutil
 import tempfile
@@ -19,6 +21,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from benchwright import published
 from benchwright.errors import BuildError, SourceError
+from benchwright.files import resolves_outside
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 
 REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
@@ -34,6 +37,29 @@ def read_catalogue(url: str) -> Catalogue:
     return _read(url, listing)
 
 
+CATALOGUE_FILES = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "compositions.yaml")
+
+
+def _check_local_files(base: Path, url: str) -> None:
+    """The files a local catalogue is read from are its own (a link out of the folder, a loop or a
+    dangling link is refused, naming it) and have names that are text."""
+    paths = [base / name for name in CATALOGUE_FILES if (base / name).exists() or (base / name).is_symlink()]
+    paths += sorted((base / "units").glob("*.yaml"))
+    for path in paths:
+        rel = os.path.relpath(path, base)
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SourceError(f"{url}: file name {os.fsencode(rel)!r} is not valid UTF-8") from None
+        try:
+            os.path.realpath(path, strict=True)
+        except OSError as err:
+            what = "a symlink loop" if err.errno == errno.ELOOP else "a dangling symlink"
+            raise SourceError(f"{url}: {rel} is {what} (not followed)") from None
+        if resolves_outside(str(path), str(base)):
+            raise SourceError(f"{url}: {rel} is a symlink to a place outside the catalogue (not followed)")
+
+
 @functools.lru_cache(maxsize=8)
 def _read(url: str, listing: tuple) -> Catalogue:
     fs, root = fsspec.core.url_to_fs(url)
@@ -43,6 +69,7 @@ def _read(url: str, listing: tuple) -> Catalogue:
                           "`benchwright synth wordeval --out DIR` writes one")
     if isinstance(fs, LocalFileSystem):
         local = Path(root)
+        _check_local_files(local, url)
     else:
         local = Path(tempfile.mkdtemp(prefix="benchwright-catalogue-"))
         atexit.register(shutil.rmtree, local, True)

@@ -799,6 +799,21 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
         lambda d: d["units"].append(json.loads(json.dumps(d["units"][0])))))
     source("a missing part", "missing instructions.yaml", "instructions.yaml",
            lambda folder: (folder / "instructions.yaml").unlink())
+
+    def link(name, target):
+        return lambda folder: os.symlink(target(folder) if callable(target) else target, folder / "units" / name)
+
+    outside = root / "outside_unit.yaml"
+    shutil.copy(sorted((template / "units").glob("*.yaml"))[0], outside)
+    source("symlink escape: a unit file linked out of the catalogue", "symlink to a place outside the catalogue",
+           "units/zz_escape.yaml", link("zz_escape.yaml", str(outside)))
+    source("symlink loop", "is a symlink loop", "units/zz_loop.yaml", link("zz_loop.yaml", "zz_loop.yaml"))
+    source("dangling symlink", "is a dangling symlink", "units/zz_gone.yaml", link("zz_gone.yaml", "missing.yaml"))
+    # root reads any mode, so permissions cannot show an unreadable file: a folder named like a unit file
+    source("unreadable (a folder)", "unreadable catalogue file", "zz_folder.yaml",
+           lambda folder: (folder / "units" / "zz_folder.yaml").mkdir())
+    source("undecodable file name", "is not valid UTF-8", "units/zz\\xffbad.yaml",
+           lambda folder: undecodable_name(folder / "units", b"zz\xffbad.yaml", b"units: []\n"))
     return out
 
 
@@ -813,8 +828,6 @@ NOT_APPLICABLE = {
         "truncated and corrupt images": "a build reads YAML only (base documents and images ship in the package)",
         "NaN and infinite numbers": "as a refusal: YAML .nan in a unit's value is a quarantined case "
                                     "(the contract's planted bad record)",
-        "symlink loops and escapes, unreadable files, undecodable file names": "not covered: the catalogue folder is "
-                                                                              "read with pathlib's glob",
         "cyclic dependency graphs": "compositions list steps, no graph",
     },
     "workspace_bench": {
