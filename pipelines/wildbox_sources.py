@@ -108,23 +108,31 @@ def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
 
 
 def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
-    """(every file below ``folder``, as ``fs.find`` names them; those of them that are symlinks to a file
-    outside the source ``root``). A local folder is listed with os.scandir (fsspec stats each of a
-    segment's thousands of masks); symlinked folders are not followed."""
+    """(every file below ``folder``, as ``fs.find`` names them; those of them whose bytes lie outside the
+    source ``root``: a file symlinked out, or any file under a folder symlinked out). A local folder is
+    listed with os.scandir (fsspec stats each of a segment's thousands of masks); a symlinked folder is
+    followed once (a link back to a folder already listed, a loop, is not)."""
     if not isinstance(fs, LocalFileSystem):
         return (set(fs.find(folder)) if fs.exists(folder) else set()), set()  # object storage has no links
-    found, outside, stack = set(), set(), [folder]
+    found, outside = set(), set()
+    stack, listed = [(folder, False)], {os.path.realpath(folder)}
     while stack:
+        path, linked_out = stack.pop()
         try:
-            entries = list(os.scandir(stack.pop()))
+            entries = list(os.scandir(path))
         except (FileNotFoundError, NotADirectoryError):
             continue
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
+                stack.append((entry.path, linked_out))
+            elif entry.is_symlink() and entry.is_dir():  # is_symlink: no system call
+                real = os.path.realpath(entry.path)
+                if real not in listed:
+                    listed.add(real)
+                    stack.append((entry.path, linked_out or resolves_outside(entry.path, root)))
             elif entry.is_file():
                 found.add(entry.path)
-                if entry.is_symlink() and resolves_outside(entry.path, root):  # is_symlink: no system call
+                if linked_out or (entry.is_symlink() and resolves_outside(entry.path, root)):
                     outside.add(entry.path)
     return found, outside
 
@@ -134,8 +142,9 @@ OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
 
 
 def _outside(fs, root: str, path: str) -> bool:
-    """A local symlink whose target is outside the source root (its bytes are not the source's)."""
-    return isinstance(fs, LocalFileSystem) and os.path.islink(path) and resolves_outside(path, root)
+    """A local file that, through a symlink at any level of its path, lies outside the source root (its
+    bytes are not the source's)."""
+    return isinstance(fs, LocalFileSystem) and resolves_outside(path, root)
 
 
 # A marker ending a JPEG scan's entropy-coded data: 0xFF then a byte that is neither a stuffed zero nor a

@@ -18,6 +18,7 @@ import functools
 import io
 import json
 import os
+import posixpath
 import shutil
 import struct
 import zipfile
@@ -279,6 +280,34 @@ def write_wildbox(root: Path) -> list[Case]:
     masks[3].symlink_to(outside_mask)
     add("SAM3 mask PNG", "symlink out of the source", mask_box,
         f"{masks[3].parent.name}', '{masks[3].name}'] unreadable: a symlink to a file outside the source", "box")
+
+    # a track's whole mask folder linked out of the source: its boxes quarantined naming each mask, none read
+    seg = copy_segment()
+    linked = sorted(p for p in (seg / "sam3_masks" / "masks").glob("obj_*") if p.is_dir())[0]
+    shutil.copytree(linked, root.parent / "outside_masks")
+    shutil.rmtree(linked)
+    linked.symlink_to(root.parent / "outside_masks", target_is_directory=True)
+    add("SAM3 mask PNG", "mask folder symlinked out of the source", f"{rel(seg)}/vggt_results/tracking_summary.json#track=",
+        f"{linked.name}', ", "box")
+    # ... and one linked to a folder inside the source: followed, its boxes kept with their masks
+    seg = copy_segment()
+    linked = sorted(p for p in (seg / "sam3_masks" / "masks").glob("obj_*") if p.is_dir())[0]
+    store = root / "hostile_masks_store" / linked.name
+    shutil.copytree(linked, store)
+    shutil.rmtree(linked)
+    linked.symlink_to(store, target_is_directory=True)
+    add("segment folder", "mask folder symlinked to a folder inside the source", rel(seg), "", "segment", KEPT)
+    # a frame whose image_name goes through a folder linked out of the source
+    seg = copy_segment()
+    cams = json.loads((seg / "vggt_results" / "cameras.json").read_text())
+    name = cams["cameras"][0]["image_name"]
+    (root.parent / "outside_frames").mkdir()
+    shutil.move(seg / name, root.parent / "outside_frames" / posixpath.basename(name))
+    (seg / "linked_frames").symlink_to(root.parent / "outside_frames", target_is_directory=True)
+    cams["cameras"][0]["image_name"] = f"linked_frames/{posixpath.basename(name)}"
+    (seg / "vggt_results" / "cameras.json").write_text(json.dumps(cams))
+    add("frame JPEG", "reached through a folder symlinked out of the source",
+        rel(seg / "linked_frames" / posixpath.basename(name)), "outside the source", "frame")
 
     # segment folders
     seg = copy_segment()
