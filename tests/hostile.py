@@ -436,6 +436,20 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     return cases
 
 
+def _parquet_rows() -> bytes:
+    """A mapped Parquet file as ``datasets`` writes the Hugging Face releases (Image column of bytes)."""
+    import datasets
+
+    table = datasets.Dataset.from_dict(
+        {"id": ["a", "b"], "img": [{"bytes": _vlm_image(f"{n}.png"), "path": f"{n}.png"} for n in "ab"],
+         "q": ["Q?", "Q2?"], "a": ["A", "B"]},
+        features=datasets.Features({"id": datasets.Value("string"), "img": datasets.Image(),
+                                    "q": datasets.Value("string"), "a": datasets.Value("string")}))
+    out = io.BytesIO()
+    table.to_parquet(out)
+    return out.getvalue()
+
+
 def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     """Sources the VLM build refuses whole (``SourceError`` naming the file), each its own folder, and
     routing-score files (``--routing-scores``: a bad score refuses the routing it feeds)."""
@@ -459,6 +473,11 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
                                "forget.jsonl": line}, "mapping YAML", "alias", "mapping.yaml")
     source("not UTF-8", {"mapping.yaml": b"files: \xff\xfe\n", "forget.jsonl": line}, "mapping YAML",
            "cannot read the mapping", "mapping.yaml")
+    parquet_mapping = mapping_ok.replace("forget.jsonl", "forget.parquet")
+    source("not Parquet (JSON Lines under a .parquet name)", {"mapping.yaml": parquet_mapping, "forget.parquet": line},
+           "mapped Parquet", "not a readable Parquet file", "forget.parquet")
+    source("truncated Parquet", {"mapping.yaml": parquet_mapping, "forget.parquet": _parquet_rows()[:-200]},
+           "mapped Parquet", "not a readable Parquet file", "forget.parquet")
     source("huge value: a 5000-digit integer", {"train.json": f'[{{"id": {huge_integer()}}}]'}, "VLGuard JSON",
            "not valid JSON", "train.json")
     source("duplicate key in a record", {"train.json": '[{"id": "a", "id": "b"}]'}, "VLGuard JSON",
