@@ -291,18 +291,22 @@ class ObjectLock:
             if held.record.get("run") == self.record["run"]:
                 self.etag = held.etag  # our own create, answered after a retry of the request
                 break
-            if held.age_s < self.stale_after:
+            # stale by the holder's own rule too: a build started with a shorter --stale-lock-after must not
+            # take over a live holder that beats at the pace of its longer one
+            stale_after = max(self.stale_after, _number(held.record.get("stale_after_s")))
+            if held.age_s < stale_after:
                 raise BuildError(
                     f"{self.dataset_url}: another build of {self.record['dataset']} holds this output "
                     f"({self.url}: {held.describe()}); nothing was built. If that build is dead, build again "
-                    f"once its heartbeat is older than --stale-lock-after ({self.stale_after:g} s), or remove "
+                    f"once its heartbeat is older than {stale_after:g} s (the longer of --stale-lock-after and "
+                    f"the holder's), or remove "
                     f"the lock now with `benchwright unlock {self.dataset_url}`")
             try:
                 self.etag = self._put(IfMatch=held.etag)
             except OSError:
                 continue  # another build took it over or released it first
             message = (f"[{self.record['dataset']}] took over a stale lock {self.url} ({held.describe()}; "
-                       f"stale after {self.stale_after:g} s)")
+                       f"stale after {stale_after:g} s)")
             (progress or log.warning)(message)
             dead = held.record.get("run")
             if dead:
@@ -327,6 +331,8 @@ class ObjectLock:
                 held = self.read()
                 if held is None:
                     self.lost = f"{self.url} was removed (benchwright unlock?)"
+                elif held.record.get("run") == self.record["run"]:
+                    self.etag = held.etag  # our own write, answered after a retry of the request
                 elif held.etag != self.etag:
                     self.lost = f"{self.url} was taken over by {held.describe()}"
                 else:
@@ -427,3 +433,8 @@ def unlock(dataset_url: str) -> str:
     if held.record.get("run"):
         remove(join(dataset_url, STAGING, held.record["run"]))
     return f"{url}: removed the lock of {held.describe()}"
+
+
+def _number(value) -> float:
+    """A lock record's number, 0 when it is missing or not a number (an older or damaged record)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -304,3 +304,22 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
     assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", OUT]) != 0
     assert published.read_lock(LOCK) is None and fs.cat_file(f"{URL}/_build/manifest.json") == committed
+
+
+def test_a_shorter_stale_time_does_not_take_over_a_live_holder(s3_endpoint):  # noqa: F811
+    """A holder on a 60 s stale time beats every 12 s; a build asking for 1 s, 1.5 s after that holder's
+    last beat, must refuse (the holder's own rule), not take the lock and delete the live run's staging."""
+    holder = published.ObjectLock(f"s3://{BUCKET}/shorter", "wildbox", "run-live", 60)
+    holder.acquire()
+    try:
+        fs = fsspec.filesystem("s3")
+        fs.pipe_file(f"{BUCKET}/shorter/wildbox/_staging/run-live/part-0", b"x")
+        time.sleep(1.5)
+        eager = published.ObjectLock(f"s3://{BUCKET}/shorter", "wildbox", "run-eager", 1)
+        with pytest.raises(published.BuildError, match="older than 60 s"):
+            eager.acquire()
+        fs.invalidate_cache()
+        assert fs.exists(f"{BUCKET}/shorter/wildbox/_staging/run-live/part-0")
+        holder.confirm()
+    finally:
+        holder.release()
