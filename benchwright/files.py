@@ -42,11 +42,13 @@ def resolves_outside(url: str, root: str) -> bool:
 def hf_cache_blobs(folder: str) -> str | None:
     """The real path of the ``blobs`` folder of the Hugging Face cache repository whose snapshot holds
     ``folder`` (``<cache>/datasets--org--name/snapshots/<revision>/...``), else None."""
-    parts = os.path.abspath(folder).split(os.sep)
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i] == "snapshots" and parts[i - 1].startswith(("datasets--", "models--", "spaces--")):
-            blobs = os.sep.join(parts[:i] + ["blobs"])
-            return os.path.realpath(blobs) if os.path.isdir(blobs) else None
+    for path in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))):  # also through a link to it
+        parts = path.split(os.sep)
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i] == "snapshots" and parts[i - 1].startswith(("datasets--", "models--", "spaces--")):
+                blobs = os.sep.join(parts[:i] + ["blobs"])
+                if os.path.isdir(blobs):
+                    return os.path.realpath(blobs)
     return None
 
 

@@ -53,6 +53,10 @@ def test_a_source_in_a_hugging_face_cache_snapshot_may_read_its_blobs(tmp_path):
     assert not resolves_outside(str(snapshot / "p0.png"), root)
     assert resolves_outside(str(snapshot / "p1.png"), root)
     assert resolves_outside(str(snapshot / "p2.png"), root)
+    # a source given as a link to the snapshot (a common setup) is the snapshot
+    os.symlink(root, tmp_path / "clear")
+    assert not resolves_outside(str(tmp_path / "clear" / "forget01" / "p0.png"), str(tmp_path / "clear"))
+    assert resolves_outside(str(tmp_path / "clear" / "forget01" / "p2.png"), str(tmp_path / "clear"))
     # the same links under a folder that is not a cache snapshot are outside it
     plain = tmp_path / "plain"
     plain.mkdir()
