@@ -141,10 +141,10 @@ def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROU
         scores = {eid: supplied[eid] for eid in forget if eid in supplied}
         source = f"supplied:{scores_url.rsplit('/', 1)[-1]}"
     elif forget:
-        inputs = []
-        for e in sorted(examples, key=lambda e: e["example_id"]):
-            inputs.append({**{k: e[k] for k in ("example_id", "prompt", "response", "role")},
-                           "image": sources.read_image_bytes(e["image_url"])})
+        ordered = sorted(examples, key=lambda e: e["example_id"])
+        images = sources.read_images_bytes([e["image_url"] for e in ordered])
+        inputs = [{**{k: e[k] for k in ("example_id", "prompt", "response", "role")}, "image": image}
+                  for e, image in zip(ordered, images)]
         scores, source = routing.visual_pressure(inputs, seed=seed)
     else:
         scores, source = {}, "none"
@@ -213,8 +213,12 @@ class VlmUnlearning(Dataset):
         unique = run_stage(
             parsed.main | "ByRecordKey" >> beam.Map(lambda r: (r.record_key, r)) | "GroupByKey" >> beam.GroupByKey(),
             "DeduplicateIds", deduplicate, unit="record", locate=lambda kv: kv[0])
-        built = run_stage(unique.main | "Spread" >> beam.Reshuffle(), "BuildViews", build_views, unit="record",
-                          locate=lambda r: r.locator)
+        # spread over workers, a Parquet row group's records together (its image column is read once)
+        spread = (unique.main
+                  | "ByImageGroup" >> beam.Map(lambda r: (sources.image_group(r.image_url), r))
+                  | "Spread" >> beam.GroupByKey()
+                  | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
+        built = run_stage(spread, "BuildViews", build_views, unit="record", locate=lambda r: r.locator)
         tables = {}
         for config in ("records", *schema.VIEWS):
             rows = built.main | f"Select{config}" >> beam.FlatMap(lambda d, c=config: d[c])

@@ -27,10 +27,8 @@ pipeline (``parse_record``), so a bad record is quarantined, never fatal.
 """
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import functools
-import itertools
 import json
 import posixpath
 
@@ -116,12 +114,13 @@ def _is_image_struct(type_) -> bool:
 
 def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
     """A Parquet file's records, one row group at a time. The image bytes stay in the file: a row
-    whose Image value holds bytes gets ``{EMBEDDED_KEY: url of file, column and row, "path": ...}``
-    (the pipeline reads the bytes, ``read_image_bytes``); a row holding only a path refers to a file
-    under the image root, as in JSON."""
+    whose Image value holds bytes gets ``{EMBEDDED_KEY: url of file, column, row group, row, version,
+    "path": ...}`` (the pipeline reads the bytes, ``read_image_bytes``); a row holding only a path
+    refers to a file under the image root, as in JSON."""
     where = posixpath.join(url, name)
     rows: list[dict] = []
     try:
+        version = _file_version(where)
         with fsspec.open(where, "rb") as f:
             parquet = pq.ParquetFile(f)
             names = parquet.schema_arrow.names
@@ -131,30 +130,37 @@ def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
                 part = parquet.read_row_group(group, columns=columns).to_pylist()
                 if embedded:
                     stored = parquet.read_row_group(group, columns=[f"{image_field}.bytes"]).column(image_field)
-                    for row, has_bytes in zip(part, stored.combine_chunks().field("bytes").is_valid().to_pylist()):
+                    has_bytes = stored.combine_chunks().field("bytes").is_valid().to_pylist()
+                    for i, (row, held) in enumerate(zip(part, has_bytes)):
                         path = (row.get(image_field) or {}).get("path")
-                        row[image_field] = {rec.EMBEDDED_KEY: rec.embedded_image_url(where, image_field, len(rows)),
-                                            "path": path} if has_bytes else path
-                        rows.append(row)
-                else:
-                    rows += part
+                        row[image_field] = {rec.EMBEDDED_KEY: rec.embedded_image_url(where, image_field, group, i, version),
+                                            "path": path} if held else path
+                rows += part
     except (OSError, pa.ArrowException) as err:
         raise SourceError(f"{name}: not a readable Parquet file: {err}") from None
     return rows
 
 
-@functools.lru_cache(maxsize=2)  # a worker reads a file's rows in order: one row group at a time
-def _row_group_column(file_url: str, column: str, group: int) -> list:
+def _file_version(url: str) -> str:
+    """A file's identity for as long as it is not rewritten: its size and modification time (or ETag)."""
+    fs, path = fsspec.core.url_to_fs(url)
+    info = fs.info(path)
+    return f"{info.get('size')}-{info.get('mtime') or info.get('ETag') or info.get('LastModified') or ''}".replace("&", "")
+
+
+@functools.lru_cache(maxsize=2)  # records arrive grouped by row group (the pipeline groups them so)
+def _row_group_images(file_url: str, column: str, group: int, version: str) -> list:
+    if _file_version(file_url) != version:
+        raise OSError(f"{file_url} changed since it was listed")
     with fsspec.open(file_url, "rb") as f:
         stored = pq.ParquetFile(f).read_row_group(group, columns=[f"{column}.bytes"]).column(column)
         return stored.combine_chunks().field("bytes").to_pylist()
 
 
-@functools.lru_cache(maxsize=64)
-def _row_group_starts(file_url: str) -> tuple[int, ...]:
-    with fsspec.open(file_url, "rb") as f:
-        meta = pq.ParquetFile(f).metadata
-    return tuple(itertools.accumulate((meta.row_group(g).num_rows for g in range(meta.num_row_groups)), initial=0))
+def image_group(url: str) -> tuple:
+    """The unit images are read in: a Parquet row group for an embedded image, else the file."""
+    embedded = rec.parse_embedded_image_url(url)
+    return (embedded.file_url, embedded.group) if embedded else (url, 0)
 
 
 def read_image_bytes(url: str) -> bytes:
@@ -164,15 +170,18 @@ def read_image_bytes(url: str) -> bytes:
     if embedded is None:
         with fsspec.open(url, "rb") as f:
             return f.read()
-    file_url, column, row = embedded
-    starts = _row_group_starts(file_url)
-    group = bisect.bisect_right(starts, row) - 1
-    if not 0 <= group < len(starts) - 1:
-        raise OSError(f"{file_url} has no row {row}")
-    data = _row_group_column(file_url, column, group)[row - starts[group]]
-    if data is None:
-        raise OSError(f"{file_url} row {row}: its {column} holds no bytes")
-    return data
+    images = _row_group_images(embedded.file_url, embedded.column, embedded.group, embedded.version)
+    if embedded.row >= len(images) or images[embedded.row] is None:
+        raise OSError(f"{embedded.file_url} row group {embedded.group} has no image at row {embedded.row}")
+    return images[embedded.row]
+
+
+def read_images_bytes(urls: list[str]) -> list[bytes]:
+    """``[read_image_bytes(u) for u in urls]``, read a row group at a time (in any input order)."""
+    out: list = [None] * len(urls)
+    for i in sorted(range(len(urls)), key=lambda i: (image_group(urls[i]), i)):
+        out[i] = read_image_bytes(urls[i])
+    return out
 
 
 def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str, int, object]], rec.Mapping | None]:

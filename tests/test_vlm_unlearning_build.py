@@ -245,6 +245,8 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
     embedded = [r["image"] for _, _, r in listed if isinstance(r["image"], dict)]
     assert len(embedded) == 8 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
     assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
+    urls = [e["embedded_image"] for e in embedded[:5]]
+    assert sources.read_images_bytes(urls[::-1]) == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
 
     out = tmp_path / "out"
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(out),
@@ -265,3 +267,22 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
     assert units["record"] | units["example"] == {"read": 9, "written": 8, "quarantined": 1, "filtered": 0,
                                                   "bad_fraction": round(1 / 9, 6)}
     assert cli_main(["validate", str(built)]) == 0
+
+    # a file rewritten after it was listed is an error, never another file's bytes under the old rows
+    import os
+
+    # (a row group read before the change still serves the bytes of the version its rows were listed from)
+    retain.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"))
+    os.utime(raw / "forget05" / "train-00000-of-00001.parquet", ns=(1, 1))
+    sources._row_group_images.cache_clear()
+    with pytest.raises(OSError, match="changed since it was listed"):
+        sources.read_image_bytes(urls[1])
+    _, relisted, _ = sources.list_records(str(raw))
+    first = next(r["image"]["embedded_image"] for f, _, r in relisted if f.startswith("forget05"))
+    assert sources.read_image_bytes(first) == _image_bytes("r0.jpg")  # a new listing reads the new file
+    # a path written in a record cannot pose as an embedded image
+    from benchwright.errors import RecordError
+    from benchwright.vlm_unlearning.records import join_url
+
+    with pytest.raises(RecordError, match="holds '#column='"):
+        join_url(str(raw / "images"), "x.parquet#column=image&group=0&row=0&version=1", "data.jsonl#id=x")

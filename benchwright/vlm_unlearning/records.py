@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 
 from benchwright.errors import RecordError
 from benchwright.schemas import vlm_unlearning as schema
@@ -196,27 +197,40 @@ def vlguard_record(raw, source_file: str, index: int, image_root: str) -> tuple[
 
 # An image stored inside a Parquet annotation file (a ``datasets`` Image column of (bytes, path)
 # structs: the Hugging Face releases of MLLMU-Bench and CLEAR): the record holds ``{EMBEDDED_KEY: url,
-# "path": its stored name}`` and the url names the file, column and row the pipeline reads it from.
+# "path": its stored name}``; the url names the file, the column, the row group, the row in it and the
+# file's version when listed (size and modification time or ETag: a file changed since is an error).
 EMBEDDED_KEY = "embedded_image"
 _EMBEDDED_MARK = "#column="
+_EMBEDDED_URL = re.compile(r"^(?P<file>.+)#column=(?P<column>.+)&group=(?P<group>\d+)&row=(?P<row>\d+)"
+                           r"&version=(?P<version>[^&]*)$", re.DOTALL)
 
 
-def embedded_image_url(file_url: str, column: str, row: int) -> str:
-    return f"{file_url}{_EMBEDDED_MARK}{column}&row={row}"
+@dataclasses.dataclass(frozen=True)
+class EmbeddedImage:
+    file_url: str
+    column: str
+    group: int      # the Parquet row group
+    row: int        # the row within it
+    version: str
 
 
-def parse_embedded_image_url(url: str) -> tuple[str, str, int] | None:
-    """(file url, column, row) of an embedded image's url; None for an image file's url."""
-    if _EMBEDDED_MARK not in url:
+def embedded_image_url(file_url: str, column: str, group: int, row: int, version: str) -> str:
+    return f"{file_url}{_EMBEDDED_MARK}{column}&group={group}&row={row}&version={version}"
+
+
+def parse_embedded_image_url(url: str) -> EmbeddedImage | None:
+    """The embedded image an url names; None for an image file's url."""
+    match = _EMBEDDED_URL.match(url) if _EMBEDDED_MARK in url else None
+    if match is None:
         return None
-    file_url, rest = url.rsplit(_EMBEDDED_MARK, 1)
-    column, row = rest.rsplit("&row=", 1)
-    return file_url, column, int(row)
+    return EmbeddedImage(match["file"], match["column"], int(match["group"]), int(match["row"]), match["version"])
 
 
 def join_url(root: str, relative: str, locator: str) -> str:
     """``root`` (a URL or path) joined with a relative POSIX path; a path escaping the root is refused."""
     norm = posixpath.normpath(relative)
+    if _EMBEDDED_MARK in relative:  # only the Parquet reader names embedded images
+        raise RecordError(locator, f"image path {relative!r} holds {_EMBEDDED_MARK!r}")
     if norm.startswith("../") or norm == ".." or posixpath.isabs(norm):
         raise RecordError(locator, f"image path {relative!r} leaves the image root")
     return posixpath.join(root.rstrip("/"), norm)
