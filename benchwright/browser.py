@@ -234,19 +234,28 @@ def screenshot_build(root: Path, configs: bool = False, browser: Chromium | None
     results = []
     with serve(root) as base, (contextlib.nullcontext(browser) if browser else Chromium()) as chromium:
         tab = chromium.new_page()
-        for name, rel in pages:
-            network = tab.load(f"{base}/{rel}")
-            state = json.loads(tab.evaluate(PAGE_STATE))
-            png = out / f"{name}.png"
-            png.write_bytes(tab.screenshot())
-            urls = {e["params"]["requestId"]: e["params"]["request"]["url"] for e in network
-                    if e["method"] == "Network.requestWillBeSent"}
-            results.append({
-                "page": rel, "screenshot": png.relative_to(root).as_posix(), "images": state["images"],
-                "broken_images": state["broken"],
-                "failed_requests": [f"{urls.get(e['params']['requestId'], '?')}: "
-                                    f"{e['params'].get('errorText') or e['params'].get('blockedReason')}"
-                                    for e in network if e["method"] == "Network.loadingFailed"],
-                "outside_requests": sorted(u for u in urls.values() if not is_loopback(u))})
-        tab.close()
+        try:
+            results += _shoot(tab, base, pages, out, root)
+        finally:  # a page that fails does not leave its tab open in a shared browser
+            tab.close()
+    return results
+
+
+def _shoot(tab, base: str, pages: list, out: Path, root: Path) -> list[dict]:
+    """Each page loaded in ``tab``, its PNG written under ``out``, what loaded and what did not."""
+    results = []
+    for name, rel in pages:
+        network = tab.load(f"{base}/{rel}")
+        state = json.loads(tab.evaluate(PAGE_STATE))
+        png = out / f"{name}.png"
+        png.write_bytes(tab.screenshot())
+        urls = {e["params"]["requestId"]: e["params"]["request"]["url"] for e in network
+                if e["method"] == "Network.requestWillBeSent"}
+        results.append({
+            "page": rel, "screenshot": png.relative_to(root).as_posix(), "images": state["images"],
+            "broken_images": state["broken"],
+            "failed_requests": [f"{urls.get(e['params']['requestId'], '?')}: "
+                                f"{e['params'].get('errorText') or e['params'].get('blockedReason')}"
+                                for e in network if e["method"] == "Network.loadingFailed"],
+            "outside_requests": sorted(u for u in urls.values() if not is_loopback(u))})
     return results

@@ -120,9 +120,10 @@ summary { cursor: pointer; font-weight: 600; }
 """
 
 # Nothing may be fetched from elsewhere, even if a value in the card's text were markup: only the build's
-# own images (same origin, or beside the file when opened from disk), inline styles, no script.
+# own images (same origin, or beside the file when opened from disk), inline styles, no script, no
+# <base> and no form (default-src covers neither).
 # (The empty data: icon keeps the browser from asking the server for /favicon.ico.)
-CARD_CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'"
+CARD_CSP = "default-src 'none'; img-src 'self' file: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 CARD_PAGE = page_template("""<p class="metadata">{% for label, value in metadata %}<span>{{ label }}: {{ value }}</span>{% endfor %}</p>
 {{ body }}

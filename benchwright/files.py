@@ -12,16 +12,21 @@ FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few thread
 
 # written beside a generated source when it is whole (``Dataset.default_source``): not input
 SOURCE_COMPLETE_MARKER = ".complete"
+# the hub client's bookkeeping in a folder it downloaded into (``local_dir``): rewritten without any
+# change of the data, so not input
+HUB_DOWNLOAD_CACHE = ".cache/huggingface/"
 
 
 def list_files(source: str) -> list[str]:
     """Regular files under ``source``, sorted, hidden ones included (a reader may read them: a
-    workspace's ``.env`` is input), but for the marker of a whole generated source. Symlinked
+    workspace's ``.env`` is input), but for the marker of a whole generated source and the hub
+    client's download bookkeeping. Symlinked
     folders are not followed, so a symlink loop cannot make the walk endless."""
     fs, root = fsspec.core.url_to_fs(source)
     entries = fs.find(root, detail=True)
-    return sorted(p for p, info in entries.items()
-                  if info.get("type") == "file" and posixpath.relpath(p, root) != SOURCE_COMPLETE_MARKER)
+    return sorted(p for p, info in entries.items() if info.get("type") == "file"
+                  and (rel := posixpath.relpath(p, root)) != SOURCE_COMPLETE_MARKER
+                  and not rel.startswith(HUB_DOWNLOAD_CACHE))
 
 
 def resolves_outside(url: str, root: str) -> bool:

@@ -283,7 +283,7 @@ class ObjectLock:
             try:
                 self.etag = self._put(IfNoneMatch="*")
                 break
-            except FileExistsError:
+            except OSError:  # 412: it exists; S3's 409 (two creates at once) reaches s3fs as a plain OSError
                 pass
             held = self.read()
             if held is None:
@@ -312,7 +312,7 @@ class ObjectLock:
             if dead:
                 try:  # the dead run's staging is nobody's any more
                     remove(join(self.dataset_url, STAGING, dead))
-                except OSError as err:
+                except Exception as err:  # the lock is ours now: nothing may escape before the heartbeat starts
                     log.warning("%s: could not remove the dead run's staging: %s", self.dataset_url, err)
             break
         else:

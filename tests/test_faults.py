@@ -269,7 +269,7 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     capsys.readouterr()
     assert cli_main(["build", "wildbox", "--source", other, "--out", OUT]) == 2
     refusal = capsys.readouterr().err
-    assert f"pid {dead.record['pid']} run {dead.record['run']}" in refusal and "--stale-lock-after (300 s)" in refusal
+    assert f"pid {dead.record['pid']} run {dead.record['run']}" in refusal and "older than 300 s (the longer of --stale-lock-after and the holder's)" in refusal
     # once it is older than the stale time, the next build takes it over and removes the dead run's
     # staging; this one is killed after its upload, before the commit: the previous build stays
     _wait_until_stale(float(STALE))

@@ -138,19 +138,22 @@ def test_card_and_report_render_offline_in_headless_chromium(built, tab):
 
 
 def test_card_html_fetches_and_runs_nothing_a_value_could_smuggle_in(tab, tmp_path):
-    """A value in a card's text that is markup (an image from elsewhere, a script) is blocked by the
-    page's policy; relative links are re-pointed from _build/."""
+    """A value in a card's text that is markup (an image from elsewhere, a script, a <base>, a form) is
+    blocked by the page's policy; relative links are re-pointed from _build/."""
     (tmp_path / "_build" / "figures").mkdir(parents=True)
     _, png = cv2.imencode(".png", np.full((20, 30, 3), 200, np.uint8))
     (tmp_path / "_build" / "figures" / "a.png").write_bytes(png.tobytes())
     text = ("---\nlicense: mit\npretty_name: A card\n---\n# A card\n\n![a figure](_build/figures/a.png)\n\n"
             'A value: <img src="http://example.org/x.png"> <script>document.title = "ran"</script>\n\n'
+            '<base href="http://example.org/"> <form action="http://example.org/f"><input name="q"></form>\n\n'
             "| a | b |\n|---|---:|\n| 1 | 2 |\n\n[the exports](exports/x.json)\n")
     (tmp_path / CARD_HTML).write_text(card_html(text), encoding="utf-8")
     with serve(tmp_path) as base:
         network = tab.load(f"{base}/{CARD_HTML}")
         state = json.loads(tab.evaluate(PAGE_STATE))
         href = tab.evaluate("document.querySelector('a[href]').getAttribute('href')")
+        resolved = tab.evaluate("document.querySelector('a[href]').href")
+    assert resolved.startswith(base), resolved  # the smuggled <base> is ignored (base-uri 'none')
     assert state == {"images": 2, "broken": ["http://example.org/x.png"], "title": "A card"}  # the script did not run
     assert [e["params"].get("blockedReason") for e in network if e["method"] == "Network.loadingFailed"] == ["csp"]
     assert href == "../exports/x.json"

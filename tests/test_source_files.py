@@ -17,6 +17,8 @@ def test_a_hidden_file_changes_the_fingerprint_and_the_source_marker_does_not(tm
     assert before["files"] == 1
 
     (tmp_path / SOURCE_COMPLETE_MARKER).write_text("")
+    (tmp_path / ".cache" / "huggingface" / "download").mkdir(parents=True)  # hf download --local-dir's notes
+    (tmp_path / ".cache" / "huggingface" / "download" / "notes.md.metadata").write_text("etag\n1733050000.1\n")
     assert fingerprint_source(dataset, str(tmp_path)) == before
 
     (workspace / ".env").write_text("TOKEN=1\n")

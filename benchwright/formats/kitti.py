@@ -262,6 +262,10 @@ def from_canonical_many(center, dims, R, bbox2d, categories, truncation, occlude
     scores = [None] * n if scores is None else list(scores)
     alphas = [None] * n if alphas is None else list(alphas)
     locators = [f"<canonical>#{i}" for i in range(n)] if locators is None else list(locators)
+    categories, truncation, occluded = list(categories), list(truncation), list(occluded)
+    lengths = {len(v) for v in (categories, truncation, occluded, scores, alphas, locators)}
+    if lengths != {n}:  # zip would drop the boxes past the shortest list without a word
+        raise ValueError(f"from_canonical_many: {n} boxes but per-box lists of lengths {sorted(lengths)}")
     out = []
     for i, (x_, y_, z_, (W, H, L), ry_, alpha_, bb, category, trunc, occ) in enumerate(zip(
             center[:, 0].tolist(), y.tolist(), center[:, 2].tolist(), dims.tolist(), ry.tolist(),
