@@ -137,6 +137,18 @@ def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
     return found, outside
 
 
+def _integer(value) -> int:
+    """A JSON integer (or a float or digit string holding one, as exporters write them); ValueError for
+    anything else: int() would truncate 2.5, and raise OverflowError on an infinite float."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not an integer")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError(f"{value!r} is not an integer")
+    if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
+        raise ValueError(f"{value!r} is not an integer")
+    return int(value)
+
+
 INT64_LIMIT = 1 << 63
 OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
 
@@ -231,8 +243,8 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     for i, cam in enumerate(cameras["cameras"]):
         where = f"{cam_loc}#cameras[{i}]"
         try:
-            fi, name = int(cam["frame_index"]), str(cam["image_name"])
-            size = (int(cam["image_width"]), int(cam["image_height"]))
+            fi, name = _integer(cam["frame_index"]), str(cam["image_name"])
+            size = (_integer(cam["image_width"]), _integer(cam["image_height"]))
         except (KeyError, TypeError, ValueError) as err:
             raise RecordError(where, f"missing or invalid field: {err}") from None
         K = _matrix(cam.get("intrinsic"), (3, 3), where, "intrinsic")
@@ -258,8 +270,8 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
         where = f"{trk_loc}#track={tid}"
         try:
-            track_id = int(tid)
-            fr = [int(f) for f in track["frames"]]
+            track_id = _integer(tid)
+            fr = [_integer(f) for f in track["frames"]]
             if not all(-INT64_LIMIT <= v < INT64_LIMIT for v in (track_id, *fr)):
                 raise RecordError(where, "track id or frame index out of range (beyond int64)")
             n = len(fr)

@@ -753,6 +753,20 @@ OOXML_CT = (b'<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.o
             b'<Default Extension="xml" ContentType="application/xml"/></Types>')
 
 
+def declared_parts(package: bytes, overrides: dict[str, str] | None = None,
+                   relationships: dict[str, tuple[str, str]] | None = None) -> tuple[bytes, bytes]:
+    """The package's ``[Content_Types].xml`` with ``overrides`` ({part name: content type}) and its
+    document relationships with ``relationships`` ({id: (type, target)}) added."""
+    zin = zipfile.ZipFile(io.BytesIO(package))
+    ct = zin.read("[Content_Types].xml").replace(b"</Types>", b"".join(
+        b'<Override PartName="%s" ContentType="%s"/>' % (name.encode(), kind.encode())
+        for name, kind in (overrides or {}).items()) + b"</Types>")
+    rels = zin.read("word/_rels/document.xml.rels").replace(b"</Relationships>", b"".join(
+        b'<Relationship Id="%s" Type="%s" Target="%s"/>' % (rid.encode(), kind.encode(), target.encode())
+        for rid, (kind, target) in (relationships or {}).items()) + b"</Relationships>")
+    return ct, rels
+
+
 def wordeval_docx_cases(good: bytes) -> list[tuple[Case, bytes]]:
     """An agent's edited .docx as the evaluator reads it (``benchwright evaluate wordeval``, the harness):
     every case is refused by name (``rejected`` starts with the reason), nothing expanded or executed."""
@@ -772,13 +786,9 @@ def wordeval_docx_cases(good: bytes) -> list[tuple[Case, bytes]]:
         zf.writestr("[Content_Types].xml", OOXML_CT)
         zf.writestr("word/document.xml", b"<a/>")
         zf.writestr("word/document.xml", b"<b/>")
-    zin = zipfile.ZipFile(io.BytesIO(good))
-    ct = zin.read("[Content_Types].xml").replace(
-        b"</Types>", b'<Override PartName="/word/vbaProject.bin" ContentType="application/vnd.ms-office.vbaProject"/>'
-                     b"</Types>")
-    rels = zin.read("word/_rels/document.xml.rels").replace(
-        b"</Relationships>", b'<Relationship Id="rId99" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
-                             b'relationships/aFChunk" Target="evil.html"/></Relationships>')
+    ct, _ = declared_parts(good, overrides={"/word/vbaProject.bin": "application/vnd.ms-office.vbaProject"})
+    _, rels = declared_parts(good, relationships={
+        "rId99": ("http://schemas.openxmlformats.org/officeDocument/2006/relationships/aFChunk", "evil.html")})
     custom = EXTERNAL_ENTITY.replace(b"<d>&x;</d>", b'<root xmlns="urn:example">&x;</root>').replace(b"DOCTYPE d", b"DOCTYPE r")
     return [
         (case("zip bomb (200 MiB document part)", "zip_bomb"), bomb),

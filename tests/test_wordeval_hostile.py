@@ -221,18 +221,13 @@ KEYMAP = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
 
 
 def _with_keymap(good: bytes, vba: bool) -> bytes:
-    zin = zipfile.ZipFile(io.BytesIO(good))
-    ct = zin.read("[Content_Types].xml").replace(
-        b"</Types>", b'<Override PartName="/word/customizations.xml" '
-                     b'ContentType="application/vnd.ms-word.keyMapCustomizations+xml"/></Types>')
-    rels = zin.read("word/_rels/document.xml.rels").replace(
-        b"</Relationships>", b'<Relationship Id="rId98" Type="http://schemas.microsoft.com/office/2006/relationships/'
-                             b'keyMapCustomizations" Target="customizations.xml"/></Relationships>')
+    overrides = {"/word/customizations.xml": "application/vnd.ms-word.keyMapCustomizations+xml"}
     extra = {}
     if vba:
-        ct = ct.replace(b"</Types>", b'<Override PartName="/word/vbaProject.bin" '
-                                     b'ContentType="application/vnd.ms-office.vbaProject"/></Types>')
+        overrides["/word/vbaProject.bin"] = "application/vnd.ms-office.vbaProject"
         extra["word/vbaProject.bin"] = b"Attribute VB_Name = \"evil\""
+    ct, rels = hostile.declared_parts(good, overrides, {
+        "rId98": ("http://schemas.microsoft.com/office/2006/relationships/keyMapCustomizations", "customizations.xml")})
     return _with(good, **{"[Content_Types].xml": ct, "word/_rels/document.xml.rels": rels,
                           "word/customizations.xml": KEYMAP, **extra})
 
