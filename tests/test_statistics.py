@@ -16,6 +16,7 @@ from benchwright.statistics import STATISTICS, compute_statistics
 from benchwright.validate import check_data, check_images, check_proportions, check_references
 from benchwright.writer import write_parquet
 from tests.quality_builds import tiny_wildbox
+from tests.wildbox_helpers import damaged_box_copy
 
 WILDBOX = registry.get("wildbox")
 
@@ -97,15 +98,8 @@ def test_references_between_configs_are_checked(built, tmp_path):
 
 
 def test_cuboid_geometry_is_checked(built, tmp_path):
-    copy = tmp_path / "wildbox"
-    shutil.copytree(built, copy)
-    first = sorted((copy / "boxes").glob("*.parquet"))[0]
-    table = pq.read_table(first)
-    victim = table.column("box_id")[0].as_py()
-    R = table.column("R_cam").to_pylist()
-    R[0] = [[-v for v in R[0][0]], R[0][1], R[0][2]]  # a reflection: det -1
-    table = table.set_column(table.schema.get_field_index("R_cam"), "R_cam", pa.array(R, table.schema.field("R_cam").type))
-    write_parquet(table, str(first))
+    copy, victim = damaged_box_copy(built, tmp_path, "R_cam", 0,
+                                    lambda R: [[-v for v in R[0]], R[1], R[2]])  # a reflection: det -1
     failed = {r["check"]: r["detail"] for r in WILDBOX.validate_tables(str(copy)) if not r["ok"]}
     assert victim in failed["boxes: R_cam is a rotation (R R^T = I, det +1)"]
     assert victim in failed["boxes: corners_cam = centre + R_cam (signs x [L, H, W] / 2)"]

@@ -16,7 +16,7 @@ from benchwright.cli import main as cli_main
 from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox import SPLIT_RULE
 from benchwright.splits import assign
-from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+from tests.wildbox_helpers import build_wildbox, damaged_box_copy, published_hashes, tiny_source
 
 
 @pytest.fixture(scope="module")
@@ -505,20 +505,10 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
 def test_cuboid_checks_in_chunks_name_the_same_boxes(built, tmp_path, monkeypatch):
     """The geometry checks run a chunk of rows at a time (bounded memory): with 5-row chunks they find
     the same broken box, by id, as in one chunk."""
-    import pyarrow as pa
-
     from benchwright.pipelines.wildbox import DATASET
     from benchwright.validation import wildbox as checks
-    from benchwright.writer import write_parquet
 
-    copy = tmp_path / "wildbox"
-    shutil.copytree(built, copy)
-    first = sorted((copy / "boxes").glob("*.parquet"))[0]
-    table = pq.read_table(first)
-    victim = table.column("box_id")[7].as_py()
-    depth = table.column("depth").to_pylist()
-    depth[7] += 1.0
-    write_parquet(table.set_column(table.schema.get_field_index("depth"), "depth", pa.array(depth)), str(first))
+    copy, victim = damaged_box_copy(built, tmp_path, "depth", 7, lambda depth: depth + 1.0)
     whole = DATASET.validate_tables(str(copy))
     monkeypatch.setattr(checks, "CHECK_CHUNK_ROWS", 5)
     assert DATASET.validate_tables(str(copy)) == whole

@@ -29,3 +29,24 @@ def published_hashes(root: Path) -> dict[str, str]:
             continue
         out[rel] = hashlib.sha256(f.read_bytes()).hexdigest()
     return out
+
+
+def damaged_box_copy(built: Path, tmp_path: Path, column: str, row: int, change) -> tuple[Path, str]:
+    """A copy of the build whose first boxes shard holds ``change(value)`` in ``column`` at ``row``;
+    returns the copy and that box's id."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from benchwright.writer import write_parquet
+
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    first = sorted((copy / "boxes").glob("*.parquet"))[0]
+    table = pq.read_table(first)
+    values = table.column(column).to_pylist()
+    values[row] = change(values[row])
+    at = table.schema.get_field_index(column)
+    write_parquet(table.set_column(at, column, pa.array(values, table.schema.field(column).type)), str(first))
+    return copy, table.column("box_id")[row].as_py()
