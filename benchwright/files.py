@@ -57,6 +57,13 @@ def hf_cache_blobs(folder: str) -> str | None:
     return None
 
 
+def file_version(info: dict) -> str:
+    """A file's identity for as long as it is not rewritten, from its fsspec ``info``: its size and
+    modification time (local) or ETag / last-modified time (object storage)."""
+    stamp = info.get("mtime") or info.get("ETag") or info.get("LastModified") or ""
+    return f"{info.get('size')}-{stamp}"
+
+
 def map_in_threads(work, items: list, threads: int = FILE_THREADS) -> list:
     """``[work(item) for item in items]`` on a few threads, each taking one contiguous run of the
     items (a future per item costs more than reading or writing a small file)."""

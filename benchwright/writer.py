@@ -162,6 +162,11 @@ class WriteConfig(beam.PTransform):
         )
 
 
+def is_file_storage(type_: pa.DataType) -> bool:
+    """A ``datasets`` Image (or Audio) column's storage: struct<bytes: binary, path: string>."""
+    return pa.types.is_struct(type_) and {f.name for f in type_} == {"bytes", "path"}
+
+
 def _bytes_per_split(table: pa.Table):
     """(split, bytes) including the files Image columns will embed at write time."""
     splits = table.column(SPLIT_COLUMN)
@@ -173,7 +178,7 @@ def _bytes_per_split(table: pa.Table):
 def _external_bytes(table: pa.Table) -> int:
     total = 0
     for field in table.schema:
-        if pa.types.is_struct(field.type) and {f.name for f in field.type} == {"bytes", "path"}:
+        if is_file_storage(field.type):
             column = table.column(field.name).combine_chunks()
             for data, path in zip(column.field("bytes").to_pylist(), column.field("path").to_pylist()):
                 if data is None and path:
@@ -202,7 +207,7 @@ def _read_local_files(table: pa.Table) -> pa.Table:
     ``embed_table_storage`` (which then finds them filled) opens each file through fsspec, which costs
     more than the read; other URLs are left to it."""
     for i, field in enumerate(table.schema):
-        if not (pa.types.is_struct(field.type) and {f.name for f in field.type} == {"bytes", "path"}):
+        if not is_file_storage(field.type):
             continue
         column = table.column(i).combine_chunks()
         datas, paths = column.field("bytes").to_pylist(), column.field("path").to_pylist()

@@ -39,9 +39,10 @@ import yaml
 
 from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
-from benchwright.files import resolves_outside
+from benchwright.files import file_version, resolves_outside
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning import records as rec
+from benchwright.writer import is_file_storage
 
 FORMATS = ("vlguard", "mapped")
 VLGUARD_FILES = ("train.json", "test.json")
@@ -107,11 +108,6 @@ def _json_line(text: str, number: int):
         return UnparsedLine(number, f"not valid JSON: {getattr(err, 'msg', err)}")
 
 
-def _is_image_struct(type_) -> bool:
-    """A ``datasets`` Image column's storage: struct<bytes: binary, path: string>."""
-    return pa.types.is_struct(type_) and {f.name for f in type_} == {"bytes", "path"}
-
-
 def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
     """A Parquet file's records, one row group at a time. The image bytes stay in the file: a row
     whose Image value holds bytes gets ``{EMBEDDED_KEY: url of file, column, row group, row, version,
@@ -124,7 +120,7 @@ def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
         with fsspec.open(where, "rb") as f:
             parquet = pq.ParquetFile(f)
             names = parquet.schema_arrow.names
-            embedded = image_field in names and _is_image_struct(parquet.schema_arrow.field(image_field).type)
+            embedded = image_field in names and is_file_storage(parquet.schema_arrow.field(image_field).type)
             columns = [c for c in names if c != image_field or not embedded] + ([f"{image_field}.path"] if embedded else [])
             for group in range(parquet.num_row_groups):
                 part = parquet.read_row_group(group, columns=columns).to_pylist()
@@ -142,10 +138,9 @@ def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
 
 
 def _file_version(url: str) -> str:
-    """A file's identity for as long as it is not rewritten: its size and modification time (or ETag)."""
+    """``files.file_version`` of the file at ``url``."""
     fs, path = fsspec.core.url_to_fs(url)
-    info = fs.info(path)
-    return f"{info.get('size')}-{info.get('mtime') or info.get('ETag') or info.get('LastModified') or ''}".replace("&", "")
+    return file_version(fs.info(path)).replace("&", "")  # it travels in an embedded image's url
 
 
 @functools.lru_cache(maxsize=2)  # records arrive grouped by row group (the pipeline groups them so)

@@ -21,7 +21,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from benchwright import published
 from benchwright.errors import BuildError, SourceError
-from benchwright.files import resolves_outside
+from benchwright.files import file_version, resolves_outside
 from benchwright.wordeval.catalogue import Catalogue, load_catalogue
 
 REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
@@ -32,7 +32,7 @@ def read_catalogue(url: str) -> Catalogue:
     Read once per process and content listing (every unit of a build asks for it; an edited source
     is read again)."""
     fs, root = fsspec.core.url_to_fs(url)
-    listing = tuple(sorted((p, info.get("size"), str(info.get("mtime") or info.get("ETag") or ""))
+    listing = tuple(sorted((p, file_version(info))
                            for p, info in fs.find(root, detail=True).items())) if fs.exists(root) else ()
     return _read(url, listing)
 
