@@ -200,7 +200,13 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
                  options: BuildOptions) -> dict[str, int]:
     runner = options.make_runner()
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
-    tables, rejects = dataset.expand(pipeline, source, staging, previous)
+    try:
+        tables, rejects = dataset.expand(pipeline, source, staging, previous)
+    except BaseException:
+        # Pipeline() made a local temp folder that only run() removes: a source refused while the
+        # graph is built would leave one behind in the system temp folder per failed build.
+        shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
+        raise
     for config, pcoll in tables.items():
         pcoll | f"Write{_camel(config)}" >> WriteConfig(staging, config, dataset.configs[config],
                                                        dataset.id_columns[config])

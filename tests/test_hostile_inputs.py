@@ -220,13 +220,21 @@ def test_a_failed_build_keeps_the_previous_publication(wildbox, tmp_path):
     assert (out / "wildbox" / MANIFEST).read_bytes() == before
 
 
-def test_an_unreadable_wildbox_source_fails_with_one_clear_message(tmp_path):
+def test_an_unreadable_wildbox_source_fails_with_one_clear_message(tmp_path, monkeypatch):
+    import tempfile
+
+    system_temp = tmp_path / "system-temp"
+    system_temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_temp))
     with pytest.raises(SourceError, match="not a folder"):
         build_wildbox(tmp_path / "does-not-exist", tmp_path / "out")
     (tmp_path / "empty" / "junk").mkdir(parents=True)
     with pytest.raises(SourceError, match="no <video>/<segment>/ folders"):
         build_wildbox(tmp_path / "empty", tmp_path / "out")
     assert not (tmp_path / "out" / "wildbox").exists()
+    # A source refused while the pipeline graph is built leaves nothing in the system temp folder
+    # (Beam's Pipeline() makes a folder there that only run() removes).
+    assert sorted(p.name for p in system_temp.iterdir()) == []
 
 
 def test_a_wildbox_source_whose_every_segment_is_broken_fails(tmp_path):
