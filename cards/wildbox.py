@@ -8,12 +8,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from benchwright import geometry
 from benchwright.card import FIGURES_DIR, markdown_table, pyplot, save_figure
 from benchwright.loaders.wildbox import OMNI3D_FIELD_NOTES, read_config
 from benchwright.schemas import wildbox as schema
+from benchwright.tables import read_row
 from benchwright.validation import wildbox as checks
 
 
@@ -121,9 +121,7 @@ def sample_frame_with_cuboids(root: Path):
     best = sample_frame_id(root)
     if best is None:
         return None
-    files = sorted((Path(root) / "frames").glob("*.parquet"))
-    row = pq.ParquetDataset(files, filters=pc.field("frame_id") == best).read(
-        columns=["frame_id", "image", "K", "objects"]).to_pylist()[0]
+    row = read_row(root, "frames", "frame_id", best, columns=["frame_id", "image", "K", "objects"])
     image = cv2.imdecode(np.frombuffer(row["image"]["bytes"], np.uint8), cv2.IMREAD_COLOR)
     scale = max(1, 640 // image.shape[1])
     image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_NEAREST)

@@ -35,11 +35,15 @@ _PRELOAD = ["benchwright.cli", "benchwright.build", "benchwright.pipelines.wildb
             "matplotlib.pyplot", "s3fs"]
 # The child: this process's environment at start, output to a log file, exit code = the CLI's.
 # (Code run by the builtin ``exec``, so the forkserver needs no import of this test module.)
+# A killed child cannot remove its temporary folders: they go to its own folder beside its log, not
+# to the system's.
 _CHILD = """
-import os, sys
+import os, sys, tempfile
 from benchwright.cli import main
 os.environ.clear()
 os.environ.update(env)
+os.makedirs(tmp, exist_ok=True)
+tempfile.tempdir = tmp
 fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 os.dup2(fd, 1)
 os.dup2(fd, 2)
@@ -57,7 +61,8 @@ class Child:
             env[published.FAULT_ENV] = fault
         argv = ["build", "wildbox", "--source", source, "--out", out, *extra]
         self.log = log
-        self.process = ctx.Process(target=exec, args=(_CHILD, {"argv": argv, "log": str(log), "env": env}))
+        self.process = ctx.Process(target=exec, args=(_CHILD, {"argv": argv, "log": str(log), "env": env,
+                                                                 "tmp": str(log.with_suffix(".tmp"))}))
         self.process.start()
 
     def wait(self) -> tuple[int, str]:

@@ -25,3 +25,26 @@ def test_a_packed_table_comes_back_the_same_and_travels_smaller():
     assert len(pickle.dumps(packed)) < 0.7 * len(pickle.dumps(table))
     empty = Packed.of(table.slice(0, 0)).table()
     assert empty.num_rows == 0 and empty.schema == table.schema
+
+
+def test_row_groups_of_large_rows_stay_small_and_one_row_is_read_back_alone(tmp_path):
+    """Rows with embedded files get row groups of about ROW_GROUP_BYTES, however the table is chunked
+    (the same bytes on every runner); ``read_row`` finds one row by its id."""
+    import pyarrow.parquet as pq
+
+    from benchwright.tables import read_row
+    from benchwright.writer import ROW_GROUP_BYTES, row_group_rows, write_parquet
+
+    n, size = 3000, 40_000
+    storage = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    table = pa.table({"frame_id": [f"f{i:05d}" for i in range(n)],
+                      "image": pa.array([{"bytes": bytes([i % 251]) * size, "path": None} for i in range(n)], storage)})
+    rows = row_group_rows(table)
+    assert rows == ROW_GROUP_BYTES // size and row_group_rows(pa.Table.from_batches(table.to_batches(max_chunksize=7))) == rows
+    assert row_group_rows(table.drop_columns(["image"])) == 10_000
+    write_parquet(table, str(tmp_path / "frames" / "train-00000-of-00001.parquet"))
+    meta = pq.ParquetFile(tmp_path / "frames" / "train-00000-of-00001.parquet").metadata
+    assert meta.num_row_groups == -(-n // rows) and meta.row_group(0).num_rows == rows
+    row = read_row(tmp_path, "frames", "frame_id", "f02999", ["frame_id", "image"])
+    assert row["frame_id"] == "f02999" and row["image"]["bytes"] == bytes([2999 % 251]) * size
+    assert read_row(tmp_path, "frames", "frame_id", "nope", ["frame_id"]) is None
