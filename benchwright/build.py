@@ -27,6 +27,7 @@ from benchwright import __version__, published
 from benchwright.card import render_card
 from benchwright.dataset import Dataset
 from benchwright.errors import BuildError
+from benchwright.forked import ForkedCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
@@ -46,7 +47,6 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     ``options.out`` is any fsspec URL. On a filesystem the build is staged beside its final place
     and renamed into it; on object storage it is staged under the dataset URL and committed by
     writing the manifest last (``benchwright.published``). Returns the published folder's URL."""
-    timings: dict[str, float] = {}
     local_out = published.is_local(options.out)
     if local_out:
         out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
@@ -79,6 +79,18 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
     previous = published.committed(dataset_url)[1] if published.committed_manifest(dataset_url) else None
 
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
+    # The source's fingerprint is computed meanwhile, on the core the pipeline leaves free.
+    fingerprint = None if options.dry_run else ForkedCall(fingerprint_source, dataset, source)
+    try:
+        return _run_and_publish(dataset, source, options, local_out, dataset_url, staging_url, previous,
+                                timings, fingerprint, confirm_lock)
+    finally:
+        if fingerprint is not None:
+            fingerprint.cancel()  # a failed build's (a finished one's result was taken)
+
+
+def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local_out: bool, dataset_url: str,
+                     staging_url: str, previous: str | None, timings: dict, fingerprint, confirm_lock):
     t = time.perf_counter()
     try:
         counters = run_pipeline(dataset, source, staging_url, previous, options)
@@ -98,7 +110,7 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings, previous)
+        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
         publish(staging, Path(dataset_url))
         _progress(options, f"[{dataset.name}] published {dataset_url}")
         return dataset_url
@@ -108,7 +120,7 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings, previous)
+                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, "_failed", staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -124,11 +136,11 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None) -> dict:
+             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail."""
+    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here)."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -138,7 +150,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     timings["finalize_s"] = round(time.perf_counter() - t, 3)
 
     t = time.perf_counter()
-    fingerprint = fingerprint_source(dataset, source)
+    fingerprint = fingerprint.result() if fingerprint is not None else fingerprint_source(dataset, source)
     stats = write_statistics(dataset, staging)
     drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"], options.drift_blocking)
     dump_json(staging / DRIFT, drift)

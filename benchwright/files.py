@@ -23,10 +23,32 @@ def list_files(source: str) -> list[str]:
     client's download bookkeeping. Symlinked
     folders are not followed, so a symlink loop cannot make the walk endless."""
     fs, root = fsspec.core.url_to_fs(source)
-    entries = fs.find(root, detail=True)
-    return sorted(p for p, info in entries.items() if info.get("type") == "file"
-                  and (rel := posixpath.relpath(p, root)) != SOURCE_COMPLETE_MARKER
-                  and not rel.startswith(HUB_DOWNLOAD_CACHE))
+    if fsspec.core.split_protocol(source)[0] in (None, "file", "local"):
+        # fsspec's find stats and resolves every local file: 3 s for a release's 286k files
+        rels = (rel for rel, _ in local_files_under(root))
+    else:
+        rels = (posixpath.relpath(p, root) for p, info in fs.find(root, detail=True).items()
+                if info.get("type") == "file")
+    return sorted(posixpath.join(root, rel) for rel in rels
+                  if rel != SOURCE_COMPLETE_MARKER and not rel.startswith(HUB_DOWNLOAD_CACHE))
+
+
+def local_files_under(root: str) -> list[tuple[str, int]]:
+    """(relative posix path, size) of every file under the local folder ``root``, links to files
+    included, linked folders not entered (``Path.rglob`` + ``is_file``'s choice, fsspec's ``find``'s
+    too); one directory scan per folder, no pathlib objects (a build publishes hundreds of thousands
+    of files). A folder that cannot be read raises (nothing is skipped unseen)."""
+    out, stack = [], [("", root)]
+    while stack:
+        rel_dir, folder = stack.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = f"{rel_dir}{entry.name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((rel + "/", entry.path))
+                elif entry.is_file():
+                    out.append((rel, entry.stat().st_size))
+    return out
 
 
 def resolves_outside(url: str, root: str) -> bool:

@@ -18,6 +18,7 @@ import fsspec
 import pyarrow.parquet as pq
 
 from benchwright.errors import BuildError
+from benchwright.files import local_files_under
 from benchwright.hashing import sha256_files
 from benchwright.layout import BUILD_DIR, MANIFEST, SCREENSHOTS_DIR
 from benchwright.stage import FILTERED, QUARANTINE
@@ -123,7 +124,7 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
 def describe_files(root: Path) -> list[dict]:
     """Every published file except the manifest, the validation output and the screenshots (views of
     the build made after it, ``benchwright screenshot``), with sha256, rows, bytes; in path order."""
-    found = [(rel, size) for rel, size in _files_under(str(root))
+    found = [(rel, size) for rel, size in local_files_under(str(root))
              if not (rel == MANIFEST or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))]
     found.sort(key=lambda item: item[0].split("/"))  # pathlib's order: part by part
     files = []
@@ -135,23 +136,6 @@ def describe_files(root: Path) -> list[dict]:
             entry["rows"] = pq.ParquetFile(os.path.join(root, rel)).metadata.num_rows
         files.append(entry)
     return files
-
-
-def _files_under(root: str) -> list[tuple[str, int]]:
-    """(relative posix path, size) of every file under ``root``, links to files included, linked folders
-    not entered (``Path.rglob`` + ``is_file``'s choice); one directory scan per folder, no pathlib objects
-    (a build publishes hundreds of thousands of files)."""
-    out, stack = [], [("", root)]
-    while stack:
-        rel_dir, folder = stack.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                rel = f"{rel_dir}{entry.name}"
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((rel + "/", entry.path))
-                elif entry.is_file():
-                    out.append((rel, entry.stat().st_size))
-    return out
 
 
 def fingerprint_source(dataset: Dataset, source: str) -> dict:
