@@ -95,6 +95,13 @@ def test_references_between_configs_are_checked(built, tmp_path):
     failed = {r["check"]: r["detail"] for r in check_references(WILDBOX, copy) if not r["ok"]}
     assert set(failed) == {"boxes: frame_id -> frames.frame_id"}
     assert "x'" in failed["boxes: frame_id -> frames.frame_id"]
+    # a nested reference (frames' objects' box_id, read as that one Parquet leaf) dangles once the boxes' ids change
+    renamed = tmp_path / "renamed" / "wildbox"
+    shutil.copytree(built, renamed)
+    _rewrite(renamed, "boxes", lambda t: t.set_column(t.schema.get_field_index("box_id"), "box_id",
+                                                      pc.binary_join_element_wise(t.column("box_id"), "y", "")))
+    failed = {r["check"]: r["detail"] for r in check_references(WILDBOX, renamed) if not r["ok"]}
+    assert set(failed) == {"frames: objects.box_id -> boxes.box_id"}
 
 
 def test_cuboid_geometry_is_checked(built, tmp_path):
