@@ -11,6 +11,7 @@ import ctypes
 import os
 import pickle
 import signal
+import traceback
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a child gets when its parent dies
 
@@ -37,11 +38,14 @@ class ForkedCall:
                 try:
                     outcome = ("value", fn(*args))
                 except BaseException as err:  # noqa: BLE001 - every failure goes back to the caller
+                    err.add_note(f"(raised in a forked child process:)\n{traceback.format_exc()}")
                     outcome = ("error", err)
                 try:
                     data = pickle.dumps(outcome)
-                except Exception:  # noqa: BLE001 - an exception that does not pickle goes back as text
-                    data = pickle.dumps(("error", RuntimeError(f"{fn.__name__}: {outcome[1]!r}")))
+                    pickle.loads(data)  # an exception class that does not come back goes back as text
+                except Exception:  # noqa: BLE001
+                    data = pickle.dumps(("error", RuntimeError(
+                        f"{getattr(fn, '__name__', 'call')}: {outcome[1]!r}\n{traceback.format_exc()}")))
                 with os.fdopen(write, "wb") as pipe:
                     pipe.write(data)
             except BaseException:  # noqa: BLE001 - the parent sees an empty answer

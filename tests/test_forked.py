@@ -51,3 +51,20 @@ def test_a_killed_parent_takes_its_child_with_it():
             break
         time.sleep(0.1)
     assert not _alive(child)
+
+
+class _Unpicklable(Exception):
+    def __init__(self, a, b):  # pickles as _Unpicklable(message): does not come back
+        super().__init__(f"{a} {b}")
+
+
+def _raise_unpicklable():
+    raise _Unpicklable("shard", 3)
+
+
+def test_an_error_keeps_the_childs_traceback_and_one_that_does_not_pickle_comes_back_as_text():
+    with pytest.raises(ValueError) as info:
+        ForkedCall(_fail, "bad source").result()
+    assert "forked child" in "".join(info.value.__notes__) and "_fail" in "".join(info.value.__notes__)
+    with pytest.raises(RuntimeError, match="shard 3"):
+        ForkedCall(_raise_unpicklable).result()
