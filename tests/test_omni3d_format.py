@@ -166,3 +166,20 @@ def test_annotation_columns_report_a_bad_row_as_the_dict_path_does():
     missing = omni3d.AnnotationColumns({k: v for k, v in _columns(anns[:1]).columns.items() if k != "area"})
     with pytest.raises(RecordError, match=r"missing \['area'\]"):
         "".join(omni3d.iter_omni3d_document(info, cats, images, [missing]))
+
+
+def test_a_nan_or_infinity_in_any_field_is_refused_on_both_paths():
+    """JSON has no NaN: the writer refuses one in a scalar field too (orjson, which writes the records,
+    would write null), as dicts and as columns."""
+    doc = document()
+    info, cats, images, anns = doc["info"], doc["categories"], doc["images"], doc["annotations"]
+    for field, bad in (("occlusion_visibility", float("nan")), ("area", float("inf"))):
+        rows = [anns[0], {**anns[1], field: bad}]
+        for given in (rows, [_columns(rows)]):
+            with pytest.raises(ValueError, match="not JSON compliant"):
+                "".join(omni3d.iter_omni3d_document(info, cats, images, given))
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        omni3d.dumps_omni3d({**doc, "info": {**info, "scene_scales": {"a": float("nan")}}})
+    # the floats are written as their shortest round-trip text: read back, the same numbers
+    text = omni3d.dumps_omni3d(doc)
+    assert json.loads(text) == json.loads(json.dumps(doc))
