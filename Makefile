@@ -18,5 +18,7 @@ setup:
 build-all: setup
 	$(ENV) $(PY) -m benchwright.cli build all --out $(OUT)
 
+# -n auto: a worker per core (pytest-xdist); --dist loadfile: a test file runs in one worker, so its
+# module fixtures are made once (the builds several files share are made once per run: tests/quality_builds.py).
 test: setup
-	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 tests
+	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 -n auto --dist loadfile tests

@@ -1,40 +1,66 @@
 """Builds the data-quality tests share (statistics, drift, diff, offline report), made once per test
-session: a tiny WildBox build, and the same source with a planted change (a video added, a box
-moved) built over a copy of it, so the second build has the first as its previous build."""
+run (the pytest-xdist workers share them): a tiny WildBox build, and the same source with a planted
+change (a video added, a box moved) built over a copy of it, so the second build has the first as its
+previous build."""
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import shutil
 from pathlib import Path
+from typing import Callable, TypeVar
+
+from filelock import FileLock
 
 from tests.wildbox_helpers import build_wildbox, tiny_source
 
 _CACHE: dict[str, object] = {}
+T = TypeVar("T")
+
+
+def made_once(key: str, tmp_path_factory, make: Callable[[Path], T]) -> T:
+    """``make(folder)`` once per test run, its result kept in this process. Under pytest-xdist the
+    workers share it: the first to ask makes it in the run's temp root (the parent of every worker's
+    temp folder) under a file lock and pickles its result there; the others wait, then read it."""
+    if key not in _CACHE:
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            _CACHE[key] = make(tmp_path_factory.mktemp(key))
+        else:
+            folder = tmp_path_factory.getbasetemp().parent / f"shared-{key}"
+            result = folder.with_name(f"{folder.name}.pickle")
+            with FileLock(f"{folder}.lock"):
+                if not result.exists():
+                    shutil.rmtree(folder, ignore_errors=True)  # a failed attempt's leftovers
+                    folder.mkdir()
+                    result.write_bytes(pickle.dumps(make(folder)))
+            _CACHE[key] = pickle.loads(result.read_bytes())
+    return _CACHE[key]
+
+
+def _tiny_wildbox(base: Path) -> tuple[Path, Path]:
+    source = tiny_source(base / "raw")
+    return source, build_wildbox(source, base / "out")
 
 
 def tiny_wildbox(tmp_path_factory) -> tuple[Path, Path]:
     """(tiny source, its build)."""
-    if "tiny" not in _CACHE:
-        base = tmp_path_factory.mktemp("quality-tiny")
-        source = tiny_source(base / "raw")
-        _CACHE["tiny"] = (source, build_wildbox(source, base / "out"))
-    return _CACHE["tiny"]
+    return made_once("quality-tiny", tmp_path_factory, _tiny_wildbox)
 
 
 def tiny_build(name: str, tmp_path_factory) -> tuple[Path, Path]:
-    """(tiny synthetic source, its build) of a registered dataset, made once per test session: the
+    """(tiny synthetic source, its build) of a registered dataset, made once per test run: the
     contract tests and the browser tests share them."""
-    key = f"contract-{name}"
-    if key not in _CACHE:
+    def make(base: Path) -> tuple[Path, Path]:
         from benchwright import registry
         from benchwright.build import build
         from benchwright.options import BuildOptions
 
-        source = tmp_path_factory.mktemp(f"{name}-raw") / "raw"
+        source = base / "raw"
         registry.part(name, "synth")(str(source), scale="tiny", seed=0)
-        out = tmp_path_factory.mktemp(f"{name}-out")
-        _CACHE[key] = (source, Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False))))
-    return _CACHE[key]
+        return source, Path(build(registry.get(name), str(source), BuildOptions(out=str(base / "out"), progress=False)))
+
+    return made_once(f"contract-{name}", tmp_path_factory, make)
 
 
 def plant_video_and_move_box(source: Path, target: Path) -> dict:
@@ -56,14 +82,14 @@ def plant_video_and_move_box(source: Path, target: Path) -> dict:
 def planted_wildbox(tmp_path_factory) -> dict:
     """{"old": copy of the tiny build, "new": the planted source built where the tiny build was
     published (its previous build), "source": the planted source, "planted": what was planted}."""
-    if "planted" not in _CACHE:
-        _, built = tiny_wildbox(tmp_path_factory)
-        base = tmp_path_factory.mktemp("quality-planted")
+    def make(base: Path) -> dict:
+        source, built = tiny_wildbox(tmp_path_factory)
         old = base / "old" / "wildbox"
         shutil.copytree(built, old)
         out = base / "out"
         shutil.copytree(built, out / "wildbox")
-        planted = plant_video_and_move_box(tiny_wildbox(tmp_path_factory)[0], base / "raw")
+        planted = plant_video_and_move_box(source, base / "raw")
         new = build_wildbox(base / "raw", out)
-        _CACHE["planted"] = {"old": old, "new": new, "source": base / "raw", "planted": planted}
-    return _CACHE["planted"]
+        return {"old": old, "new": new, "source": base / "raw", "planted": planted}
+
+    return made_once("quality-planted", tmp_path_factory, make)
