@@ -17,6 +17,9 @@ class RecordError(BenchwrightError):
         self.locator = locator
         self.reason = reason
 
+    def __reduce__(self):  # pickled with both arguments (the default passes only the message)
+        return type(self), (self.locator, self.reason), self.__dict__
+
 
 class BuildError(BenchwrightError):
     """The build as a whole cannot be published (counts do not reconcile, too many bad records, ...)."""

@@ -20,8 +20,10 @@ HUB_DOWNLOAD_CACHE = ".cache/huggingface/"
 def list_files(source: str) -> list[str]:
     """Regular files under ``source``, sorted, hidden ones included (a reader may read them: a
     workspace's ``.env`` is input), but for the marker of a whole generated source and the hub
-    client's download bookkeeping. Symlinked
-    folders are not followed, so a symlink loop cannot make the walk endless."""
+    client's download bookkeeping. Links to files are listed (the pipelines read through them);
+    symlinked folders are not followed, so a symlink loop cannot make the walk endless. A local
+    folder that cannot be read is listed as itself: reading it fails, so the fingerprint names it
+    unreadable, as it does an unreadable file."""
     fs, root = fsspec.core.url_to_fs(source)
     if fsspec.core.split_protocol(source)[0] in (None, "file", "local"):
         # fsspec's find stats and resolves every local file: 3 s for a release's 286k files
@@ -35,19 +37,30 @@ def list_files(source: str) -> list[str]:
 
 def local_files_under(root: str) -> list[tuple[str, int]]:
     """(relative posix path, size) of every file under the local folder ``root``, links to files
-    included, linked folders not entered (``Path.rglob`` + ``is_file``'s choice, fsspec's ``find``'s
-    too); one directory scan per folder, no pathlib objects (a build publishes hundreds of thousands
-    of files). A folder that cannot be read raises (nothing is skipped unseen)."""
+    included, linked folders not entered (``Path.rglob`` + ``is_file``'s choice); one directory scan
+    per folder, no pathlib objects (a build publishes hundreds of thousands of files). A folder below
+    ``root`` that cannot be read is given as an entry of its own (size 0): nothing is skipped unseen."""
     out, stack = [], [("", root)]
     while stack:
         rel_dir, folder = stack.pop()
-        with os.scandir(folder) as entries:
+        try:
+            scan = os.scandir(folder)
+        except OSError:
+            if not rel_dir:
+                raise
+            out.append((rel_dir.rstrip("/"), 0))
+            continue
+        with scan as entries:
             for entry in entries:
                 rel = f"{rel_dir}{entry.name}"
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((rel + "/", entry.path))
-                elif entry.is_file():
-                    out.append((rel, entry.stat().st_size))
+                    continue
+                try:
+                    if entry.is_file():
+                        out.append((rel, entry.stat().st_size))
+                except OSError:  # a link to itself: listed, so that reading it fails where it is named
+                    out.append((rel, 0))
     return out
 
 

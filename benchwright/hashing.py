@@ -4,8 +4,10 @@ Python's ``hash()`` is salted per process, so shard and split assignment use bla
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 import fsspec
@@ -30,8 +32,13 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     if local is not None:
         # a build hashes hundreds of thousands of small local files: through fsspec each costs 9x a
         # plain open, through a buffered file object 2x a raw descriptor
-        fd = os.open(local, os.O_RDONLY)
+        fd = os.open(local, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO would block the open for ever
         try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise OSError(errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+                              "a folder" if stat.S_ISDIR(mode) else "not a regular file", local)
+            os.set_blocking(fd, True)
             while block := os.read(fd, chunk):
                 h.update(block)
         finally:

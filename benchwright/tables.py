@@ -33,7 +33,11 @@ def read_row(root: Path | str, config: str, column: str, value, columns: list[st
     of the WildBox release, whose image row groups are about 100 MB each.)"""
     for path in sorted((Path(root) / config).glob("*.parquet")):
         parquet = pq.ParquetFile(path)
-        index = parquet.schema_arrow.get_field_index(column)
+        # the statistics are per Parquet leaf, not per Arrow field (an Image column before it has two)
+        leaves = [parquet.schema.column(i).path for i in range(len(parquet.schema))]
+        if column not in leaves:
+            raise KeyError(f"{path}: no top-level column {column!r} to look a row up by")
+        index = leaves.index(column)
         for group in range(parquet.num_row_groups):
             stats = parquet.metadata.row_group(group).column(index).statistics
             if stats is not None and stats.has_min_max and not stats.min <= value <= stats.max:

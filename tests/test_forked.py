@@ -62,9 +62,58 @@ def _raise_unpicklable():
     raise _Unpicklable("shard", 3)
 
 
-def test_an_error_keeps_the_childs_traceback_and_one_that_does_not_pickle_comes_back_as_text():
+def _raise_record_error():
+    from benchwright.errors import RecordError
+
+    raise RecordError("val.json#annotation_id=11", "dataset_id 7 is not its image's 1")
+
+
+def test_an_error_keeps_its_type_and_the_childs_traceback():
     with pytest.raises(ValueError) as info:
         ForkedCall(_fail, "bad source").result()
     assert "forked child" in "".join(info.value.__notes__) and "_fail" in "".join(info.value.__notes__)
-    with pytest.raises(RuntimeError, match="shard 3"):
+    from benchwright.errors import RecordError
+
+    with pytest.raises(RecordError) as info:  # the CLI reports a BenchwrightError as `benchwright: error: ...`
+        ForkedCall(_raise_record_error).result()
+    assert info.value.locator == "val.json#annotation_id=11" and "_raise_record_error" in "".join(info.value.__notes__)
+    # an exception that does not unpickle comes back as text, with the traceback of where it was raised
+    with pytest.raises(RuntimeError, match="shard 3") as info:
         ForkedCall(_raise_unpicklable).result()
+    assert "_raise_unpicklable" in str(info.value) and "__init__" not in str(info.value)
+
+
+def _stuck_in_a_child(parent: int):
+    if os.getpid() != parent:
+        time.sleep(3600)  # blocked on nothing, no CPU time: a child deadlocked on a lock looks the same
+    return "computed here"
+
+
+def test_a_stuck_child_is_killed_and_the_value_computed_here(monkeypatch):
+    from benchwright import forked
+
+    monkeypatch.setattr(forked, "STUCK_AFTER_S", 1.0)
+    monkeypatch.setattr(forked, "POLL_S", 0.2)
+    call = ForkedCall(_stuck_in_a_child, os.getpid())
+    pid = call._pid
+    assert call.result() == "computed here"
+    assert not _alive(pid)
+
+
+def test_an_interrupt_while_waiting_kills_the_child_and_closes_only_its_pipe(tmp_path):
+    import signal
+
+    call = ForkedCall(time.sleep, 60)
+    pid = call._pid
+    previous = signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            call.result()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    with open(tmp_path / "other", "w") as other:  # may reuse the pipe's descriptor number
+        call.cancel()  # the caller's finally: nothing closed twice
+        other.write("still open")
+    assert not _alive(pid) and (tmp_path / "other").read_text() == "still open"

@@ -64,3 +64,26 @@ def test_a_source_in_a_hugging_face_cache_snapshot_may_read_its_blobs(tmp_path):
     plain.mkdir()
     os.symlink(str(repo / "blobs" / "0f3a"), plain / "p0.png")
     assert hf_cache_blobs(str(plain)) is None and resolves_outside(str(plain / "p0.png"), str(plain))
+
+
+def test_a_link_to_a_file_is_input_and_a_fifo_neither_blocks_nor_counts(tmp_path):
+    """The pipelines read through a link to a file, so the fingerprint does too (a change of its target
+    changes it); a FIFO is not a file: listing and hashing never open it (that open would block)."""
+    import os
+
+    from benchwright.files import list_files
+    from benchwright.hashing import sha256_files
+
+    dataset = registry.get("workspace_bench")
+    workspace = tmp_path / "workspaces" / "w1"
+    workspace.mkdir(parents=True)
+    (workspace / "data.csv").write_text("a,b\n1,2\n")
+    (workspace / "same.csv").symlink_to("data.csv")
+    os.mkfifo(workspace / "pipe")
+    assert [p.rsplit("/", 1)[1] for p in list_files(str(tmp_path))] == ["data.csv", "same.csv"]
+    before = fingerprint_source(dataset, str(tmp_path))
+    assert before["files"] == 2 and not before["unreadable"]
+    (workspace / "data.csv").write_text("a,b\n1,3\n")
+    assert fingerprint_source(dataset, str(tmp_path))["sha256"] != before["sha256"]
+    [refused] = sha256_files([str(workspace / "pipe")])
+    assert isinstance(refused, OSError) and refused.filename == str(workspace / "pipe")
