@@ -224,14 +224,13 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
     sizes, widths, heights, formats, failed = [], [], [], {}, []
     missing = count = 0
     memo: dict[bytes, tuple] = {}  # rows sharing an image (VLM views) decode it once
-    for f in files:
-        wanted = [column] + ([id_column] if id_column else [])
-        table = pq.read_table(f, columns=wanted, filesystem=fs)
+    wanted = [column] + ([id_column] if id_column else [])
+    for f, first_row, table in _row_groups(fs, files, wanted):  # one row group's images in memory at a time
         images = table.column(column).combine_chunks()
         data = pc.struct_field(images, [0]) if pa.types.is_struct(images.type) else images
         ids = table.column(id_column).to_pylist() if id_column else [None] * table.num_rows
         blobs = data.to_pylist()
-        # Hashing and decoding release the GIL: a shard's images are keyed, then its new ones decoded,
+        # Hashing and decoding release the GIL: a row group's images are keyed, then its new ones decoded,
         # on a few threads; the results are then taken in row order, as one thread would.
         keys = map_in_threads(_image_key, blobs)
         new = list(dict.fromkeys(k for k in keys if k is not None and k not in memo))
@@ -246,7 +245,7 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
             sizes.append(len(blob))
             result = memo[key]
             if result is None:
-                failed.append(ids[i] if ids[i] is not None else f"{posixpath.basename(f)}#{i}")
+                failed.append(ids[i] if ids[i] is not None else f"{posixpath.basename(f)}#{first_row + i}")
                 continue
             fmt, w, h = result
             widths.append(w)
@@ -258,6 +257,18 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
             "width": _numeric(np.asarray(widths, dtype=np.int64)),
             "height": _numeric(np.asarray(heights, dtype=np.int64)),
             "formats": _by_count([[k, v] for k, v in formats.items()])}
+
+
+def _row_groups(fs, files: list[str], columns: list[str]):
+    """(file, its first row's index in the file, table) of each row group of ``files``, in order."""
+    for f in files:
+        with fs.open(f, "rb") as handle:
+            parquet = pq.ParquetFile(handle)
+            first_row = 0
+            for group in range(parquet.num_row_groups):
+                table = parquet.read_row_group(group, columns=columns)
+                yield f, first_row, table
+                first_row += table.num_rows
 
 
 def _image_key(blob: bytes | None) -> bytes | None:
