@@ -46,3 +46,23 @@ def read_row(root: Path | str, config: str, column: str, value, columns: list[st
             if value in keys:
                 return parquet.read_row_group(group, columns=columns).slice(keys.index(value), 1).to_pylist()[0]
     return None
+
+
+def parquet_leaf_path(parquet: pq.ParquetFile, column: str) -> str | None:
+    """The Parquet column path of ``column`` (``a.b``: field b of a, through lists), None when ``a``
+    is not there or the file names its levels otherwise."""
+    head, *fields = column.split(".")
+    schema = parquet.schema_arrow
+    if schema.get_field_index(head) < 0:
+        return None
+    path, type_ = [head], schema.field(head).type
+    for field in fields:
+        while pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
+            path += ["list", type_.value_field.name]
+            type_ = type_.value_type
+        if not pa.types.is_struct(type_) or type_.get_field_index(field) < 0:
+            return None
+        path.append(field)
+        type_ = type_.field(field).type
+    leaf = ".".join(path)
+    return leaf if any(parquet.schema.column(i).path == leaf for i in range(len(parquet.schema))) else None

@@ -23,8 +23,8 @@ from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
+from benchwright.tables import parquet_leaf_path
 from benchwright.writer import SPLIT_COLUMN, parse_shard_name
-
 
 
 def check_manifest(root: Path, described: list[dict] | None = None) -> list[dict]:
@@ -214,7 +214,7 @@ def _leaf_values(root: Path, config: str, column: str):
     head, *fields = column.split(".")
     # Only the leaf is read (``objects.list.element.box_id``, not every field of every object: 69 MB
     # against 443 MB for the WildBox release's frames).
-    leaf = _parquet_leaf_path(pq.ParquetFile(files[0]), column)
+    leaf = parquet_leaf_path(pq.ParquetFile(files[0]), column)
     arr = pa.concat_arrays([c for f in files for c in pq.ParquetFile(f).read(columns=[leaf]).column(head).chunks]) \
         if leaf else pq.ParquetDataset(files).read(columns=[head]).column(head).combine_chunks()
     for field in [None, *fields]:
@@ -223,26 +223,6 @@ def _leaf_values(root: Path, config: str, column: str):
         if field is not None:
             arr = pc.struct_field(arr, [field])
     return arr
-
-
-def _parquet_leaf_path(parquet: pq.ParquetFile, column: str) -> str | None:
-    """The Parquet column path of ``column`` (``a.b``: field b of a, through lists), None when ``a``
-    is not there or the file names its levels otherwise."""
-    head, *fields = column.split(".")
-    schema = parquet.schema_arrow
-    if schema.get_field_index(head) < 0:
-        return None
-    path, type_ = [head], schema.field(head).type
-    for field in fields:
-        while pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
-            path += ["list", type_.value_field.name]
-            type_ = type_.value_type
-        if not pa.types.is_struct(type_) or type_.get_field_index(field) < 0:
-            return None
-        path.append(field)
-        type_ = type_.field(field).type
-    leaf = ".".join(path)
-    return leaf if any(parquet.schema.column(i).path == leaf for i in range(len(parquet.schema))) else None
 
 
 def check_proportions(dataset, stats: dict) -> list[dict]:

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from benchwright import geometry
 from benchwright.drift import DriftThreshold
 from benchwright.schemas import wildbox as schema
+from benchwright.tables import parquet_leaf_path
 
 # A mask box and the projected cuboid box of the same animal must overlap at least this much
 # (IoU). The cuboid encloses legs, neck and tail the mask may miss, so the bound is loose; a
@@ -141,16 +142,29 @@ def table_checks(root: Path) -> list[dict]:
     results.append(rotation_flip_check(read("boxes", ["box_id", "segment_id", "track_id", "frame_index", "R_cam"])))
     results.append(ground_offset_check(read("boxes", ["box_id", "ground_offset"])))
     # boxes -> frames -> segments (and frames' objects -> boxes) are declared in REFERENCES, checked by the core
-    boxes = read("boxes", ["box_id", *CUBOID_COLUMNS])
-    if boxes is not None:
-        results += cuboid_checks("boxes", boxes.column("box_id"), {c: boxes.column(c) for c in CUBOID_COLUMNS})
-    del boxes  # one config in memory at a time
-    frames = read("frames", ["objects"])
-    if frames is not None:
-        objects = pc.list_flatten(frames.column("objects").combine_chunks())
-        results += cuboid_checks("frames", pc.struct_field(objects, ["box_id"]),
-                                 {c: pc.struct_field(objects, [c]) for c in CUBOID_COLUMNS}, prefix="objects.")
+    if boxes_files := sorted((root / "boxes").glob("*.parquet")):
+        results += cuboid_checks("boxes", _box_parts(boxes_files))
+    if frames_files := sorted((root / "frames").glob("*.parquet")):
+        results += cuboid_checks("frames", _object_parts(frames_files), prefix="objects.")
     return results
+
+
+def _box_parts(files: list[Path]):
+    """(ids, cuboid columns) of the boxes, a file at a time (bounded memory at any size)."""
+    for f in files:
+        table = pq.ParquetFile(f).read(columns=["box_id", *CUBOID_COLUMNS])
+        yield table.column("box_id"), {c: table.column(c) for c in CUBOID_COLUMNS}
+
+
+def _object_parts(files: list[Path]):
+    """(ids, cuboid columns) of the frames' objects, a file at a time, reading only those fields of the
+    objects (not their footprints, sources, reasons)."""
+    for f in files:
+        parquet = pq.ParquetFile(f)
+        leaves = [parquet_leaf_path(parquet, f"objects.{c}") for c in ("box_id", *CUBOID_COLUMNS)]
+        table = parquet.read(columns=leaves if all(leaves) else ["objects"])
+        objects = pc.list_flatten(table.column("objects").combine_chunks())
+        yield pc.struct_field(objects, ["box_id"]), {c: pc.struct_field(objects, [c]) for c in CUBOID_COLUMNS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,24 +186,27 @@ def _matrix(column, *shape) -> np.ndarray:
 CHECK_CHUNK_ROWS = 32_768  # cuboids checked at a time: the geometry's temporaries stay small at any size
 
 
-def cuboid_checks(config: str, ids, columns: dict, prefix: str = "") -> list[dict]:
+def cuboid_checks(config: str, parts, prefix: str = "") -> list[dict]:
     """[{check, ok, detail}]: rotations orthonormal with det +1; corners = centre + R (signs [L, H, W] / 2);
-    R = R_y(yaw) R_x(pitch) R_z(roll); depth = centre z; dimensions positive. ``ids``: a list or an arrow
-    array; ``columns``: arrow (chunked) arrays, checked a chunk of rows at a time."""
-    n = len(columns["depth"])
-    bad: dict[str, list] = {}
-    for lo in range(0, max(n, 1), CHECK_CHUNK_ROWS):
-        part = {c: columns[c].slice(lo, CHECK_CHUNK_ROWS) for c in CUBOID_COLUMNS}
-        for name, ok in _cuboid_tests(part, prefix):
-            bad.setdefault(name, []).append(lo + np.flatnonzero(~ok))
-    results = []
-    for name, found in bad.items():
-        rows = np.concatenate(found)
-        examples = (ids.take(rows[:5]).to_pylist() if hasattr(ids, "take") else [ids[i] for i in rows[:5]])
-        results.append({"check": f"{config}: {name}", "ok": not len(rows),
-                        "detail": f"{n:,} cuboids" if not len(rows) else
-                        f"{len(rows):,} of {n:,} cuboids, e.g. {examples}"})
-    return results
+    R = R_y(yaw) R_x(pitch) R_z(roll); depth = centre z; dimensions positive. ``parts``: (ids, columns)
+    pairs, the ids a list or an arrow array, the columns arrow (chunked) arrays, checked a chunk of rows
+    at a time; the examples are the first failing cuboids in the parts' order."""
+    n = 0
+    failed: dict[str, int] = {}
+    examples: dict[str, list] = {}
+    for ids, columns in parts:
+        size = len(columns["depth"])
+        for lo in range(0, max(size, 1), CHECK_CHUNK_ROWS):
+            part = {c: columns[c].slice(lo, CHECK_CHUNK_ROWS) for c in CUBOID_COLUMNS}
+            for name, ok in _cuboid_tests(part, prefix):
+                rows = lo + np.flatnonzero(~ok)
+                failed[name] = failed.get(name, 0) + len(rows)
+                want = rows[:5 - len(examples.setdefault(name, []))]
+                examples[name] += ids.take(want).to_pylist() if hasattr(ids, "take") else [ids[i] for i in want]
+        n += size
+    return [{"check": f"{config}: {name}", "ok": not count,
+             "detail": f"{n:,} cuboids" if not count else f"{count:,} of {n:,} cuboids, e.g. {examples[name]}"}
+            for name, count in failed.items()]
 
 
 def _cuboid_tests(columns: dict, prefix: str) -> list[tuple[str, np.ndarray]]:
