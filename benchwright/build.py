@@ -9,7 +9,6 @@ import contextlib
 import ctypes
 import errno
 import fcntl
-import gc
 import json
 import logging
 import os
@@ -31,6 +30,7 @@ from benchwright.forked import ForkedCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
+from benchwright.memory import release_freed_memory
 from benchwright.options import BuildOptions
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
@@ -204,14 +204,6 @@ def _timed_export(dataset: Dataset, staging: str) -> tuple[dict, float]:
     t = time.perf_counter()
     exports = dataset.export(staging)
     return exports, round(time.perf_counter() - t, 3)
-
-
-def release_freed_memory() -> None:
-    """Hands the heap a step freed back to the OS: glibc keeps it, so each driver step would start
-    where the last one peaked (after a full-scale WildBox pipeline: 1.4 GB held, 0.55 GB after)."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:

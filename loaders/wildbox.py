@@ -21,6 +21,7 @@ from benchwright.files import map_in_threads
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import AnnotationColumns, write_omni3d_stream
 from benchwright.hashing import stable_int_id
+from benchwright.memory import release_freed_memory
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
@@ -192,6 +193,8 @@ def export_all(root: Path) -> dict:
             continue
         summary[f"omni3d_{split}"] = export_omni3d(root, split, f, b, image_rel)
         summary[f"kitti_{split}"] = export_kitti(root, split, f, b, image_rel)
+        del b
+        release_freed_memory()  # the exports run beside the statistics and checks: keep the peak down
     return summary
 
 
@@ -318,42 +321,53 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     box_ids = boxes["box_id"].to_pylist()
     truncation = boxes["truncation"].to_pylist()
     occluded = kitti_occlusion(boxes["visibility"].to_pylist())
-    # Every representable box converted in one numpy pass; a conversion's refusal is kept as its reason.
+    # The representable boxes converted a chunk at a time in one numpy pass each, each kept as its label
+    # line (a KittiObject per box of a split cost 200 MB at the release's size); a refusal is kept as is.
     convertible = [i for i, ok in enumerate(representable) if ok]
-    converted = dict(zip(convertible, kitti.from_canonical_many(
-        a["center_cam"][convertible], a["dimensions"][convertible], a["R_cam"][convertible],
-        a["bbox2d_tight"][convertible], [schema.SPECIES[s] for s in a["species"][convertible].tolist()],
-        [truncation[i] for i in convertible], occluded[convertible].tolist(),
-        locators=[box_ids[i] for i in convertible])))
+    converted = {}
+    for lo in range(0, len(convertible), EXPORT_CHUNK_ROWS):
+        rows = convertible[lo:lo + EXPORT_CHUNK_ROWS]
+        for i, obj in zip(rows, kitti.from_canonical_many(
+                a["center_cam"][rows], a["dimensions"][rows], a["R_cam"][rows], a["bbox2d_tight"][rows],
+                [schema.SPECIES[s] for s in a["species"][rows].tolist()], [truncation[i] for i in rows],
+                occluded[rows].tolist(), locators=[box_ids[i] for i in rows])):
+            converted[i] = obj if isinstance(obj, RecordError) else kitti.format_label_line(obj)
     by_frame: dict[str, list[int]] = {}
     for i, fid in enumerate(frame_of_box):
         by_frame.setdefault(fid, []).append(i)
+    # Kept small for the exports' child, which runs beside the statistics and checks: the files are written
+    # a few thousand frames at a time, the refusals kept as (box_id, reason).
     skipped, written, frame_map, files, links = [], 0, [], [], []
-    calib_of: dict[tuple, bytes] = {}  # the frames of one camera share their calibration text
-    order = sorted(zip(frames["frame_id"].to_pylist(), frames["K"].to_pylist()))
-    for n, (fid, K) in enumerate(order):
-        name = f"{n:06d}"
+    calib_of: dict[bytes, bytes] = {}  # the frames of one camera share their calibration text
+    frame_ids = frames["frame_id"].to_pylist()
+    Ks = np.asarray(pc.list_flatten(pc.list_flatten(frames["K"].combine_chunks())), float).reshape(-1, 3, 3)
+    for n, row in enumerate(sorted(range(len(frame_ids)), key=frame_ids.__getitem__)):
+        fid, name = frame_ids[row], f"{n:06d}"
         lines = []
         for i in by_frame.get(fid, []):
             if not representable[i]:
-                skipped.append({"box_id": box_ids[i], "reason": reasons[i]})
+                skipped.append((box_ids[i], reasons[i]))
                 continue
-            obj = converted[i]
-            if isinstance(obj, RecordError):
-                skipped.append({"box_id": box_ids[i], "reason": obj.reason})
+            line = converted[i]
+            if isinstance(line, RecordError):
+                skipped.append((box_ids[i], line.reason))
                 continue
-            lines.append(kitti.format_label_line(obj))
+            lines.append(line)
             written += 1
         files.append((f"{base}/label_2/{name}.txt", "".join(line + "\n" for line in lines).encode()))
-        key = tuple(map(tuple, K))
+        key = Ks[row].tobytes()
         if key not in calib_of:
-            calib_of[key] = kitti.format_calib(np.asarray(K, float)).encode()
+            calib_of[key] = kitti.format_calib(Ks[row]).encode()
         files.append((f"{base}/calib/{name}.txt", calib_of[key]))
         links.append((str(root / image_rel[fid]), f"{base}/image_2/{name}{Path(image_rel[fid]).suffix}"))
         frame_map.append(f"{name} {fid} {image_rel[fid]}")
+        if len(files) >= EXPORT_CHUNK_ROWS:
+            write_files(files)
+            link_files(links)
+            files, links = [], []
     write_files(files)
     link_files(links)
     (base / "frame_map.txt").write_text("".join(line + "\n" for line in frame_map))
-    (base / "not_representable.jsonl").write_text(
-        "".join(json.dumps(s, sort_keys=True) + "\n" for s in sorted(skipped, key=lambda s: s["box_id"])))
-    return {"frames": len(order), "rows": written, "not_representable": len(skipped)}
+    (base / "not_representable.jsonl").write_text("".join(
+        json.dumps({"box_id": box_id, "reason": reason}, sort_keys=True) + "\n" for box_id, reason in sorted(skipped)))
+    return {"frames": len(frame_ids), "rows": written, "not_representable": len(skipped)}
