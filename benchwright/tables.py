@@ -30,7 +30,7 @@ def read_row(root: Path | str, config: str, column: str, value, columns: list[st
     does), holding one row group at a time: the row groups the column's statistics rule out are
     skipped, the others have ``column`` read first and the rest of one row group only where it
     matched. (A filtered dataset scan reads every file's row groups at once: 1.1 GB for one frame
-    of the WildBox release, whose image row groups are about 100 MB each.)"""
+    of the WildBox release, when its image row groups were about 100 MB each.)"""
     for path in sorted((Path(root) / config).glob("*.parquet")):
         parquet = pq.ParquetFile(path)
         # the statistics are per Parquet leaf, not per Arrow field (an Image column before it has two)
