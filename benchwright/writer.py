@@ -26,12 +26,13 @@ from benchwright.files import map_in_threads
 from benchwright.hashing import stable_hash64
 from benchwright.stage import counter
 
-# Parquet settings are part of the output's identity: change them and every sha256 changes.
+# Parquet settings are part of the output's identity: change them and every sha256 changes. Dictionary
+# encoding and min/max statistics go to the flat, non-binary columns only (``parquet_options``): on a
+# WildBox boxes shard, dictionaries tried on nested float columns (cuboids) and image bytes overflowed
+# and fell back, costing 2x the write time and 20% more bytes, and no reader filters on them.
 PARQUET_OPTIONS = dict(
     compression="zstd",
     compression_level=3,
-    use_dictionary=True,
-    write_statistics=True,
     data_page_size=1 << 20,
 )
 # Rows per row group: at most 10,000, fewer where rows are large (embedded images, documents) so that a
@@ -133,7 +134,14 @@ def write_parquet(table: pa.Table, url: str) -> None:
     fs, path = fsspec.core.url_to_fs(url)
     fs.makedirs(posixpath.dirname(path), exist_ok=True)
     with fs.open(path, "wb") as f:
-        pq.write_table(table, f, row_group_size=row_group_rows(table), **PARQUET_OPTIONS)
+        pq.write_table(table, f, row_group_size=row_group_rows(table), **parquet_options(table.schema))
+
+
+def parquet_options(schema: pa.Schema) -> dict:
+    """``PARQUET_OPTIONS`` with dictionaries and statistics for the flat, non-binary columns."""
+    flat = [field.name for field in schema if not pa.types.is_nested(field.type)
+            and not (pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type))]
+    return {**PARQUET_OPTIONS, "use_dictionary": flat, "write_statistics": flat}
 
 
 def row_group_rows(table: pa.Table) -> int:

@@ -46,6 +46,10 @@ def test_row_groups_of_large_rows_stay_small_and_one_row_is_read_back_alone(tmp_
     write_parquet(table, str(tmp_path / "frames" / "train-00000-of-00001.parquet"))
     meta = pq.ParquetFile(tmp_path / "frames" / "train-00000-of-00001.parquet").metadata
     assert meta.num_row_groups == -(-n // rows) and meta.row_group(0).num_rows == rows
+    # dictionaries and statistics for the flat columns only (the image bytes would overflow a dictionary)
+    leaves = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i) for i in range(3)}
+    assert leaves["frame_id"].statistics.has_min_max and "RLE_DICTIONARY" in leaves["frame_id"].encodings
+    assert leaves["image.bytes"].statistics is None and "RLE_DICTIONARY" not in leaves["image.bytes"].encodings
     for i in (0, rows - 1, rows, 2999):  # first and last rows of row groups
         row = read_row(tmp_path, "frames", "frame_id", f"f{i:05d}", ["frame_id", "image"])
         assert row["frame_id"] == f"f{i:05d}" and row["image"]["bytes"] == bytes([i % 251]) * size
