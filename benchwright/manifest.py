@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import fsspec
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from benchwright.errors import BuildError
@@ -133,7 +134,10 @@ def describe_files(root: Path) -> list[dict]:
             raise digest
         entry = {"path": rel, "bytes": size, "sha256": digest}
         if rel.endswith(".parquet"):
-            entry["rows"] = pq.ParquetFile(os.path.join(root, rel)).metadata.num_rows
+            try:
+                entry["rows"] = pq.ParquetFile(os.path.join(root, rel)).metadata.num_rows
+            except (OSError, pa.ArrowException):  # a damaged shard: its sha256 says so, its data checks fail
+                entry["rows"] = None
         files.append(entry)
     return files
 

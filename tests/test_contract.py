@@ -93,6 +93,13 @@ def test_validate_passes_then_fails_on_a_flipped_byte(tiny, tmp_path, capsys):
     capsys.readouterr()
     assert cli_main(["validate", str(copy)]) == 1
     assert shard.relative_to(copy).as_posix() in capsys.readouterr().out
+    # a shard cut in half cannot even be read: the report says so and names it, the command does not crash
+    shard.write_bytes(bytes(data[: len(data) // 2]))
+    assert cli_main(["validate", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert shard.relative_to(copy).as_posix() in out
+    report = json.loads((copy / "_build" / "validation" / "report.json").read_text())
+    assert any("cannot be read" in r["detail"] for r in report["results"] if not r["ok"])
 
 
 def test_a_planted_bad_record_is_quarantined_and_counts_reconcile(tiny, tmp_path):
