@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from benchwright import published
 from benchwright.errors import BenchwrightError
+from benchwright.tables import is_list_like
 
 FORMAT = "benchwright-diff/1"
 KEY = "__key__"
@@ -184,7 +185,7 @@ def _equal(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, dict[str, np.ndarray]]
             inner[name] = eq
             inner.update({f"{name}.{p}": e | ~both for p, e in sub.items()})
             values &= eq
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    elif is_list_like(t):
         la = pc.fill_null(pc.list_value_length(a), 0).to_numpy(zero_copy_only=False)
         lb = pc.fill_null(pc.list_value_length(b), 0).to_numpy(zero_copy_only=False)
         aligned = both & (la == lb)

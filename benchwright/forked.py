@@ -116,15 +116,15 @@ class _Stuck(Exception):
     pass
 
 
-def _cpu_ticks(pid: int):
-    """The child's CPU time (user + system, in clock ticks) and whether it waits on the disk (state
-    D counts as progress), or None when it cannot be read (then it is never judged stuck)."""
+def _cpu_ticks(pid: int) -> int | None:
+    """The child's CPU time (user + system, in clock ticks); None while it waits on the disk (state D)
+    or when it cannot be read: both count as progress, so such a child is never judged stuck."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12]), fields[0] == "D" and time.monotonic())
+    return None if fields[0] == "D" else int(fields[11]) + int(fields[12])
 
 
 def _child(fn, args, write: int, parent: int) -> None:

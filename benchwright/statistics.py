@@ -50,7 +50,8 @@ import pyarrow.parquet as pq
 
 from benchwright.files import map_in_threads
 from benchwright.layout import STATISTICS
-from benchwright.writer import parse_shard_name
+from benchwright.tables import is_list_like
+from benchwright.writer import is_binary, parse_shard_name
 
 FORMAT = "benchwright-statistics/1"
 QUANTILE_LEVELS = tuple(round(i * 0.05, 2) for i in range(21))
@@ -160,10 +161,10 @@ def _describe(out: dict, path: str, arr: pa.Array, feature) -> None:
         if entry["kind"] == "text":
             counts = {"distinct": counts["distinct"], "top": counts["values"][:TOP_K]}
         entry.update(counts, lengths=_numeric(pc.drop_null(pc.utf8_length(arr)).to_numpy(zero_copy_only=False)))
-    elif pa.types.is_binary(t) or pa.types.is_large_binary(t):
+    elif is_binary(t):
         entry["kind"] = "binary"
         entry["lengths"] = _numeric(pc.drop_null(pc.binary_length(arr)).to_numpy(zero_copy_only=False))
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    elif is_list_like(t):
         entry["kind"] = "list"
         entry["lengths"] = _numeric(pc.drop_null(pc.list_value_length(arr)).to_numpy(zero_copy_only=False))
         _describe(out, f"{path}[]", pc.list_flatten(arr), getattr(feature, "feature", None))

@@ -34,7 +34,7 @@ def read_row(root: Path | str, config: str, column: str, value, columns: list[st
     for path in sorted((Path(root) / config).glob("*.parquet")):
         parquet = pq.ParquetFile(path)
         # the statistics are per Parquet leaf, not per Arrow field (an Image column before it has two)
-        leaves = [parquet.schema.column(i).path for i in range(len(parquet.schema))]
+        leaves = _leaf_paths(parquet)
         if column not in leaves:
             raise KeyError(f"{path}: no top-level column {column!r} to look a row up by")
         index = leaves.index(column)
@@ -57,7 +57,7 @@ def parquet_leaf_path(parquet: pq.ParquetFile, column: str) -> str | None:
         return None
     path, type_ = [head], schema.field(head).type
     for field in fields:
-        while pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_):
+        while is_list_like(type_):
             path += ["list", type_.value_field.name]
             type_ = type_.value_type
         if not pa.types.is_struct(type_) or type_.get_field_index(field) < 0:
@@ -65,4 +65,14 @@ def parquet_leaf_path(parquet: pq.ParquetFile, column: str) -> str | None:
         path.append(field)
         type_ = type_.field(field).type
     leaf = ".".join(path)
-    return leaf if any(parquet.schema.column(i).path == leaf for i in range(len(parquet.schema))) else None
+    return leaf if leaf in _leaf_paths(parquet) else None
+
+
+def _leaf_paths(parquet: pq.ParquetFile) -> list[str]:
+    """The file's Parquet column paths, in column order (the order of the row groups' statistics)."""
+    return [parquet.schema.column(i).path for i in range(len(parquet.schema))]
+
+
+def is_list_like(type_: pa.DataType) -> bool:
+    """A list, large list or fixed-size list type (what a nested column path walks through)."""
+    return pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_)

@@ -23,7 +23,7 @@ from benchwright.card import split_sizes
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
-from benchwright.tables import parquet_leaf_path
+from benchwright.tables import is_list_like, parquet_leaf_path
 from benchwright.writer import SPLIT_COLUMN, parse_shard_name
 
 
@@ -218,7 +218,7 @@ def _leaf_values(root: Path, config: str, column: str):
     arr = pa.concat_arrays([c for f in files for c in pq.ParquetFile(f).read(columns=[leaf]).column(head).chunks]) \
         if leaf else pq.ParquetDataset(files).read(columns=[head]).column(head).combine_chunks()
     for field in [None, *fields]:
-        while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type):
+        while is_list_like(arr.type):
             arr = pc.list_flatten(arr)
         if field is not None:
             arr = pc.struct_field(arr, [field])

@@ -139,8 +139,7 @@ def write_parquet(table: pa.Table, url: str) -> None:
 
 def parquet_options(schema: pa.Schema) -> dict:
     """``PARQUET_OPTIONS`` with dictionaries and statistics for the flat, non-binary columns."""
-    flat = [field.name for field in schema if not pa.types.is_nested(field.type)
-            and not (pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type))]
+    flat = [field.name for field in schema if not pa.types.is_nested(field.type) and not is_binary(field.type)]
     return {**PARQUET_OPTIONS, "use_dictionary": flat, "write_statistics": flat}
 
 
@@ -151,7 +150,7 @@ def row_group_rows(table: pa.Table) -> int:
     for field, column in zip(table.schema, table.columns):
         if is_file_storage(field.type):
             column = pc.struct_field(column, "bytes")
-        elif not (pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type)):
+        elif not is_binary(field.type):
             continue
         total += pc.sum(pc.binary_length(column)).as_py() or 0
     if not total:
@@ -187,6 +186,11 @@ class WriteConfig(beam.PTransform):
             | "GroupShards" >> beam.GroupByKey()
             | "WriteShards" >> beam.ParDo(_WriteShard(self._root, self._config, self._id_column, self._schema), side)
         )
+
+
+def is_binary(type_: pa.DataType) -> bool:
+    """A binary or large binary type (bytes kept as they are: no dictionary, no min/max)."""
+    return pa.types.is_binary(type_) or pa.types.is_large_binary(type_)
 
 
 def is_file_storage(type_: pa.DataType) -> bool:

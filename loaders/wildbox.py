@@ -340,7 +340,7 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     skipped, written, frame_map, files, links = [], 0, [], [], []
     calib_of: dict[bytes, bytes] = {}  # the frames of one camera share their calibration text
     frame_ids = frames["frame_id"].to_pylist()
-    Ks = np.asarray(pc.list_flatten(pc.list_flatten(frames["K"].combine_chunks())), float).reshape(-1, 3, 3)
+    Ks = column_array(frames, "K", 3, 3)
     for n, row in enumerate(sorted(range(len(frame_ids)), key=frame_ids.__getitem__)):
         fid, name = frame_ids[row], f"{n:06d}"
         lines = []
