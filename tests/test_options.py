@@ -1,6 +1,7 @@
 """Build options: the runner we build, and the guard against FnApiRunner's buffer-creation race."""
 from __future__ import annotations
 
+import struct
 import threading
 import time
 
@@ -50,3 +51,35 @@ def test_the_default_runner_is_fnapirunner_with_the_guard_installed():
     assert execution.BundleContextManager.get_buffer._benchwright_locked is True
     opts = BuildOptions(running_mode="multi_processing", num_workers=2).pipeline_options().get_all_options()
     assert opts["direct_running_mode"] == "multi_processing" and opts["direct_num_workers"] == 2
+
+
+def write_records(limit_ms: int, n: int = 20_000) -> list[int]:
+    """Writes n 4-byte records into one of Beam's data-plane output streams built for ``limit_ms``, the
+    way a bundle's thread encodes elements, and reads back what the stream sent (flushes and close)."""
+    from apache_beam.runners.worker import data_plane
+
+    sent = []
+
+    def slow_send(data):  # a flush that waits on a full send queue, as a big element's does
+        time.sleep(0.002)
+        sent.append(data)
+
+    stream = data_plane.ClosableOutputStream.create(sent.append, slow_send, limit_ms)
+    for i in range(n):
+        stream.write(struct.pack(">I", i))
+        if i % 100 == 0:
+            time.sleep(0.0005)  # the encoding thread yields now and then (a pickle, a numpy call)
+    stream.close()
+    data = b"".join(sent)
+    return [v for (v,) in struct.iter_unpack(">I", data[: len(data) // 4 * 4])]
+
+
+def test_timed_flushes_lose_what_is_written_during_a_flush_and_the_runner_turns_them_off():
+    from apache_beam.runners.portability.fn_api_runner import worker_handlers
+
+    # Beam's timed flush (a timer thread: read the buffer, send it, clear it) drops what the bundle's
+    # thread writes while the send is under way: this is how two full-scale multi_threading builds lost data.
+    assert write_records(limit_ms=1) != list(range(20_000))
+    BuildOptions(running_mode="multi_threading", num_workers=2).make_runner()
+    assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 0
+    assert write_records(limit_ms=worker_handlers.DATA_BUFFER_TIME_LIMIT_MS) == list(range(20_000))
