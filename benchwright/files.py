@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from concurrent.futures import ThreadPoolExecutor
 
 import fsspec
@@ -70,13 +71,33 @@ def resolves_outside(url: str, root: str) -> bool:
     them. One exception: a source inside a Hugging Face cache snapshot, whose every file is a link into
     its repository's ``blobs`` folder, may read that folder. Object storage has no links: False for
     any other protocol."""
-    protocol, path = fsspec.core.split_protocol(url)
-    if protocol not in (None, "file", "local"):
-        return False
+    return outside_of(root)(url)
+
+
+def outside_of(root: str):
+    """``resolves_outside(url, root)`` as a function of ``url``, the root's side resolved once (a
+    segment asks it for each of its thousands of frames)."""
     root_path = fsspec.core.split_protocol(root)[1]
-    real = os.path.realpath(path)
-    allowed = [os.path.realpath(root_path)] + [b for b in [hf_cache_blobs(root_path)] if b]
-    return not any(real == a or real.startswith(a.rstrip(os.sep) + os.sep) for a in allowed)
+    allowed = tuple(a.rstrip(os.sep) + os.sep for a in [os.path.realpath(root_path)] + [
+        b for b in [hf_cache_blobs(root_path)] if b])
+
+    folders: dict[str, str] = {}  # a folder's real path, resolved once: its files share it
+
+    def outside(url: str) -> bool:
+        protocol, path = fsspec.core.split_protocol(url)
+        if protocol not in (None, "file", "local"):
+            return False
+        folder, name = os.path.split(path)
+        if folder not in folders:
+            folders[folder] = os.path.realpath(folder)
+        try:
+            linked = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:  # missing: where it would be is what counts
+            linked = False
+        real = os.path.realpath(path) if linked else os.path.join(folders[folder], name)
+        return not (real + os.sep).startswith(allowed)
+
+    return outside
 
 
 def hf_cache_blobs(folder: str) -> str | None:

@@ -19,7 +19,7 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
-from benchwright.files import resolves_outside
+from benchwright.files import outside_of
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
@@ -115,6 +115,7 @@ def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
     if not isinstance(fs, LocalFileSystem):
         return (set(fs.find(folder)) if fs.exists(folder) else set()), set()  # object storage has no links
     found, outside = set(), set()
+    resolves_outside = outside_of(root)
     stack, listed = [(folder, False)], {os.path.realpath(folder)}
     while stack:
         path, linked_out = stack.pop()
@@ -129,10 +130,10 @@ def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
                 real = os.path.realpath(entry.path)
                 if real not in listed:
                     listed.add(real)
-                    stack.append((entry.path, linked_out or resolves_outside(entry.path, root)))
+                    stack.append((entry.path, linked_out or resolves_outside(entry.path)))
             elif entry.is_file():
                 found.add(entry.path)
-                if linked_out or (entry.is_symlink() and resolves_outside(entry.path, root)):
+                if linked_out or (entry.is_symlink() and resolves_outside(entry.path)):
                     outside.add(entry.path)
     return found, outside
 
@@ -151,12 +152,6 @@ def _integer(value) -> int:
 
 INT64_LIMIT = 1 << 63
 OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
-
-
-def _outside(fs, root: str, path: str) -> bool:
-    """A local file that, through a symlink at any level of its path, lies outside the source root (its
-    bytes are not the source's)."""
-    return isinstance(fs, LocalFileSystem) and resolves_outside(path, root)
 
 
 # A marker ending a JPEG scan's entropy-coded data: 0xFF then a byte that is neither a stuffed zero nor a
@@ -240,6 +235,9 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
         raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
     frames = {}
+    # a local frame that, through a symlink at any level of its path, lies outside the source (its bytes
+    # are not the source's); object storage has no links
+    outside = outside_of(root) if isinstance(fs, LocalFileSystem) else (lambda path: False)
     for i, cam in enumerate(cameras["cameras"]):
         where = f"{cam_loc}#cameras[{i}]"
         try:
@@ -258,7 +256,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, f"image_name {name!r} leaves the segment folder")
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
-                              OUTSIDE_LINK if _outside(fs, root, posixpath.join(root, rel))
+                              OUTSIDE_LINK if outside(posixpath.join(root, rel))
                               else None)
     summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
