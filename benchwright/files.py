@@ -88,13 +88,16 @@ def outside_of(root: str):
         if protocol not in (None, "file", "local"):
             return False
         folder, name = os.path.split(path)
-        if folder not in folders:
-            folders[folder] = os.path.realpath(folder)
-        try:
-            linked = stat.S_ISLNK(os.lstat(path).st_mode)
-        except OSError:  # missing: where it would be is what counts
-            linked = False
-        real = os.path.realpath(path) if linked else os.path.join(folders[folder], name)
+        try:  # the shortcut holds for an existing file that is no link, named by an ordinary name
+            plain = name not in ("", os.curdir, os.pardir) and not stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:  # missing or unreachable (a `..` after a missing part...): realpath's own answer
+            plain = False
+        if plain:
+            if folder not in folders:
+                folders[folder] = os.path.realpath(folder)
+            real = os.path.join(folders[folder], name)
+        else:
+            real = os.path.realpath(path)
         return not (real + os.sep).startswith(allowed)
 
     return outside

@@ -3,8 +3,11 @@ ones included (a workspace's ``.env`` is input to Workspace-Bench), and not the 
 source; a link out of the source is not the source's, but for a Hugging Face cache snapshot's blobs."""
 from __future__ import annotations
 
+import itertools
+import os
+
 from benchwright import registry
-from benchwright.files import SOURCE_COMPLETE_MARKER
+from benchwright.files import SOURCE_COMPLETE_MARKER, outside_of
 from benchwright.manifest import fingerprint_source
 
 
@@ -87,3 +90,38 @@ def test_a_link_to_a_file_is_input_and_a_fifo_neither_blocks_nor_counts(tmp_path
     assert fingerprint_source(dataset, str(tmp_path))["sha256"] != before["sha256"]
     [refused] = sha256_files([str(workspace / "pipe")])
     assert isinstance(refused, OSError) and refused.filename == str(workspace / "pipe")
+
+
+def _outside_by_realpath(path: str, root: str) -> bool:
+    """The definition ``outside_of`` shortcuts: the file's whole real path against the root's."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return not (real == base or real.startswith(base.rstrip(os.sep) + os.sep))
+
+
+def test_outside_of_answers_as_realpath_does_for_every_link_shape(tmp_path):
+    """The shortcut (a folder's real path once, a file's own only when it is a link) gives realpath's
+    answer for links in and out, a link to a link, dangling links, loops, `.`, `..` and missing parts."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    (src / "d" / "e").mkdir(parents=True)
+    (out / "o").mkdir(parents=True)
+    (src / "d" / "f").write_text("")
+    (out / "x").write_text("")
+    (src / "lout").symlink_to(out)  # folder link out
+    (src / "lin").symlink_to(src / "d")  # folder link in
+    (src / "fout").symlink_to(out / "x")  # file link out
+    (src / "f2").symlink_to(src / "fout")  # a link to a link out
+    (src / "dang").symlink_to(tmp_path / "nowhere")  # dangling, out
+    (src / "loop").symlink_to("loop")
+    (src / "self").symlink_to(src)
+    (tmp_path / "rootlink").symlink_to(src)
+    parts = ["d", "e", "f", "lout", "lin", "fout", "f2", "dang", "loop", "self", "..", ".", "missing", "x"]
+    differ, cases = [], 0
+    for root in (str(src), str(tmp_path / "rootlink") + "/"):
+        outside = outside_of(root)
+        for combo in itertools.product(parts, repeat=3):
+            path = os.path.join(root, *combo)
+            cases += 1
+            if outside(path) != _outside_by_realpath(path, root) or outside("file://" + path) != outside(path):
+                differ.append(path)
+    assert cases == 2 * len(parts) ** 3 and differ == []
+    assert outside_of(str(src))(str(src / "fout")) and not outside_of(str(src))(str(src / "lin" / "f"))
