@@ -116,7 +116,8 @@ def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
         return (set(fs.find(folder)) if fs.exists(folder) else set()), set()  # object storage has no links
     found, outside = set(), set()
     resolves_outside = outside_of(root)
-    stack, listed = [(folder, False)], {os.path.realpath(folder)}
+    # the folder itself may lie outside (a segment's sam3_masks/ linked out): then everything under it does
+    stack, listed = [(folder, resolves_outside(folder))], {os.path.realpath(folder)}
     while stack:
         path, linked_out = stack.pop()
         try:

@@ -289,6 +289,12 @@ def write_wildbox(root: Path) -> list[Case]:
     linked.symlink_to(root.parent / "outside_masks", target_is_directory=True)
     add("SAM3 mask PNG", "mask folder symlinked out of the source", f"{rel(seg)}/vggt_results/tracking_summary.json#track=",
         f"{linked.name}', ", "box")
+    # the segment's whole sam3_masks/ linked out of the source: every mask under it refused unread
+    seg = copy_segment()
+    shutil.move(seg / "sam3_masks", root.parent / "outside_sam3_masks")
+    (seg / "sam3_masks").symlink_to(root.parent / "outside_sam3_masks", target_is_directory=True)
+    add("SAM3 mask PNG", "the segment's sam3_masks folder symlinked out of the source",
+        f"{rel(seg)}/vggt_results/tracking_summary.json#track=", "a symlink to a file outside the source", "box")
     # ... and one linked to a folder inside the source: followed, its boxes kept with their masks
     seg = copy_segment()
     linked = sorted(p for p in (seg / "sam3_masks" / "masks").glob("obj_*") if p.is_dir())[0]
