@@ -74,12 +74,30 @@ def write_records(limit_ms: int, n: int = 20_000) -> list[int]:
     return [v for (v,) in struct.iter_unpack(">I", data[: len(data) // 4 * 4])]
 
 
-def test_timed_flushes_lose_what_is_written_during_a_flush_and_the_runner_turns_them_off():
+def test_timed_flushes_lose_what_is_written_during_a_flush_and_the_runner_turns_them_off(monkeypatch):
+    import apache_beam as beam
     from apache_beam.runners.portability.fn_api_runner import worker_handlers
+    from apache_beam.runners.worker import data_plane
+    from apache_beam.testing.util import assert_that, equal_to
 
     # Beam's timed flush (a timer thread: read the buffer, send it, clear it) drops what the bundle's
     # thread writes while the send is under way: this is how two full-scale multi_threading builds lost data.
     assert write_records(limit_ms=1) != list(range(20_000))
-    BuildOptions(running_mode="multi_threading", num_workers=2).make_runner()
+    assert write_records(limit_ms=0) == list(range(20_000))  # a size-based stream keeps everything
+
+    # every data-plane stream of a real multi_threading run (runner side and in-process workers) is size-based
+    made = []
+    original = data_plane.ClosableOutputStream.create
+
+    def spy(close_callback, flush_callback, data_buffer_time_limit_ms):
+        made.append(data_buffer_time_limit_ms)
+        return original(close_callback, flush_callback, data_buffer_time_limit_ms)
+
+    monkeypatch.setattr(data_plane.ClosableOutputStream, "create", staticmethod(spy))
+    options = BuildOptions(running_mode="multi_threading", num_workers=2)
+    with beam.Pipeline(runner=options.make_runner(), options=options.pipeline_options()) as p:
+        counted = p | beam.Create(range(100)) | beam.Map(lambda x: (x % 3, x)) | beam.GroupByKey() | beam.MapTuple(
+            lambda k, xs: (k, len(xs)))
+        assert_that(counted, equal_to([(0, 34), (1, 33), (2, 33)]))
+    assert made and all(limit <= 0 for limit in made), made
     assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 0
-    assert write_records(limit_ms=worker_handlers.DATA_BUFFER_TIME_LIMIT_MS) == list(range(20_000))
