@@ -208,7 +208,7 @@ def main(argv=None) -> None:
         "scale": args.scale,
         "running_mode": args.running_mode,
         "workers": args.workers,
-        "cpus": os.cpu_count(),
+        "cpus": len(os.sched_getaffinity(0)),  # the cores this process may run on (an affinity mask, a cpuset)
         "cuboids": cuboids,
         "frames": manifest["reconciliation"]["units"]["frame"]["written"],
         "synth_s": round(synth_s, 2),
@@ -219,7 +219,7 @@ def main(argv=None) -> None:
         "beam_cuboids_per_s": round(cuboids / beam_wall, 1),
         "beam_build_cpu_s": round(beam_cpu, 2),
         # no schedule of the same work on this machine ends sooner: its CPU seconds spread over every core
-        "beam_build_wall_bound_s": round(beam_cpu / os.cpu_count(), 2),
+        "beam_build_wall_bound_s": round(beam_cpu / len(os.sched_getaffinity(0)), 2),
         "beam_peak_rss_mb": round(beam_peak[0], 1),
         "beam_peak_pss_mb": round(beam_peak[1], 1),
         "beam_peak_pss_mb_by_phase": beam_phases,
