@@ -24,6 +24,7 @@ from datasets.table import embed_table_storage
 
 from benchwright.files import map_in_threads
 from benchwright.hashing import stable_hash64
+from benchwright.memory import release_freed_memory
 from benchwright.stage import counter
 
 # Parquet settings are part of the output's identity: change them and every sha256 changes. Dictionary
@@ -125,9 +126,14 @@ class _WriteShard(beam.DoFn):
             raise ValueError(f"{self._config}/{split}: duplicate {self._id_column} values in shard {shard}")
         name = shard_file_name(self._config, split, shard, num_shards[split])
         write_parquet(table, posixpath.join(self._root, name))
-        self._rows.inc(table.num_rows)
+        rows = table.num_rows
+        self._rows.inc(rows)
+        del table, ids
+        # a shard's copies (concatenated, sorted, its files embedded) are freed now, but glibc and Arrow's
+        # pool would keep them: the next shard, or the next step of a worker, would start from this peak
+        release_freed_memory(collect=False)
         yield {"config": self._config, "split": split, "shard": shard,
-               "num_shards": num_shards[split], "path": name, "rows": table.num_rows}
+               "num_shards": num_shards[split], "path": name, "rows": rows}
 
 
 def write_parquet(table: pa.Table, url: str) -> None:
