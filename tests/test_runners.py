@@ -1,15 +1,19 @@
-"""The same pipeline on other runners: PortableRunner with external SDK workers, Dataflow's option check."""
+"""The same pipeline on other runners: PortableRunner with external SDK workers, Dataflow's option check; what
+FnApiRunner's multi_threading mode shares between two bundles of one process (LibreOffice's profile)."""
 from __future__ import annotations
 
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from benchwright.cli import main as cli_main
+from benchwright.formats.ooxml import libreoffice
 from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
 
@@ -72,3 +76,27 @@ def test_dataflow_options_are_checked_by_a_dry_run(tmp_path, capsys):
     assert not (tmp_path / "out" / "wildbox").exists()
     with pytest.raises(Exception, match="project"):
         cli_main(common)
+
+
+@pytest.mark.skipif(not libreoffice.available(), reason="LibreOffice (soffice) not installed")
+def test_two_threads_of_one_process_convert_with_libreoffice_at_the_same_time():
+    # multi_threading runs two bundles in one process: with one LibreOffice profile per process, the second
+    # soffice finds the profile in use, hands its files to the first and exits 1 without converting them.
+    # A default-scale WordEval build quarantined 5 cases this way ("LibreOffice produced no pdf (exit 1)").
+    fixtures = sorted((Path(__file__).parent / "fixtures" / "docx" / "python-docx").glob("*.docx"))[:4]
+    docs = {f"{p.stem}-{i}": p.read_bytes() for i in range(3) for p in fixtures}
+    started = threading.Barrier(2)
+    results = {}
+
+    def convert(worker):
+        started.wait()
+        results[worker] = libreoffice.convert_many(docs, retry_singly=False)
+
+    threads = [threading.Thread(target=convert, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    failed = {(w, name): message for w, res in results.items() for name, (pdf, message) in res.items() if pdf is None}
+    assert len(results) == 2 and all(len(res) == len(docs) for res in results.values())
+    assert failed == {}

@@ -1,7 +1,9 @@
 """LibreOffice headless conversions: the "does another office suite open it" gate and re-saves.
 
 Every call runs ``soffice --headless --norestore -env:UserInstallation=file:///tmp/...`` with a
-private, writable profile directory per worker process (concurrent workers never share one).
+private, writable profile directory per worker thread (concurrent workers, processes or the threads of
+one process as in Beam's multi_threading mode, never share one: a second soffice on a profile in use
+hands its files to the first and exits 1 without converting them).
 Batch mode converts many files in one soffice invocation (starting soffice dominates the cost);
 if a batch fails as a whole, files are retried one by one so the culprit is named.
 LibreOffice is more lenient than Word: passing is necessary, not sufficient.
@@ -14,9 +16,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
-_PROFILE_DIRS: dict[int, str] = {}
+_PROFILE_DIRS: dict[tuple[int, int], str] = {}
 
 
 def find_soffice() -> str | None:
@@ -32,12 +35,13 @@ def available() -> bool:
 
 
 def _profile_url() -> str:
-    pid = os.getpid()
-    if pid not in _PROFILE_DIRS:
-        _PROFILE_DIRS[pid] = tempfile.mkdtemp(prefix=f"benchwright-lo-{pid}-")
-        # reused by every call of this process (a fresh profile costs seconds), removed at exit
-        atexit.register(shutil.rmtree, _PROFILE_DIRS[pid], ignore_errors=True)
-    return Path(_PROFILE_DIRS[pid]).as_uri()
+    # one per thread, not per process: multi_threading runs two bundles' soffice calls in one process
+    worker = (os.getpid(), threading.get_ident())
+    if worker not in _PROFILE_DIRS:
+        _PROFILE_DIRS[worker] = tempfile.mkdtemp(prefix=f"benchwright-lo-{worker[0]}-")
+        # reused by every later call of this thread (a fresh profile costs seconds), removed at exit
+        atexit.register(shutil.rmtree, _PROFILE_DIRS[worker], ignore_errors=True)
+    return Path(_PROFILE_DIRS[worker]).as_uri()
 
 
 def _run(args: list[str], timeout: float) -> tuple[int, str]:
