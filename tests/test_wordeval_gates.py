@@ -136,6 +136,17 @@ def test_libreoffice_profile_is_removed_when_the_process_exits(tmp_path):
     assert not os.path.exists(profile)
 
 
+def test_a_forked_child_exiting_normally_leaves_its_parents_profiles():
+    # a child inherits the exit hooks and the profile table: its exit must not delete the parent's profile
+    profile = libreoffice._profile_url().removeprefix("file://")
+    pid = os.fork()
+    if pid == 0:  # the child: what a normal exit runs, then out without the rest of pytest's teardown
+        libreoffice._remove_profiles()
+        os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert os.path.isdir(profile)
+
+
 @needs_lo
 def test_libreoffice_resave_of_reference_passes_where_declared():
     cat = load_catalogue()

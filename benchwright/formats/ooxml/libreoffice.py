@@ -38,10 +38,20 @@ def _profile_url() -> str:
     # one per thread, not per process: multi_threading runs two bundles' soffice calls in one process
     worker = (os.getpid(), threading.get_ident())
     if worker not in _PROFILE_DIRS:
-        _PROFILE_DIRS[worker] = tempfile.mkdtemp(prefix=f"benchwright-lo-{worker[0]}-")
         # reused by every later call of this thread (a fresh profile costs seconds), removed at exit
-        atexit.register(shutil.rmtree, _PROFILE_DIRS[worker], ignore_errors=True)
+        _PROFILE_DIRS[worker] = tempfile.mkdtemp(prefix=f"benchwright-lo-{worker[0]}-")
     return Path(_PROFILE_DIRS[worker]).as_uri()
+
+
+def _remove_profiles() -> None:
+    """This process's profiles only: a forked child that exits normally runs the parent's exit hooks,
+    and must not delete the profiles its parent is still using."""
+    for (pid, _), path in list(_PROFILE_DIRS.items()):
+        if pid == os.getpid():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+atexit.register(_remove_profiles)
 
 
 def _run(args: list[str], timeout: float) -> tuple[int, str]:
