@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -76,3 +78,13 @@ def _leaf_paths(parquet: pq.ParquetFile) -> list[str]:
 def is_list_like(type_: pa.DataType) -> bool:
     """A list, large list or fixed-size list type (what a nested column path walks through)."""
     return pa.types.is_list(type_) or pa.types.is_large_list(type_) or pa.types.is_fixed_size_list(type_)
+
+
+def fixed_size_matrix(column, *shape: int) -> np.ndarray:
+    """A (nested) fixed-size list column (an array or a chunked array) as an (n, *shape) float array,
+    without a Python loop (its slice offset respected)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = arr
+    for _ in shape:
+        values = pc.list_flatten(values)
+    return np.asarray(values.to_numpy(zero_copy_only=False), float).reshape((len(arr), *shape))

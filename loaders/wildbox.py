@@ -114,15 +114,6 @@ def load(root: Path | str, config: str, split: str | None = None):
     return datasets.load_dataset(str(root), config, split=split)
 
 
-def column_array(table: pa.Table, name: str, *shape: int) -> np.ndarray:
-    """A fixed-size list column as an (n, *shape) float array."""
-    col = table.column(name).combine_chunks()
-    values = col
-    for _ in shape:
-        values = values.flatten()
-    return values.to_numpy(zero_copy_only=False).reshape((len(col),) + tuple(shape))
-
-
 def boxes_arrays(table: pa.Table) -> dict[str, np.ndarray]:
     """The geometry of a boxes table as numpy arrays (what evaluators and baselines consume)."""
     return {
@@ -130,13 +121,13 @@ def boxes_arrays(table: pa.Table) -> dict[str, np.ndarray]:
         "species": table.column("species").to_numpy(),
         "coarse_class": table.column("coarse_class").to_numpy(),
         "category_id": table.column("category_id").to_numpy(),
-        "center_cam": column_array(table, "center_cam", 3),
-        "dimensions": column_array(table, "dimensions", 3),
-        "R_cam": column_array(table, "R_cam", 3, 3),
-        "corners_cam": column_array(table, "corners_cam", 8, 3),
-        "bbox2d_tight": column_array(table, "bbox2d_tight", 4),
-        "bbox2d_proj": column_array(table, "bbox2d_proj", 4),
-        "K": column_array(table, "K", 3, 3),
+        "center_cam": tables.fixed_size_matrix(table.column("center_cam"), 3),
+        "dimensions": tables.fixed_size_matrix(table.column("dimensions"), 3),
+        "R_cam": tables.fixed_size_matrix(table.column("R_cam"), 3, 3),
+        "corners_cam": tables.fixed_size_matrix(table.column("corners_cam"), 8, 3),
+        "bbox2d_tight": tables.fixed_size_matrix(table.column("bbox2d_tight"), 4),
+        "bbox2d_proj": tables.fixed_size_matrix(table.column("bbox2d_proj"), 4),
+        "K": tables.fixed_size_matrix(table.column("K"), 3, 3),
     }
 
 
@@ -340,7 +331,7 @@ def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, imag
     skipped, written, frame_map, files, links = [], 0, [], [], []
     calib_of: dict[bytes, bytes] = {}  # the frames of one camera share their calibration text
     frame_ids = frames["frame_id"].to_pylist()
-    Ks = column_array(frames, "K", 3, 3)
+    Ks = tables.fixed_size_matrix(frames.column("K"), 3, 3)
     for n, row in enumerate(sorted(range(len(frame_ids)), key=frame_ids.__getitem__)):
         fid, name = frame_ids[row], f"{n:06d}"
         lines = []

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from benchwright import geometry
 from benchwright.drift import DriftThreshold
 from benchwright.schemas import wildbox as schema
-from benchwright.tables import parquet_leaf_path
+from benchwright.tables import fixed_size_matrix, parquet_leaf_path
 
 # A mask box and the projected cuboid box of the same animal must overlap at least this much
 # (IoU). The cuboid encloses legs, neck and tail the mask may miss, so the bound is loose; a
@@ -175,14 +175,6 @@ CUBOID_COLUMNS = ("center_cam", "dimensions", "R_cam", "corners_cam", "yaw_pitch
 GEOMETRY_ATOL = 1e-6  # stored float64; relative to the box's size for corners
 
 
-def _matrix(column, *shape) -> np.ndarray:
-    """A (nested) fixed-size list column as an (n, *shape) float array, without a Python loop."""
-    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    for _ in shape:
-        arr = pc.list_flatten(arr)
-    return np.asarray(arr.to_numpy(zero_copy_only=False), float).reshape(-1, *shape)
-
-
 CHECK_CHUNK_ROWS = 32_768  # cuboids checked at a time: the geometry's temporaries stay small at any size
 
 
@@ -211,9 +203,9 @@ def cuboid_checks(config: str, parts, prefix: str = "") -> list[dict]:
 
 def _cuboid_tests(columns: dict, prefix: str) -> list[tuple[str, np.ndarray]]:
     """(check name, per-cuboid pass mask) for the cuboids in ``columns``."""
-    center, dims = _matrix(columns["center_cam"], 3), _matrix(columns["dimensions"], 3)
-    R, corners = _matrix(columns["R_cam"], 3, 3), _matrix(columns["corners_cam"], 8, 3)
-    ypr = _matrix(columns["yaw_pitch_roll"], 3)
+    center, dims = fixed_size_matrix(columns["center_cam"], 3), fixed_size_matrix(columns["dimensions"], 3)
+    R, corners = fixed_size_matrix(columns["R_cam"], 3, 3), fixed_size_matrix(columns["corners_cam"], 8, 3)
+    ypr = fixed_size_matrix(columns["yaw_pitch_roll"], 3)
     depth = np.asarray(columns["depth"].to_numpy(zero_copy_only=False), float)
     size = np.linalg.norm(dims, axis=1) if len(dims) else np.zeros(0)
     ortho, det_pos = geometry.check_rotations(R, atol=GEOMETRY_ATOL) if len(R) else (np.ones(0, bool),) * 2
@@ -250,7 +242,7 @@ def rotation_flip_check(boxes) -> dict:
     seg_code = boxes["segment_id"].combine_chunks().dictionary_encode().indices.to_numpy()
     track = boxes["track_id"].to_numpy()
     frame = boxes["frame_index"].to_numpy()
-    R = _matrix(boxes["R_cam"], 3, 3)
+    R = fixed_size_matrix(boxes["R_cam"], 3, 3)
     a, b = _consecutive(np.arange(len(frame)), frame, seg_code, track)
     cos = (np.einsum("nji,nji->n", R[a], R[b]) - 1.0) / 2.0  # trace(Ra^T Rb) = sum of elementwise products
     turn = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
