@@ -107,15 +107,15 @@ def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
     return m
 
 
-def _files_under(fs, folder: str, root: str) -> tuple[set[str], set[str]]:
+def _files_under(fs, folder: str, resolves_outside) -> tuple[set[str], set[str]]:
     """(every file below ``folder``, as ``fs.find`` names them; those of them whose bytes lie outside the
-    source ``root``: a file symlinked out, or any file under a folder symlinked out). A local folder is
+    source, by its ``files.outside_of`` check ``resolves_outside``: a file symlinked out, or any file
+    under a folder symlinked out). A local folder is
     listed with os.scandir (fsspec stats each of a segment's thousands of masks); a symlinked folder is
     followed once (a link back to a folder already listed, a loop, is not)."""
     if not isinstance(fs, LocalFileSystem):
         return (set(fs.find(folder)) if fs.exists(folder) else set()), set()  # object storage has no links
     found, outside = set(), set()
-    resolves_outside = outside_of(root)
     # the folder itself may lie outside (a segment's sam3_masks/ linked out): then everything under it does
     stack, listed = [(folder, resolves_outside(folder))], {os.path.realpath(folder)}
     while stack:
@@ -263,7 +263,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
-    masks, masks_outside = _files_under(fs, mask_dir, root)
+    masks, masks_outside = _files_under(fs, mask_dir, outside)
     stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
     obs = Observations()
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
