@@ -316,10 +316,11 @@ def lite_rows(root: Path, split: str) -> list[dict]:
     return rows
 
 
-def baseline_records(root: Path, agent: str, outputs=None) -> dict[str, dict]:
+def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dict[str, dict]:
     """Every test case's record for a shipped agent run in this process (or its given ``outputs``:
     (case_id, bytes or None, error)), scored by the evaluator (in process: the outputs are our own
-    agents'), LibreOffice's with its preservation differences in full."""
+    agents'), LibreOffice's with its preservation differences in full. ``progress``: a
+    ``benchwright.progress.Task`` advanced per case."""
     import time
 
     from benchwright.wordeval.oracle import compare, reference_snapshot
@@ -344,6 +345,8 @@ def baseline_records(root: Path, agent: str, outputs=None) -> dict[str, dict]:
         records[cid] = {"case_id": cid, "passed": bool(report["passed"]), "report": report,
                         "reason": None if report["passed"] else report.get("rejected") or "failed",
                         "agent": {"status": "ok" if out is not None else "exit", "seconds": round(seconds, 4)}}
+        if progress is not None:
+            progress.advance()
     return records
 
 
@@ -369,25 +372,29 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
     LibreOffice) leaves that agent out."""
     from benchwright.card import markdown_table, pyplot, save_figure
     from benchwright.formats.ooxml.libreoffice import available
+    from benchwright.progress import current as current_progress
     from benchwright.wordeval.lite import lite_statistics
 
     lite = lite_statistics(lite_rows(root, TEST), lite_rows(root, LITE))
     cases = read_cases(root)
     agents = [a for a in AGENTS if a != "libreoffice" or (libreoffice and available())]
     summaries, lo_records = {}, {}
-    # text-only writes the text of the planned edit: replay's outputs, computed once for both
-    replayed = {cid: (out, error) for cid, out, error in agent_outputs(root, "replay")}
-    for agent in agents:
-        if agent == "replay":
-            outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
-        elif agent == "text-only":
-            outputs = _text_only(root, replayed)
-        else:
-            outputs = None
-        records = baseline_records(root, agent, outputs)
-        summaries[agent] = summarize_run(cases, records, agent)
-        if agent == "libreoffice":
-            lo_records = records
+    with current_progress().phase("card: baseline agents") as phase:  # minutes on a default build
+        edits = phase.task("replay's edits", len(cases), "cases")
+        tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
+        # text-only writes the text of the planned edit: replay's outputs, computed once for both
+        replayed = {cid: (out, error) for cid, out, error in edits.iterate(agent_outputs(root, "replay"))}
+        for agent in agents:
+            if agent == "replay":
+                outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
+            elif agent == "text-only":
+                outputs = _text_only(root, replayed)
+            else:
+                outputs = None
+            records = baseline_records(root, agent, outputs, tasks[agent])
+            summaries[agent] = summarize_run(cases, records, agent)
+            if agent == "libreoffice":
+                lo_records = records
     fmt = _percent
     baseline_rows = [[a, s["cases"], s["passed"], fmt(s["pass_rate"])] +
                      [fmt(s["per_config"].get(c, {}).get("rate")) for c in schema.CONFIGS]
