@@ -1033,7 +1033,9 @@ def run_cli(argv=None) -> int:
     p.add_argument("--context", default=LEARNED_CONFIG["context"], choices=CONTEXTS,
                    help="learned head: image (the image's own 2D boxes) or segment (also the segment's other frames)")
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--evaluate", action="store_true", help="also score the predictions (AP-BEV@0.25 in the summary)")
+    p.add_argument("--evaluate", action="store_true",
+                   help="also score the predictions as `evaluate wildbox` does: a summary table led by AP-BEV@0.25 "
+                        "(VOC 11-point), the full metrics in PRED.metrics.json")
     ns = p.parse_args(argv)
     try:
         if ns.split == "train" and ns.head != "trivial":
@@ -1052,14 +1054,15 @@ def run_cli(argv=None) -> int:
                 f"{ns.split} images -> {out}")
         if checkpoint is not None:
             line += f" (checkpoint {checkpoint})"
-        if ns.evaluate:
-            from benchwright.evaluation import wildbox as ev
-
-            m = ev.evaluate_paths(ns.data, out, ns.split, ap_bev_protocol="coco101")
-            proto = "VOC 11-point" if ap_bev_key(m).startswith("ap_bev_voc11") else "COCO 101-point"
-            line += (f"; AP-BEV@0.25 macro {m[ap_bev_key(m)]['macro']:.2f}, "
-                     f"AP-BEV@0.50 macro {m[ap_bev_key(m, '0.50')]['macro']:.2f} ({proto})")
         print(line)
+        if ns.evaluate:  # the evaluator's defaults: the same numbers `benchwright evaluate wildbox` prints
+            from benchwright.evaluation import wildbox as ev
+            from benchwright.summary import cell, show, write_json
+
+            m = ev.evaluate_paths(ns.data, out, ns.split)
+            name, protocol, value = ev.headline(m)
+            metrics = write_json(Path(out).with_suffix(".metrics.json"), m)
+            show(ev.summary_tables(m), [f"{name} macro {cell(value)} ({protocol}); full metrics: {metrics}"])
     except (BenchwrightError, ValueError, OSError) as err:
         print(f"benchwright baseline wildbox: error: {err}", file=sys.stderr)
         return 2

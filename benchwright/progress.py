@@ -141,7 +141,7 @@ class Progress:
     def __init__(self, mode: str = "auto", stream=None, interval: float | None = None, prefix: str = ""):
         self.stream = stream if stream is not None else sys.stderr
         if mode == "auto":
-            mode = "bar" if _isatty(self.stream) else "lines"
+            mode = "bar" if is_terminal(self.stream) else "lines"
         if mode not in MODES:
             raise ValueError(f"progress mode {mode!r}: one of auto, {', '.join(MODES)}")
         self.mode, self.prefix = mode, prefix
@@ -247,7 +247,7 @@ def _columns(stream) -> int:
         return 100
 
 
-def _isatty(stream) -> bool:
+def is_terminal(stream) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

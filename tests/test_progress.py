@@ -1,0 +1,189 @@
+"""Long work shows its progress (issue 23: after "[wordeval] running the pipeline" nothing was printed for
+31.7 minutes): a build run as a user runs it prints, on a pipe (a CI log), a plain line every few seconds
+with counts, rate and time left, for the pipeline's stages and the card's baseline agents; on a terminal
+it draws bars; ``--quiet`` shows nothing of it; and none of it reaches the published files. The counts
+come from a side channel the stages write while they run, which also works from FnApiRunner's worker
+processes (Beam's own counters are read only at the end)."""
+from __future__ import annotations
+
+import fcntl
+import io
+import json
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from benchwright import progress
+from benchwright.progress import Progress, Task, duration, read_channel
+from tests.quality_builds import tiny_build
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _cli(args: list[str], tmp_path: Path, **env) -> tuple[list[str], dict]:
+    return [sys.executable, "-m", "benchwright.cli", *args], {**os.environ, "TMPDIR": str(tmp_path), **env}
+
+
+def _files(root: Path) -> dict[str, str]:
+    return {f["path"]: f["sha256"] for f in json.loads((root / "_build" / "manifest.json").read_text())["files"]}
+
+
+def _run_on_a_terminal(argv: list[str], env: dict, timeout: float = 600) -> tuple[int, str]:
+    """Run ``argv`` with stdout and stderr on a pseudo-terminal (120 x 40), as in a user's shell."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, cwd=REPO)
+    os.close(slave)
+    out, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its end
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return proc.wait(timeout=60), out.decode(errors="replace")
+
+
+def test_a_build_in_a_ci_log_prints_progress_lines_and_publishes_the_same_bytes(tmp_path, tmp_path_factory):
+    """WordEval (pipeline stages and the card's baseline agents) built by the CLI with its output on pipes:
+    timed lines with counts out of totals; the published files are those of the same build made without
+    progress; the side channel is gone."""
+    source, quiet_build = tiny_build("wordeval", tmp_path_factory)
+    argv, env = _cli(["build", "wordeval", "--source", str(source), "--out", str(tmp_path / "out")], tmp_path,
+                     BENCHWRIGHT_PROGRESS_INTERVAL="0.5")
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stderr.splitlines()
+    # while it runs: "[wordeval] pipeline 3s: BuildAtomic 1/6 catalogue units (17%); ..."
+    running = [line for line in lines if re.match(r"\[wordeval\] pipeline \d+s: BuildAtomic \d+/6 catalogue units", line)]
+    assert running, done.stderr[-3000:]
+    final = [line for line in lines if line.startswith("[wordeval] pipeline done in ")]
+    assert len(final) == 1 and "BuildAtomic 6/6 catalogue units" in final[0], final
+    assert re.search(r"LibreOfficeAtomic (\d+)/\1 atomic cases", final[0]), final
+    assert re.search(r"BuildCompositional 2/2 templates", final[0]), final
+    card = [line for line in lines if line.startswith("[wordeval] card: baseline agents done in ")]
+    cases = sum(1 for _ in (quiet_build / "exports" / "cases").iterdir())
+    assert len(card) == 1 and all(f"{agent} {cases}/{cases} cases scored" in card[0]
+                                  for agent in ("null", "replay", "text-only")), card
+    assert "\r" not in done.stderr  # no bar redrawn in a log
+    assert "[wordeval] running the pipeline" in done.stdout
+    # progress never enters the outputs
+    built = tmp_path / "out" / "wordeval"
+    assert _files(built) == _files(quiet_build)
+    assert not [p for p in built.rglob("*") if "progress" in p.name]
+    assert not list(tmp_path.glob("benchwright-progress-*"))  # the local channel was removed
+
+
+def test_quiet_on_a_terminal_prints_only_the_result(tmp_path, tmp_path_factory):
+    source, _ = tiny_build("wildbox", tmp_path_factory)
+    argv, env = _cli(["build", "wildbox", "--source", str(source), "--out", str(tmp_path / "out"), "--quiet"],
+                     tmp_path, BENCHWRIGHT_PROGRESS_INTERVAL="0.2")
+    code, out = _run_on_a_terminal(argv, env)
+    assert code == 0, out[-3000:]
+    assert "[wildbox]" not in out and "\r\r" not in out and "%|" not in out, out[-3000:]
+    assert f"wildbox at {tmp_path / 'out' / 'wildbox'}" in out
+
+
+def test_on_a_terminal_tasks_are_bars_with_rate_and_time_left():
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    with open(slave, "w", closefd=True) as terminal:
+        shown = Progress("auto", stream=terminal, prefix="[demo]")
+        assert shown.mode == "bar"
+        with shown.phase("card: baseline agents") as phase:
+            task = phase.task("replay", 40, "cases scored")
+            for _ in range(40):
+                task.advance()
+                time.sleep(0.02)
+        terminal.flush()
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    text = out.decode(errors="replace")
+    assert "[demo] replay: 100%|" in text and "40/40" in text and "cases scored/s" in text, text
+    assert "\r" in text  # redrawn in place
+    assert "[demo] card: baseline agents done in" in text
+
+
+def test_plain_lines_name_counts_rate_and_time_left():
+    stream = io.StringIO()
+    with Progress("lines", stream=stream, interval=0.1, prefix="[demo]").phase("pipeline") as phase:
+        task = phase.task("ParseSegment", 200, "segments")
+        waiting = phase.task("AnnotateSegment", None, "segments", started=False)
+        for _ in range(10):
+            task.advance(10)
+            time.sleep(0.06)
+    lines = stream.getvalue().splitlines()
+    moving = [line for line in lines if "left)" in line]
+    assert moving, lines
+    assert re.match(r"\[demo\] pipeline \d+s: ParseSegment \d+/200 segments \(\d+%, [\d.]+/s, about \d+s left\); "
+                    r"AnnotateSegment waiting$", moving[0]), moving[0]
+    assert lines[-1].startswith("[demo] pipeline done in ") and "ParseSegment 100/200 segments (50%" in lines[-1]
+    assert waiting.describe() == "AnnotateSegment waiting"
+    assert duration(59.6) == "1m00s" and duration(3725) == "1h02m" and duration(4) == "4s"
+    quiet = io.StringIO()
+    with Progress("off", stream=quiet).phase("pipeline") as phase:
+        phase.task("x", 3, "y").advance(3)
+    assert quiet.getvalue() == ""
+
+
+def test_stage_counts_reach_the_driver_from_worker_processes_while_the_pipeline_runs(tmp_path):
+    """FnApiRunner multi_processing runs the stages in worker processes: their counts still reach the
+    driver's poll before the pipeline ends, and a stage whose total is another stage's output follows it."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    from benchwright.stage import run_stage
+
+    def slow(x):
+        time.sleep(0.25)
+        yield x
+
+    channel = str(tmp_path / "channel")
+    pipeline = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions(
+        direct_running_mode="multi_processing", direct_num_workers=2))
+    tracker = progress.attach(pipeline, channel)
+    first = run_stage(pipeline | beam.Create(list(range(12))) | beam.Reshuffle(), "Slow", slow, unit="item",
+                      total=12, what="items")
+    run_stage(first.main | "Again" >> beam.Reshuffle(), "Follow", lambda x: [x, x], unit="item", total="Slow",
+              what="items")
+    seen = []
+    poll = tracker.poller()
+
+    def watch(phase):
+        poll(phase)
+        seen.append(phase.tasks[0].done)
+
+    stream = io.StringIO()
+    with Progress("lines", stream=stream, interval=60).phase("pipeline", watch, 0.1) as phase:
+        pipeline.run().wait_until_finish()
+    assert any(0 < d < 12 for d in seen), seen  # counted while the workers ran, not only at the end
+    assert [(t.label, t.done, t.total) for t in phase.tasks] == [("Slow", 12, 12), ("Follow", 12, 12)]
+    assert read_channel(channel) == {"Slow": (12, 12), "Follow": (12, 24)}
+    assert "pipeline done in" in stream.getvalue() and "Follow 12/12 items" in stream.getvalue()
+
+
+def test_a_task_seen_first_mid_way_measures_its_rate_from_there():
+    task = Task("Scan", 100, "files", started=False)
+    assert task.rate() is None and task.describe() == "Scan 0/100 files"
+    task.update(50)
+    time.sleep(0.6)
+    task.update(60)
+    rate = task.rate()
+    assert rate is not None and rate < 10 / 0.55  # 10 files in ~0.6 s, not 60
