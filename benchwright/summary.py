@@ -56,7 +56,7 @@ def show(tables: list[Table], notes: list[str] = (), stream=None) -> None:
         out = RichTable(title=table.title, title_justify="left", box=box.ROUNDED if terminal else box.ASCII2,
                         header_style="bold" if terminal else "", title_style="bold" if terminal else "")
         for i, header in enumerate(table.headers):
-            out.add_column(header, justify="right" if i in numeric else "left", no_wrap=not terminal)
+            out.add_column(header, justify="right" if i in numeric else "left", no_wrap=True)
         for row in table.rows:
             out.add_row(*(cell(v) for v in row))
         console.print(out)
