@@ -35,7 +35,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from benchwright.evaluation.wordeval import IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize
+from benchwright.evaluation.wordeval import (IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize,
+                                             summary_notes, summary_tables)
+from benchwright.progress import Progress, current, use
+from benchwright.summary import show, write_json
 from benchwright.loaders.wordeval import EXPORTS, read_config
 from benchwright.schemas import wordeval as schema
 from benchwright.wordeval.agents import SHIPPED
@@ -131,10 +134,12 @@ def run_agent(data: str | Path, agent: str, out: str | Path, configs: tuple[str,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n = 0
-    for case_id, docx, _error in agent_outputs(data, agent, configs):
-        if docx is not None:
-            (out / f"{case_id}.docx").write_bytes(docx)
-        n += 1
+    with current().phase(f"agent {agent}") as phase:
+        edited = phase.task("edited", len(read_cases(data, configs)), "cases")
+        for case_id, docx, _error in edited.iterate(agent_outputs(data, agent, configs)):
+            if docx is not None:
+                (out / f"{case_id}.docx").write_bytes(docx)
+            n += 1
     return n
 
 
@@ -372,14 +377,13 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
     LibreOffice) leaves that agent out."""
     from benchwright.card import markdown_table, pyplot, save_figure
     from benchwright.formats.ooxml.libreoffice import available
-    from benchwright.progress import current as current_progress
     from benchwright.wordeval.lite import lite_statistics
 
     lite = lite_statistics(lite_rows(root, TEST), lite_rows(root, LITE))
     cases = read_cases(root)
     agents = [a for a in AGENTS if a != "libreoffice" or (libreoffice and available())]
     summaries, lo_records = {}, {}
-    with current_progress().phase("card: baseline agents") as phase:  # minutes on a default build
+    with current().phase("card: baseline agents") as phase:  # minutes on a default build
         edits = phase.task("replay's edits", len(cases), "cases")
         tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
         # text-only writes the text of the planned edit: replay's outputs, computed once for both
@@ -545,18 +549,20 @@ def run_cli(argv=None) -> int:
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
     ap.add_argument("--out", required=True, help="folder for the outputs, <case_id>.docx")
     ap.add_argument("--config", default="all", choices=[*schema.CONFIGS, "all"])
-    ap.add_argument("--evaluate", action="store_true", help="score the outputs with the evaluator")
-    ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON)")
+    ap.add_argument("--evaluate", action="store_true",
+                    help="score the outputs with the evaluator: a summary table, every case's report in --report")
+    ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON; default OUT/evaluation.json)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     ns = ap.parse_args(argv)
     configs = schema.CONFIGS if ns.config == "all" else (ns.config,)
-    n = run_agent(ns.data, ns.agent, ns.out, configs)
-    result = {"agent": ns.agent, "cases": n, "out": ns.out}
-    if ns.evaluate:
-        scored = evaluate_outputs(ns.out, Path(ns.data) / EXPORTS)
-        if ns.report:
-            Path(ns.report).write_text(json.dumps(scored, indent=2, default=str), encoding="utf-8")
-        result["summary"] = scored["summary"]
-    print(json.dumps(result, indent=2, default=str))
+    with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
+        n = run_agent(ns.data, ns.agent, ns.out, configs)
+        print(f"wordeval baseline {ns.agent}: {n:,} cases -> {ns.out}", flush=True)
+        if ns.evaluate:
+            scored = evaluate_outputs(ns.out, Path(ns.data) / EXPORTS)
+            report = write_json(ns.report or Path(ns.out) / "evaluation.json", scored)
+            show(summary_tables(scored["summary"], f"wordeval baseline {ns.agent}"),
+                 summary_notes(scored["summary"], report))
     return 0
 
 
