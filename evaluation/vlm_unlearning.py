@@ -55,6 +55,7 @@ from importlib import resources
 import fsspec
 
 from benchwright.errors import RecordError, SourceError
+from benchwright.summary import Table, show
 
 __all__ = ["ATTACK_SETS", "BENIGN_SETS", "SETS", "refusal_detector", "is_refusal", "read_predictions",
            "evaluate", "index_from_build", "run_cli"]
@@ -268,9 +269,12 @@ def run_cli(argv=None) -> int:
     if ns.out:
         with fsspec.open(ns.out, "wt", encoding="utf-8") as f:
             f.write(text + "\n")
-    summary = {g: {k: v[k] for k in ("forget", "utility", "s_gamma", "answered", "missing")}
-               for g, v in result["groups"].items()}
-    print(json.dumps({"gamma": ns.gamma, "groups": summary, "out": ns.out}, indent=2, sort_keys=True))
+    show([Table(f"VLM unlearning: VLGuard's refusal rule, S_gamma = {ns.gamma:g} Forget + {1 - ns.gamma:g} Utility",
+                ["view or routing config", "Forget", "Utility", "S_gamma", "answered", "missing"],
+                [[g, v["forget"], v["utility"], v["s_gamma"], v["answered"], v["missing"]]
+                 for g, v in result["groups"].items()])],
+         [f"full result (per set: ASR, over-refusal, counts): {ns.out}" if ns.out else
+          "full result (per set: ASR, over-refusal, counts): add --out FILE"])
     return 0
 
 
