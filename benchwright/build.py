@@ -227,21 +227,24 @@ def refresh_card(dataset: Dataset, root: Path) -> Path:
 
 def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None,
                  options: BuildOptions) -> dict[str, int]:
-    # The tracked stages' running counts (benchwright.progress): a folder on this machine for a local
-    # output, beside the staged files for one on object storage; never part of the build.
-    channel = (tempfile.mkdtemp(prefix=f"benchwright-progress-{dataset.name}-") if published.is_local(staging)
-               else published.join(staging, "_progress"))
+    # The stages' running counts (benchwright.progress), when progress is shown: a folder on this machine
+    # for a local output, beside the staged files for one on object storage; never part of the build.
+    channel = None
+    if progress.current().mode != "off" and not options.dry_run:
+        channel = (tempfile.mkdtemp(prefix=f"benchwright-progress-{dataset.name}-") if published.is_local(staging)
+                   else published.join(staging, "_progress"))
     try:
         return _run_pipeline(dataset, source, staging, previous, options, channel)
     finally:
-        published.remove(channel)
+        if channel is not None:
+            published.remove(channel)
 
 
 def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, options: BuildOptions,
-                  channel: str) -> dict[str, int]:
+                  channel: str | None) -> dict[str, int]:
     runner = options.make_runner()
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
-    tracker = progress.attach(pipeline, channel)
+    tracker = progress.attach(pipeline, channel) if channel is not None else None
     try:
         tables, rejects = dataset.expand(pipeline, source, staging, previous)
     except BaseException:
@@ -259,7 +262,7 @@ def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | N
     if options.dry_run:
         pipeline.run()
         return {}
-    with progress.current().phase("pipeline", tracker.poller(), tracker.poll_every):
+    with progress.current().phase("pipeline", *((tracker.poller(), tracker.poll_every) if tracker else ())):
         result = pipeline.run()
         result.wait_until_finish()
     return query_counters(result)

@@ -196,3 +196,23 @@ def test_wordeval_reads_its_catalogue_from_s3(s3_endpoint, tmp_path):
     fsspec.filesystem("s3").put(str(local), f"{BUCKET}/catalogue", recursive=True)
     remote, here = read_catalogue(f"s3://{BUCKET}/catalogue"), read_catalogue(str(local))
     assert remote.units == here.units and remote.templates == here.templates and len(here.units) == 6
+
+
+def test_progress_reports_reach_the_driver_through_the_store(s3_endpoint):
+    """On object storage the stages' running counts go through the store (issue 23: progress on every
+    runner whose workers reach the output): each worker's report is one object, the driver sums them."""
+    from benchwright.progress import StageReport, read_channel
+
+    url = f"s3://{BUCKET}/out/demo/{published.STAGING}/run1/_progress"
+    first, second = StageReport(url, "ParseSegment"), StageReport(url, "ParseSegment")
+    first.add(3, 3)
+    first.flush()
+    second.add(2, 1)
+    second.flush()
+    StageReport(url, "AnnotateSegment").add(0, 0)  # nothing done yet: nothing written
+    assert read_channel(url) == {"ParseSegment": (5, 4)}
+    first.add(4, 4)
+    first.flush()
+    assert read_channel(url) == {"ParseSegment": (9, 8)}  # a report is replaced, never added twice
+    published.remove(url)
+    assert read_channel(url) == {}
