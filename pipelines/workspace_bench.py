@@ -25,7 +25,7 @@ import pyarrow as pa
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
-from benchwright.pipelines.workspace_bench_sources import Source, Workspace, open_source
+from benchwright.pipelines.workspace_bench_sources import SOURCE_KINDS, Source, Workspace, is_task_id, open_source
 from benchwright.schemas import workspace_bench as schema
 from benchwright.stage import Read, Reject, run_stage
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
@@ -49,6 +49,8 @@ def read_task(item, data_sizes: dict):
         raise RecordError(where, record)
     if kind == release.RUNNER:
         record = release.read_runner_task(where)  # its locator: tasks/<id>/metadata.json or tasks_lite/...
+    else:  # a website record travels as its JSON text (see ``website_items``)
+        record = json.loads(record)
     sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
     source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
     task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
@@ -57,6 +59,18 @@ def read_task(item, data_sizes: dict):
     for p in problems:
         yield Reject(p.get("unit", "task_edge"), p["locator"], p["reason"])
     yield {"task": task, "rubrics": rubrics, "task_edges": edges}
+
+
+def website_items(tasks_json: str) -> list[tuple]:
+    """The ReadTasks elements of a website ``tasks.json``, read on the driver: each task record as its
+    JSON text (ASCII: a string the file escaped as a lone surrogate reaches Beam's coder as the escape,
+    and ReadTasks, a stage, makes it encodable and counts it), and each element refused while the list
+    was read as (REFUSED, locator, reason)."""
+    from benchwright.workspace_bench import release
+
+    refused: list = []
+    items = [(release.WEBSITE, "tasks.json", json.dumps(r)) for r in release.read_tasks_json(tasks_json, refused)]
+    return items + [(REFUSED, err.locator, err.reason) for err in refused]
 
 
 def choose_lite(_, personas: list, shipped: dict | None, seed: int):
@@ -92,12 +106,12 @@ def shipped_lite_list(src: Source, items: list) -> dict | None:
                    for r in release.read_lite_js(src.lite_js, errors)]
         refused = [(err.locator, err.reason) for err in errors]
     elif src.lite_folder_ids:
-        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if i.isdigit()]
-        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not i.isdigit()]
+        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if is_task_id(i)]
+        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not is_task_id(i)]
     else:
         return None
-    in_source = {r["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
-    in_source |= {int(p) for url in src.task_files if (p := url.rstrip("/").split("/")[-2]).isdigit()}
+    in_source = {json.loads(r)["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
+    in_source |= {int(url.rstrip("/").split("/")[-2]) for url in src.task_files}
     return {"entries": entries, "refused": refused, "in_source": in_source}
 
 
@@ -165,7 +179,7 @@ def workspace_index(keyed):
     from benchwright.workspace_bench import deps
 
     workspace, files = keyed
-    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files))
+    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files), posixpath.basename(workspace))
 
 
 # --------------------------------------------------------------------------- rows and splits
@@ -227,12 +241,13 @@ class WorkspaceBench(Dataset):
     baselines = "benchwright.baselines.workspace_bench:run_cli"
     references = {"rubrics": {"task_id": "tasks"}, "task_edges": {"task_id": "tasks"}}  # of published tasks
     lite_seed = LITE_SEED
+    source_kinds = SOURCE_KINDS  # release | folder (default: told apart by the release's markers)
 
-    def expand(self, pipeline, source, staging, previous):
+    def expand(self, pipeline, source, staging, previous, source_kind=None):
         from benchwright.workspace_bench import release
         from benchwright.workspace_bench.scan import DEFAULT_LIMITS
 
-        src: Source = open_source(source)
+        src: Source = open_source(source, source_kind)
         limits = DEFAULT_LIMITS
 
         # Workspaces: list, read each file once, resolve references against the workspace's listing.
@@ -262,11 +277,10 @@ class WorkspaceBench(Dataset):
         if src.task_files:
             items = [(release.RUNNER, url, None) for url in src.task_files]
         elif src.tasks_json:  # a bad element is a task read and quarantined (ReadTasks re-raises its error)
-            refused: list = []
-            items = [(release.WEBSITE, "tasks.json", r) for r in release.read_tasks_json(src.tasks_json, refused)]
-            items += [(REFUSED, err.locator, err.reason) for err in refused]
+            items = website_items(src.tasks_json)
         else:
             items = []
+        items += [(REFUSED, locator, reason) for locator, reason in src.not_tasks]
         shipped = shipped_lite_list(src, items)
         data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
                       | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
