@@ -16,7 +16,6 @@ Read top to bottom:
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 
 import apache_beam as beam
@@ -32,7 +31,6 @@ from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 
 FULL, LITE = schema.SPLITS
 LITE_SEED = 0
-RELEASE_TASKS = 388  # the full release, whose Lite is 100 tasks
 QUALITY_FILE = "_build/extraction_quality.json"
 PLANTED_EDGES = "planted_edges.jsonl"
 REFUSED = "refused"  # a ReadTasks item that is a task-list element refused on the driver
@@ -78,9 +76,9 @@ def choose_lite(_, personas: list, shipped: dict | None, seed: int):
     The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite.
     Each Lite entry is a ``lite_task`` read: a shipped entry that is malformed (refused while the list was
     read) or names no published task is quarantined; the others are the ``lite`` split's tasks."""
-    from benchwright.workspace_bench.lite import LITE_SIZE, select_lite, shipped_lite
+    from benchwright.workspace_bench.lite import lite_size, select_lite, shipped_lite
 
-    size = min(LITE_SIZE, math.ceil(len(personas) * LITE_SIZE / RELEASE_TASKS))
+    size = lite_size(len(personas))
     rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
     lite = rule
     if shipped is not None:
@@ -144,7 +142,8 @@ def scan_one(entry: dict, limits):
     if unparsable is not None:
         yield Reject("file_references", locator, unparsable)
     row = {k: described.get(k) for k in schema.FILES if k in described}
-    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"])
+    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"],
+               link_target=entry.get("link_target"))
     yield {"row": row, "refs": refs,
            "implicit": {k: described[k] for k in ("numbers", "entities") if k in described}}
 
