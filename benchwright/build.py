@@ -47,10 +47,6 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     ``options.out`` is any fsspec URL. On a filesystem the build is staged beside its final place
     and renamed into it; on object storage it is staged under the dataset URL and committed by
     writing the manifest last (``benchwright.published``). Returns the published folder's URL."""
-    if options.source_kind is not None and options.source_kind not in dataset.source_kinds:
-        raise BuildError(f"{dataset.name} has no source kind {options.source_kind!r}"
-                         + (f" (one of {', '.join(dataset.source_kinds)})" if dataset.source_kinds
-                            else ": it reads one shape of source"))
     local_out = published.is_local(options.out)
     if local_out:
         out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
@@ -226,8 +222,7 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
     runner = options.make_runner()
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     try:
-        kind = {} if options.source_kind is None else {"source_kind": options.source_kind}
-        tables, rejects = dataset.expand(pipeline, source, staging, previous, **kind)
+        tables, rejects = dataset.expand(pipeline, source, staging, previous)
     except BaseException:
         # Pipeline() made a local temp folder that only run() removes: a source refused while the
         # graph is built would leave one behind in the system temp folder per failed build.

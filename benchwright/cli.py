@@ -22,14 +22,12 @@ def cmd_build(args, beam_args) -> int:
     from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
 
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
-    if (args.source or args.source_kind) and len(names) > 1:
-        raise BenchwrightError("--source and --source-kind name one dataset's input; build datasets one at a time "
-                               "with them")
+    if args.source and len(names) > 1:
+        raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           stale_lock_after=args.stale_lock_after, source_kind=args.source_kind,
-                           beam_args=beam_args)
+                           stale_lock_after=args.stale_lock_after, beam_args=beam_args)
     for name in names:
         final = build(registry.get(name), args.source, options)
         if final is not None:
@@ -176,9 +174,6 @@ def parser() -> argparse.ArgumentParser:
                    help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
     b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
     b.add_argument("--max-bad-fraction", type=float, default=0.01)
-    b.add_argument("--source-kind", metavar="KIND",
-                   help="how to read --source when the dataset reads several shapes (workspace_bench: release "
-                        "| folder); default: told apart by the source's own markers")
     b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
                    help="drift beyond its limit fails the build for these targets (config/split[/column] "
                         "patterns, comma-separated; alone: every target); by default drift is reported")

@@ -41,9 +41,6 @@ class Dataset:
     # release no files); the primary units still make sure a source yields something
     optional_configs: tuple = ()
     units: tuple = ()           # Unit(...) per reconciled unit
-    # shapes of raw input a user may name (``benchwright build --source-kind K``; ``expand`` then gets
-    # ``source_kind=K``); empty: the dataset reads one shape or tells its shapes apart by their markers
-    source_kinds: tuple = ()
     # Data quality (checked once in the core, listed on the card; docs/DATA_QUALITY.md):
     # {config: {column: target config}}: every non-null value is an id of the target config. A list
     # column is checked element by element, ``a.b`` is field b of struct (or list of structs) a.

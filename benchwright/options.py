@@ -34,9 +34,6 @@ class BuildOptions:
     # an S3 build lock whose heartbeat is older than this (seconds) belongs to a dead build and may be
     # taken over (benchwright.published.ObjectLock); not recorded: it does not shape the output
     stale_lock_after: float = 300.0
-    # how to read the source, for a dataset that reads several shapes (``Dataset.source_kinds``);
-    # None: the dataset tells them apart itself
-    source_kind: str | None = None
 
     def pipeline_options(self):
         """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""
@@ -70,10 +67,9 @@ class BuildOptions:
 
     def describe(self) -> dict:
         """The options that shape the output (recorded in the manifest); worker count does not."""
-        described = {"runner": self.runner, "running_mode": self.running_mode,
-                     "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args),
-                     "drift_blocking": list(self.drift_blocking)}
-        return described | ({"source_kind": self.source_kind} if self.source_kind is not None else {})
+        return {"runner": self.runner, "running_mode": self.running_mode,
+                "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args),
+                "drift_blocking": list(self.drift_blocking)}
 
 
 def _serialize_buffer_creation() -> None:

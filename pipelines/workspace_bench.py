@@ -20,6 +20,7 @@ import posixpath
 
 import apache_beam as beam
 import pyarrow as pa
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError
@@ -34,6 +35,16 @@ LITE_SEED = 0
 QUALITY_FILE = "_build/extraction_quality.json"
 PLANTED_EDGES = "planted_edges.jsonl"
 REFUSED = "refused"  # a ReadTasks item that is a task-list element refused on the driver
+
+
+class WorkspaceBenchOptions(PipelineOptions):
+    """The dataset's own build options, parsed by Beam with the rest (recorded in the manifest)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--source-kind", dest="source_kind", default=None,
+                            help=f"workspace_bench: read --source as a {' or a '.join(SOURCE_KINDS)} (default: a "
+                                 "release when it holds the release's own markers, else one folder workspace)")
 
 
 # --------------------------------------------------------------------------- tasks
@@ -240,13 +251,12 @@ class WorkspaceBench(Dataset):
     baselines = "benchwright.baselines.workspace_bench:run_cli"
     references = {"rubrics": {"task_id": "tasks"}, "task_edges": {"task_id": "tasks"}}  # of published tasks
     lite_seed = LITE_SEED
-    source_kinds = SOURCE_KINDS  # release | folder (default: told apart by the release's markers)
 
-    def expand(self, pipeline, source, staging, previous, source_kind=None):
+    def expand(self, pipeline, source, staging, previous):
         from benchwright.workspace_bench import release
         from benchwright.workspace_bench.scan import DEFAULT_LIMITS
 
-        src: Source = open_source(source, source_kind)
+        src: Source = open_source(source, pipeline.options.view_as(WorkspaceBenchOptions).source_kind)
         limits = DEFAULT_LIMITS
 
         # Workspaces: list, read each file once, resolve references against the workspace's listing.

@@ -14,7 +14,7 @@ own markers (:func:`release_markers`): a ``tasks/<digits>/metadata.json`` or
 ``tasks.json`` whose object starts with the ``full`` key, or a ``tasks-lite.js`` that assigns
 ``WORKSPACE_BENCH_LITE_TASKS``. A folder that merely has a top-level ``tasks/`` (an Ansible role's
 ``tasks/main.yml``, a project's ``tasks/build/``) is a ``folder``. ``benchwright build --source-kind``
-overrides the detection. In a release, a ``tasks/`` sub-folder whose name is not a task id is not a
+(a Beam-parsed build option, ``WorkspaceBenchOptions``) overrides the detection. In a release, a ``tasks/`` sub-folder whose name is not a task id is not a
 task: it is listed in ``Source.not_tasks`` (the pipeline quarantines it with that reason), never read.
 """
 from __future__ import annotations

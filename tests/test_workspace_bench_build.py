@@ -135,31 +135,27 @@ def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path)
     manifest = json.loads((root / MANIFEST).read_text())
     assert manifest["counters"]["unencodable_strings.ScanFiles"] >= 2  # the notebook's and the JSON's
     assert manifest["reconciliation"]["units"]["file"]["quarantined"] == 0
-    assert "source_kind" not in manifest["options"]  # told apart by its markers (none), not named
 
 
-def test_source_kind_reaches_the_dataset_and_is_checked(tmp_path):
-    """``build --source-kind K``: checked against the dataset's kinds before anything is written, handed
-    to its ``expand`` and recorded with the options that shape the output."""
-    from benchwright.build import run_pipeline
-    from benchwright.dataset import Dataset
-    from benchwright.errors import BuildError
+def test_source_kind_reaches_the_source_and_is_checked(tmp_path, monkeypatch):
+    """``build workspace_bench --source-kind K`` (a build option Beam parses, as vlm_unlearning's
+    ``--format``) decides how the source is read; an unknown kind refuses the build naming the kinds."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
 
-    class Seen(Exception):
-        pass
+    from benchwright.errors import SourceError
+    from benchwright.pipelines import workspace_bench as pipeline_module
 
-    class Probe(Dataset):
-        name, source_kinds = "probe", ("release", "folder")
-
-        def expand(self, pipeline, source, staging, previous, **kw):
-            raise Seen(kw)
-
-    options = BuildOptions(out=str(tmp_path / "out"), source_kind="folder")
-    with pytest.raises(Seen) as seen:
-        run_pipeline(Probe(), str(tmp_path), str(tmp_path / "staging"), None, options)
-    assert seen.value.args[0] == {"source_kind": "folder"} and options.describe()["source_kind"] == "folder"
-    assert "source_kind" not in BuildOptions().describe()
-    with pytest.raises(BuildError, match=r"no source kind 'zip' \(one of release, folder\)"):
-        _build(tmp_path, tmp_path / "out", source_kind="zip")
-    with pytest.raises(BuildError, match="wildbox has no source kind 'folder': it reads one shape"):
-        build(registry.get("wildbox"), str(tmp_path), BuildOptions(out=str(tmp_path / "o"), source_kind="folder"))
+    runner_layout = tmp_path / "release"
+    (runner_layout / "tasks" / "12").mkdir(parents=True)
+    (runner_layout / "tasks" / "12" / "metadata.json").write_text("{}")
+    seen = []
+    real = pipeline_module.open_source
+    monkeypatch.setattr(pipeline_module, "open_source", lambda url, kind=None: seen.append(real(url, kind)) or seen[-1])
+    for args in ([], ["--source-kind", "folder"]):
+        pipeline = beam.Pipeline(options=PipelineOptions(args))
+        DATASET.expand(pipeline, str(runner_layout), str(tmp_path / "staging"), None)
+        shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
+    assert [s.shape for s in seen] == ["release", "folder"]
+    with pytest.raises(SourceError, match=r"unknown source kind 'zip' \(one of release, folder\)"):
+        _build(runner_layout, tmp_path / "out", beam_args=["--source-kind", "zip"])
