@@ -126,6 +126,7 @@ def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path)
     # the link is its target's bytes, and says so
     assert rows["latest.csv"]["link_target"] == "data.csv" and rows["latest.csv"]["sha256"] == rows["data.csv"]["sha256"]
     assert [p for p, f in rows.items() if f["link_target"]] == ["latest.csv"]
+    assert "| symbolic links (link_target: the target's bytes, not a copy) | 1 |" in (root / "README.md").read_text()
     # the notebook's surrogates are repaired (a pair joined, a lone one U+FFFD): the cell still parses
     assert "odd = \"\ufffd\"" in rows["analysis.ipynb"]["text_excerpt"]
     edges = {(e["src"], e["reference"], e["dst"]) for e in _rows(root, "edges") if e["kind"] == 0}
