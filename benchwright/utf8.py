@@ -80,12 +80,24 @@ def _fixed(value: Any) -> tuple[Any, int]:
             (k2, nk), (v2, nv) = _fixed(k), _fixed(v)
             out[k2] = v2
             changed += nk + nv
-        return (out if type(value) is dict else type(value)(out)), changed
+        return _same_type(value, out), changed
     if isinstance(value, _SEQUENCES):
         items = [_fixed(v) for v in value]
         fixed = [v for v, _ in items]
         changed = sum(n for _, n in items)
         if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
             return type(value)(*fixed), changed
-        return type(value)(fixed), changed
+        return _same_type(value, fixed), changed
     return value, 0
+
+
+def _same_type(value, items):
+    """``items`` in ``value``'s container type, or the plain one when that type cannot be built from
+    its items alone (a defaultdict needs its factory)."""
+    plain = dict if isinstance(value, dict) else type(value).__mro__[-2]
+    if type(value) is plain:
+        return items if plain in (dict, list) else plain(items)
+    try:
+        return type(value)(items)
+    except TypeError:
+        return plain(items)
