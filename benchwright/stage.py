@@ -8,6 +8,11 @@ unit. The stage that reads a unit from the source is marked ``source=True``: eve
 every row it rejects and every element that fails counts as read there, so no pipeline counts
 reads by hand. A stage given a ``total`` shows its progress while the pipeline runs
 (``benchwright.progress``: Beam's counters are read only at the end).
+
+Every record and quarantine row a stage yields passes through ``benchwright.utf8.encodable`` before
+Beam's coder sees it: a string a file put there that UTF-8 cannot encode (a lone surrogate from a JSON
+``\\udcff`` escape, a Python literal, a notebook cell) is repaired (U+FFFD) instead of stopping the
+build, and counted (``unencodable_strings.<stage>`` in the manifest's counters).
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from apache_beam.metrics import Metrics
 
 from benchwright.errors import RecordError
 from benchwright.progress import StageReport, attached
+from benchwright.utf8 import encodable
 
 QUARANTINE = "quarantine"
 FILTERED = "filtered"
@@ -68,6 +74,7 @@ class Stage(beam.DoFn):
         self._in = counter(f"stage.{self._name}.in")
         self._failed = counter(f"stage.{self._name}.failed")
         self._rejected = {k: counter(f"{k}.{self._name}") for k in (QUARANTINE, FILTERED)}
+        self._repaired = counter(f"unencodable_strings.{self._name}")
         self._report = StageReport(self._progress, self._name) if self._progress else None
 
     def process(self, element, *side_inputs):
@@ -95,7 +102,7 @@ class Stage(beam.DoFn):
             else:
                 if self._source:
                     read_counter(self._unit).inc()
-                yield out
+                yield self._encodable(out)
 
     def finish_bundle(self):
         if self._report is not None:
@@ -112,7 +119,14 @@ class Stage(beam.DoFn):
         yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(reject))
 
     def _row(self, reject: Reject) -> dict:
-        return {"stage": self._name, **dataclasses.asdict(reject)}
+        return self._encodable({"stage": self._name, **dataclasses.asdict(reject)})
+
+    def _encodable(self, out):
+        """``out`` as Beam's coder and Arrow can encode it (see the module docstring), counted."""
+        out, repaired = encodable(out)
+        if repaired:
+            self._repaired.inc(repaired)
+        return out
 
 
 def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False,
