@@ -38,6 +38,8 @@ from typing import Callable, Iterable, Iterator
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from benchwright.published import is_local
+
 log = logging.getLogger(__name__)
 
 MODES = ("bar", "lines", "off")
@@ -313,7 +315,7 @@ class PipelineProgress:
 
     @property
     def poll_every(self) -> float:
-        return POLL_LOCAL_S if _is_local(self.channel) else POLL_REMOTE_S
+        return POLL_LOCAL_S if is_local(self.channel) else POLL_REMOTE_S
 
 
 def attach(pipeline, channel: str) -> PipelineProgress:
@@ -393,7 +395,3 @@ def read_channel(channel: str) -> dict[str, tuple[int, int]]:
         except (OSError, ValueError, KeyError, TypeError):
             continue  # written meanwhile, or removed: the next poll reads it
     return {stage: (d, o) for stage, (d, o) in totals.items()}
-
-
-def _is_local(url: str) -> bool:
-    return isinstance(fsspec.core.url_to_fs(url)[0], LocalFileSystem)

@@ -40,17 +40,23 @@ def _run_on_a_terminal(argv: list[str], env: dict, timeout: float = 600) -> tupl
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, cwd=REPO)
     os.close(slave)
+    out = _read_terminal(master, timeout)
+    return proc.wait(timeout=60), out
+
+
+def _read_terminal(master: int, timeout: float = 60) -> str:
+    """Everything written to a pseudo-terminal until its other end is closed."""
     out, deadline = b"", time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             chunk = os.read(master, 65536)
-        except OSError:  # the child closed its end
+        except OSError:  # the other end was closed
             break
         if not chunk:
             break
         out += chunk
     os.close(master)
-    return proc.wait(timeout=60), out.decode(errors="replace")
+    return out.decode(errors="replace")
 
 
 def test_a_build_in_a_ci_log_prints_progress_lines_and_publishes_the_same_bytes(tmp_path, tmp_path_factory):
@@ -105,16 +111,7 @@ def test_on_a_terminal_tasks_are_bars_with_rate_and_time_left():
                 task.advance()
                 time.sleep(0.02)
         terminal.flush()
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    text = out.decode(errors="replace")
+    text = _read_terminal(master)
     assert "[demo] replay: 100%|" in text and "40/40" in text and "cases scored/s" in text, text
     assert "\r" in text  # redrawn in place
     assert "[demo] card: baseline agents done in" in text
