@@ -10,9 +10,8 @@ import os
 import sys
 
 import fsspec
-from tqdm import tqdm
 
-from benchwright import published, registry
+from benchwright import progress, published, registry
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
 from benchwright.options import RUNNING_MODES, BuildOptions
@@ -38,7 +37,8 @@ def cmd_build(args, beam_args) -> int:
 def cmd_synth(args, _) -> int:
     write = registry.part(args.dataset, "synth")
     extra = {"label_defects": True} if args.label_defects else {}
-    summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar(), **extra)
+    with progress.Progress("auto", prefix=f"[{args.dataset}]").phase("synth") as phase:
+        summary = write(args.out, scale=args.scale, seed=args.seed, progress=phase.reporter("written"), **extra)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     return 0
 
@@ -145,20 +145,6 @@ def cmd_baseline(args, rest) -> int:
 
 def cmd_run(args, rest) -> int:
     return registry.part(args.dataset, "runner")(rest)
-
-
-def _progress_bar():
-    bar = {}
-
-    def progress(done: int, total: int, what: str = "") -> None:
-        if "bar" not in bar:
-            bar["bar"] = tqdm(total=total, desc=what or "writing", unit="item", file=sys.stderr)
-        bar["bar"].n = done
-        bar["bar"].refresh()
-        if done >= total:
-            bar.pop("bar").close()
-
-    return progress
 
 
 def parser() -> argparse.ArgumentParser:

@@ -129,6 +129,18 @@ class Phase:
         self.tasks.append(t)
         return t
 
+    def reporter(self, label: str) -> Callable[..., None]:
+        """``report(done, total, unit="")``: a callback for work that counts itself (a synth writing
+        files), one task per unit it names."""
+        tasks: dict[str, Task] = {}
+
+        def report(done: int, total: int | None, unit: str = "") -> None:
+            if unit not in tasks:
+                tasks[unit] = self.task(label, total, unit)
+            tasks[unit].update(done, total)
+
+        return report
+
     def line(self, prefix: str, final: bool = False) -> str:
         head = f"{prefix} {self.title}".strip()
         when = f"done in {duration(time.monotonic() - self.start)}" if final else duration(time.monotonic() - self.start)

@@ -278,6 +278,7 @@ def test_the_cli_prints_a_summary_and_refuses_a_folder_without_runs(tmp_path, ca
 def test_synth_writes_judge_runs_that_evaluate_scores_through_the_cli(tmp_path, tmp_path_factory):
     """Issue 23: `evaluate workspace_bench` needs judge runs and none shipped. `synth workspace_bench` writes
     two runs in the runner's layout, with the release's quirks, which the CLI scores against a build."""
+    import re
     import subprocess
     import sys
 
@@ -290,6 +291,7 @@ def test_synth_writes_judge_runs_that_evaluate_scores_through_the_cli(tmp_path, 
     synth = subprocess.run(cli + ["synth", "workspace_bench", "--out", str(raw), "--scale", "tiny"],
                            capture_output=True, text=True, timeout=600)
     assert synth.returncode == 0, synth.stderr[-2000:]
+    assert re.search(r"^\[workspace_bench\] synth done in \d+s: written (\d+)/\1 files$", synth.stderr, re.MULTILINE)
     runs = json.loads(synth.stdout)["judge_runs"]
     assert sorted(runs) == ["ReferenceAgent--synthetic--run1", "ReferenceAgent--synthetic--run2"]
     report = tmp_path / "scores.json"
