@@ -131,23 +131,29 @@ def _field_spec(feature, field_id: str, name: str, column: str, path: list[str],
 
 def limitations(dataset) -> list[str]:
     """What the Croissant file cannot say exactly about the dataset's configs, in plain words (the card
-    lists them): binary columns declared as text, subset splits, features with no Croissant form."""
-    notes = []
+    lists them): binary columns declared as text, image file names, nested class labels, null structs,
+    subset splits, features with no Croissant form. Configs sharing a column share its line."""
+    found: dict[tuple[str, str], list[str]] = {}
     for config, features in dataset.configs.items():
         for spec in _walk(field_specs(features, config)):
+            column = f"`{_column_path(spec)}`"
             if spec.get("binary"):
-                notes.append(f"`{config}`: `{_column_path(spec)}` holds bytes; Croissant has no byte-string type, "
-                             "so it is declared `sc:Text` (mlcroissant yields the bytes unchanged)")
+                found.setdefault((column, "holds bytes; Croissant has no byte-string type, so it is declared "
+                                          "`sc:Text` (mlcroissant yields the bytes unchanged)"), []).append(config)
             if spec.get("data_type") == "sc:ImageObject":
-                notes.append(f"`{config}`: `{_column_path(spec)}` is described by its bytes (`sc:ImageObject`); the "
-                             "file name datasets stores beside them (`path`) is not in the Croissant file")
+                found.setdefault((column, "is described by its bytes (`sc:ImageObject`); the file name datasets "
+                                          "stores beside them (`path`) is not in the Croissant file"), []).append(config)
             if "names" in spec and ("shape" in spec or spec["path"]):
-                notes.append(f"`{config}`: `{_column_path(spec)}` is a class label inside a list or struct: its "
-                             "enumeration is named in the field's description, not as a reference (mlcroissant "
-                             "1.1.1 cannot join on a nested field)")
+                found.setdefault((column, "is a class label inside a list or struct: its enumeration is named in the "
+                                          "field's description, not as a reference (mlcroissant 1.1.1 cannot join on "
+                                          "a nested field)"), []).append(config)
+            if "sub_fields" in spec and "shape" not in spec:
+                found.setdefault((column, "is a struct: where it is null, mlcroissant reads it back as a struct whose "
+                                          "fields are null"), []).append(config)
             if spec.get("unsupported"):
-                notes.append(f"`{config}`: `{_column_path(spec)}` is {spec['unsupported']}, which mlcroissant "
-                             "cannot read back; it is declared, but its records are not checked")
+                found.setdefault((column, f"is {spec['unsupported']}, which mlcroissant cannot read back: it is "
+                                          "declared, but its records are not checked"), []).append(config)
+    notes = [f"{', '.join(f'`{c}`' for c in configs)}: {column} {what}" for (column, what), configs in found.items()]
     for split, parent in sorted(dataset.subset_splits.items()):
         notes.append(f"split `{split}` repeats rows of `{parent}`: Croissant describes splits as names, so "
                      f"the file cannot say that `{split}` is a subset of `{parent}` except in its description")
@@ -165,6 +171,9 @@ def croissant_section(dataset) -> str:
              "hand) and checked by `benchwright validate` against the published files. Read it with "
              f"`mlcroissant`: `mlcroissant.Dataset(jsonld=\"{CROISSANT}\").records(\"<config>\")`. Where each "
              "Responsible-AI field comes from: docs/DATA_QUALITY.md.", ""]
+    if not dataset.citation:
+        lines += ["The dataset declares no citation, so the file has no `citeAs` (mlcroissant warns that it is "
+                  "recommended): add the BibTeX of the paper to cite to the dataset's `citation` before submitting.", ""]
     if notes:
         lines += ["What the Croissant file cannot say exactly (each is declared as closely as Croissant allows):", ""]
         lines += [f"- {n}" for n in notes]
@@ -477,3 +486,79 @@ def write_croissant(dataset, root: Path, manifest: dict) -> list[dict]:
     (root / CROISSANT).write_bytes(data)
     entry = {"path": CROISSANT, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     return sorted([*described, entry], key=lambda f: f["path"].split("/"))
+
+
+def check_croissant(dataset, root: Path, described: list[dict]) -> list[dict]:
+    """The build's Croissant file against its published files (``benchwright validate``): it loads with
+    mlcroissant without errors; every FileObject names a shard of this build by a relative URL, with the
+    shard's sha256 and size; every shard has one; each config's FileSet selects exactly its shards; each
+    config has a record set with a field per column. ``described``: the build's files (``describe_files``)."""
+    root = Path(root)
+    path = root / CROISSANT
+    if not path.exists():
+        return [{"check": "croissant", "ok": False, "detail": f"{CROISSANT} is missing"}]
+    try:
+        metadata = load_metadata(path)
+    except Exception as err:  # mlcroissant's ValidationError, or JSON that is not JSON-LD
+        return [{"check": "croissant", "ok": False, "detail": f"{CROISSANT} does not load with mlcroissant: {err}"}]
+    shards = {s["path"]: s for s in shard_files(described)}
+    problems = []
+    declared = set()
+    for fo in metadata.file_objects:
+        url = fo.content_url or ""
+        if "://" in url or url.startswith("/") or ".." in url.split("/"):
+            problems.append(f"{fo.id}: contentUrl {url!r} is not a path inside the build")
+            continue
+        declared.add(url)
+        got = shards.get(url)
+        if got is None:
+            problems.append(f"{url}: declared, but the build has no such shard")
+        elif fo.sha256 != got["sha256"]:
+            problems.append(f"{url}: sha256 {got['sha256'][:12]}... != {CROISSANT}'s {str(fo.sha256)[:12]}...")
+        elif fo.content_size != f"{got['bytes']} B":
+            problems.append(f"{url}: {got['bytes']} bytes != {CROISSANT}'s {fo.content_size}")
+    problems += [f"{p}: a shard {CROISSANT} does not declare" for p in sorted(set(shards) - declared)]
+    from mlcroissant._src.operation_graph.operations.filter import match_path  # the glob rule mlcroissant reads with
+    from pathlib import PurePath
+
+    for fs in metadata.file_sets:
+        config = fs.id.removeprefix("parquet-")
+        selected = {p for p in shards if match_path(fs.includes, PurePath(p))}
+        own = {p for p, s in shards.items() if s["config"] == config}
+        if selected != own:
+            problems.append(f"{fs.id}: includes {fs.includes} select {sorted(selected - own) or ''} "
+                            f"{sorted(own - selected) or ''} beside the config's shards")
+    record_sets = {rs.id: rs for rs in metadata.record_sets}
+    for config in sorted({s["config"] for s in shards.values()}):
+        rs = record_sets.get(config)
+        if rs is None:
+            problems.append(f"config {config}: no record set")
+            continue
+        fields = {f.id.split("/", 1)[1] for f in rs.fields}
+        missing = [c for c in dataset.configs[config] if c not in fields]
+        if missing:
+            problems.append(f"record set {config}: no field for the columns {missing}")
+    if problems:
+        return [{"check": "croissant", "ok": False, "detail": "; ".join(problems[:5])
+                 + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")}]
+    warnings = sorted(metadata.ctx.issues.warnings)
+    return [{"check": "croissant", "ok": True,
+             "detail": f"{CROISSANT} loads with mlcroissant; its {len(declared)} FileObjects match the shards' "
+                       f"sha256 and size; {len(metadata.record_sets)} record sets"
+                       + (f" (mlcroissant warns: {'; '.join(map(str, warnings))})" if warnings else "")}]
+
+
+def load_metadata(path: Path):
+    """The Croissant file at ``path`` as mlcroissant reads it (``mlcroissant.Dataset``; its warnings, e.g. a
+    missing citation, are in ``.ctx.issues.warnings``, not logged); raises mlcroissant's ValidationError."""
+    import logging
+
+    import mlcroissant as mlc
+
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        return mlc.Dataset(jsonld=str(path)).metadata
+    finally:
+        absl.setLevel(level)
