@@ -214,7 +214,7 @@ def release_date() -> str:
     return RELEASE_DATE
 
 
-def croissant_metadata(dataset, root: Path, described: list[dict], rai: dict):
+def croissant_metadata(dataset, described: list[dict], rai: dict):
     """The build's ``mlcroissant.Metadata``. ``described``: the build's files with their sha256
     (``describe_files``); ``rai``: the Responsible-AI fields (``responsible_ai``)."""
     import mlcroissant as mlc
@@ -481,7 +481,7 @@ def write_croissant(dataset, root: Path, manifest: dict) -> list[dict]:
     root = Path(root)
     described = [f for f in describe_files(root) if f["path"] != CROISSANT]
     source = manifest.get("input", {}).get("url", "")
-    metadata = croissant_metadata(dataset, root, described, responsible_ai(dataset, root, source, manifest))
+    metadata = croissant_metadata(dataset, described, responsible_ai(dataset, root, source, manifest))
     data = (json.dumps(_spec_names(metadata.to_json()), indent=2, ensure_ascii=False, sort_keys=True)
             + "\n").encode("utf-8")
     (root / CROISSANT).write_bytes(data)
