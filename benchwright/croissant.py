@@ -485,7 +485,7 @@ def write_croissant(dataset, root: Path, manifest: dict) -> list[dict]:
     data = (json.dumps(_spec_names(metadata.to_json()), indent=2, ensure_ascii=False, sort_keys=True)
             + "\n").encode("utf-8")
     (root / CROISSANT).write_bytes(data)
-    _WRITTEN[hashlib.sha256(data).hexdigest()] = sorted(map(str, metadata.ctx.issues.warnings))
+    _WRITTEN[hashlib.sha256(data).hexdigest()] = _short_warnings(metadata.ctx.issues.warnings)
     entry = {"path": CROISSANT, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     return sorted([*described, entry], key=lambda f: f["path"].split("/"))
 
@@ -559,8 +559,21 @@ def _mlcroissant_warnings(path: Path, data: bytes) -> list[str]:
     """mlcroissant's warnings on the file (raises its ValidationError on an error)."""
     digest = hashlib.sha256(data).hexdigest()
     if digest not in _WRITTEN:
-        _WRITTEN[digest] = sorted(map(str, load_metadata(path).ctx.issues.warnings))
+        _WRITTEN[digest] = _short_warnings(load_metadata(path).ctx.issues.warnings)
     return _WRITTEN[digest]
+
+
+def _short_warnings(warnings) -> list[str]:
+    """mlcroissant's warnings with its vocabularies' URLs as their prefixes (``cr:citeAs``): the validation
+    report names no URL (it renders offline, and a reader would take one for a link)."""
+    out = []
+    for w in warnings:
+        text = str(w)
+        for url, prefix in (("http://mlcommons.org/croissant/RAI/", "rai:"), ("http://mlcommons.org/croissant/", "cr:"),
+                            ("https://schema.org/", "sc:"), ("http://schema.org/", "sc:")):
+            text = text.replace(url, prefix)
+        out.append(text)
+    return sorted(out)
 
 
 def load_metadata(path: Path):
