@@ -35,12 +35,21 @@ EXPORT_BOX_COLUMNS = ["box_id", "frame_id", "image_id", "track_id", "species", "
 # above, or visibility at or below its thresholds, so these keep training on our export the same as
 # on the release. Omni3D writes -1 for a value it does not have; its loader ignores only 0.
 RELEASE_TRUNCATION, RELEASE_VISIBILITY, RELEASE_LIDAR_PTS, RELEASE_DEPTH_ERROR = 0.0, 1.0, 10, 0.0
+# The collection id (info.id, and every image's and annotation's dataset_id) of both splits, as the authors'
+# preparation script writes it (its --dataset-id default). Cube R-CNN reads it as a key only: train_net.py maps
+# each loaded file's info.id to its source and to the categories it does not annotate, and the dataset mapper
+# looks every image's dataset_id up there (an id no loaded file has is a KeyError). So the id must be the one of
+# the file the image is in, and must not be another collection's (two collections with one id would share one
+# category list): one id for both splits of WildBox, which share their categories, breaks nothing.
+RELEASE_DATASET_ID = 1000
 UNAVAILABLE = -1
 _SAME = "same meaning"
 _OURS = "same field, our values"
 # Every field of the Omni3D export: (field, what it holds, how it differs from the release's files and why).
 OMNI3D_FIELD_NOTES = (
-    ("info.id", "the collection: 1 train, 2 validation", _OURS),
+    ("info.id", f"the collection: {RELEASE_DATASET_ID} (both splits)",
+     "as the release (its preparation script's default); Cube R-CNN keys each file's source and known "
+     "categories by it"),
     ("info.source", '"wildbox"', _SAME),
     ("info.name", '"WildBox <split>"', _OURS),
     ("info.split", "train or validation", _SAME),
@@ -49,7 +58,7 @@ OMNI3D_FIELD_NOTES = (
     ("info.scene_scales", "per segment, the scale s applied (normalised = raw reconstruction units x s)",
      "as the release: s = 1/median(z) over all the segment's boxes with z > 0, before any 2D check"),
     ("images.id", "a stable 53-bit hash of the frame id (exact as a JSON number)", _OURS + " (the same on every rebuild)"),
-    ("images.dataset_id", "the collection (info.id), never the species", _SAME),
+    ("images.dataset_id", f"the collection (info.id, {RELEASE_DATASET_ID}), never the species", _SAME),
     ("images.file_path", "the frame under exports/images/, relative to the dataset folder",
      "the release's paths are absolute (they break when the data moves)"),
     ("images.height, images.width", "the frame's size in pixels", _SAME),
@@ -233,7 +242,7 @@ def link_files(links: list[tuple[str, str]]) -> None:
 
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
-    dataset_id = 1 if split == "train" else 2  # the collection id, never the species
+    dataset_id = RELEASE_DATASET_ID  # the collection id, never the species
     scales = {}
     images = []
     for row in frames.select(["frame_id", "image_id", "width", "height", "K", "segment_id",

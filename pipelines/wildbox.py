@@ -179,9 +179,18 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     # Input checks on raw observations (before any derived value depends on them).
     for i, reason in checks.raw_observation_problems(seg, species, frame_pos, ROTATION_ATOL):
         yield reject(i, reason)
-    # The boxes the segment's scale is taken over: every well-formed 3D label, before any image,
-    # mask or 2D check (the release's rule), so those checks never move the 3D labels.
+    # The well-formed 3D labels: every derived value (camera frame, projection) is made for these only.
     scale_set = keep.copy()
+    # The observations the segment's scale is taken over (the release's rule, docs/reference/wildbox.md):
+    # every one with a finite centre in a frame of the segment, whatever else is wrong with it (dimensions,
+    # rotation, class, a second observation of its track and frame) and before any image, mask or 2D check,
+    # so that no check moves the 3D labels of the boxes it keeps. Its camera-frame centre is all it needs.
+    fidx = np.array([frame_pos.get(int(fi), -1) for fi in seg.frame_index], dtype=np.int64)
+    scale_basis = np.isfinite(seg.center).all(axis=1) & (fidx >= 0)
+    basis_center = np.full((n, 3), np.nan)
+    if scale_basis.any():
+        ext = np.stack([f.extrinsic for f in seg.frames])[fidx[scale_basis]]
+        basis_center[scale_basis] = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center[scale_basis]) + ext[:, :, 3]
 
     # Frames: every image's size from its header; a corrupt or missing one takes its boxes with it.
     frame_ok, frame_rows = [], []
@@ -207,11 +216,10 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
 
     # Camera frame, image-resolution projection, for the observations that passed the input checks
     # only: the others (no frame of the segment, NaN, not a rotation...) get NaN geometry, no frame.
-    fidx = np.array([frame_pos.get(int(fi), -1) for fi in seg.frame_index], dtype=np.int64)
     center_cam, R_cam = np.full((n, 3), np.nan), np.full((n, 3, 3), np.nan)
-    if scale_set.any():
+    if scale_set.any():  # a subset of the scale's basis (the input checks refuse non-finite centres, unknown frames)
         ext = np.stack([f.extrinsic for f in seg.frames])[fidx[scale_set]]
-        center_cam[scale_set] = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center[scale_set]) + ext[:, :, 3]
+        center_cam[scale_set] = basis_center[scale_set]
         # R_ext @ R_world drifts off SO(3) by float noise (and stored rotations keep ~9 digits); the checks
         # above bound the drift, and the stored rotation is the nearest exact one, as 3D IoU needs.
         R_cam[scale_set] = geometry.project_to_so3(ext[:, :, :3] @ seg.R[scale_set])
@@ -286,9 +294,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     visibility[kept] = geometry.occlusion_visibility(corners_raw[kept], P_frame[fidx[kept]], size_row[kept, 0],
                                                      size_row[kept, 1], frame=fidx[kept])
 
-    # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over
-    # every well-formed box in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
-    z = center_cam[scale_set, 2]
+    # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over the
+    # scale's basis in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
+    z = basis_center[scale_basis, 2]
     z = z[z > 0]
     if seg.normalised:  # a WildBox Omni3D document: normalised by its own segment's boxes already
         scale, rule = 1.0, "given"

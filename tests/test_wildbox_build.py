@@ -189,6 +189,30 @@ def test_exports_omni3d_and_kitti(built):
         assert all(entry["reason"] for entry in listed)
 
 
+def test_omni3d_collection_id_is_the_releases_and_cube_rcnn_finds_every_image(built):
+    """dataset_id is 1000 in both splits, as the authors' preparation script writes it (its --dataset-id
+    default). Cube R-CNN reads it as a key (facebookresearch/omni3d tools/train_net.py: each loaded file's
+    info.id -> its source and the categories it does not annotate; cubercnn/data/dataset_mapper.py looks every
+    image's dataset_id up there): with both splits loaded together, as that code does, every image's id is
+    found and every WildBox species is a known category of it."""
+    docs = [json.loads((built / "exports" / "omni3d" / f"WildBox_{split}.json").read_text())
+            for split in ("train", "validation")]
+    unknown_by_id, source_by_id = {}, {}
+    classes = sorted({c["id"] for d in docs for c in d["categories"]})
+    contiguous = {cid: k for k, cid in enumerate(classes)}  # register_and_store_model_metadata's id map
+    for doc in docs:
+        info = doc["info"]
+        assert info["id"] == 1000 and info["source"] == "wildbox"
+        source_by_id.setdefault(info["id"], info["source"])
+        known = {contiguous[c["id"]] for c in doc["categories"]}  # Omni3D() sets known_category_ids so
+        unknown_by_id[info["id"]] = set(range(len(classes) + 1)) - known
+    for doc in docs:
+        assert {im["dataset_id"] for im in doc["images"]} == {a["dataset_id"] for a in doc["annotations"]} == {1000}
+        for image in doc["images"]:
+            assert not unknown_by_id[image["dataset_id"]] & set(contiguous.values())
+            assert source_by_id[image["dataset_id"]] == "wildbox"
+
+
 # Stock Cube R-CNN's training filter (cubercnn/data/datasets.py is_ignore) on the fields it reads
 # besides the 2D box size, with the thresholds of its Base.yaml (truncation 0.75, visibility 0.25).
 def cube_rcnn_ignores(ann: dict) -> bool:
@@ -588,3 +612,41 @@ def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(bui
     listed = {e["box_id"]: e["reason"] for e in map(json.loads, (base / "not_representable.jsonl").read_text().splitlines())}
     assert listed == refused and "not a rotation" in listed[rows[1]["box_id"]]
     assert summary["rows"] == sum(map(len, want.values())) > n / 2
+
+
+def annotated(source: Path, segment: str) -> tuple[dict, list]:
+    """One raw segment through the pipeline's parser and annotation, without Beam: (tables, rejects)."""
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import parse_wildbox_segment
+    from benchwright.stage import Reject
+
+    out = list(annotate_segment(parse_wildbox_segment(str(source), segment), {}))
+    return out[-1], [r for r in out if isinstance(r, Reject)]
+
+
+def test_a_malformed_box_still_counts_for_its_segments_scale_then_goes_to_quarantine(source, tmp_path):
+    """The release's rule: the scale is taken over every box of the segment with z > 0, whatever is wrong
+    with it. One box with negative dimensions (quarantined) must not move the other boxes' centres."""
+    import numpy as np
+
+    raw = tmp_path / "raw"
+    shutil.copytree(source, raw)
+    segment = max(release_scales(raw), key=lambda s: sum(
+        len(t["frames"]) for t in json.loads((raw / s / "vggt_results" / "tracking_summary.json").read_text())[
+            "tracks"].values()))
+    before, _ = annotated(raw, segment)
+    summary = raw / segment / "vggt_results" / "tracking_summary.json"
+    doc = json.loads(summary.read_text())
+    track_id, track = sorted(doc["tracks"].items())[0]
+    track["dimensions"][1] = [-abs(v) for v in track["dimensions"][1]]
+    summary.write_text(json.dumps(doc))
+    after, rejects = annotated(raw, segment)
+
+    assert [r.reason for r in rejects if "not all positive" in r.reason] and any(
+        f"#track={track_id},frame_index={track['frames'][1]}" in r.locator for r in rejects)
+    scale = after["segments"]["scale_factor"][0].as_py()
+    assert scale == pytest.approx(release_scales(raw)[segment][0], rel=1e-12)
+    assert scale == before["segments"]["scale_factor"][0].as_py()
+    kept = dict(zip(after["boxes"]["box_id"].to_pylist(), after["boxes"]["center_cam"].to_pylist()))
+    was = dict(zip(before["boxes"]["box_id"].to_pylist(), before["boxes"]["center_cam"].to_pylist()))
+    assert len(kept) == len(was) - 1 and all(np.array_equal(kept[b], was[b]) for b in kept)
