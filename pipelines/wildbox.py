@@ -248,6 +248,14 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         unclipped[sel], proj[sel], _ = geometry.projected_boxes(corners_raw[sel], P_frame[fidx[sel]],
                                                                 size_frame[fidx[sel], 0], size_frame[fidx[sel], 1])
     trunc = geometry.truncation(unclipped, proj)
+    # What a mask can be compared with: the part of the projected cuboid inside the image. Where an edge cuts
+    # the projection, the clipped projected box can be far wider than that part (the silhouette's widest part
+    # lies outside), and an animal cut off by the edge would fail the mask check with a clean label.
+    visible = proj.copy()
+    cut = np.flatnonzero(scale_set & (trunc > 0))
+    if len(cut):
+        visible[cut] = geometry.visible_projected_boxes(corners_raw[cut], P_frame[fidx[cut]],
+                                                        size_frame[fidx[cut], 0], size_frame[fidx[cut], 1])
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
     seg_pts = np.zeros(n, dtype=np.int32)
@@ -283,7 +291,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         yield reject(i, "2D box 1 px or less after clipping to the image", FILTERED)
 
     # Record checks on the derived values.
-    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_row,
+    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, visible, size_row,
                                          seg.track_id, seg.frame_index, ROTATION_ATOL):
         yield reject(i, reason)
 

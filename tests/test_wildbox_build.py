@@ -650,3 +650,43 @@ def test_a_malformed_box_still_counts_for_its_segments_scale_then_goes_to_quaran
     kept = dict(zip(after["boxes"]["box_id"].to_pylist(), after["boxes"]["center_cam"].to_pylist()))
     was = dict(zip(before["boxes"]["box_id"].to_pylist(), before["boxes"]["center_cam"].to_pylist()))
     assert len(kept) == len(was) - 1 and all(np.array_equal(kept[b], was[b]) for b in kept)
+
+
+# A plains zebra cut off by the bottom edge of a 640 x 360 frame (a default-scale synthetic draw, seed 0:
+# DJI_20250204065514_0762_D/seg2, track 2, frame index 7): its SAM3 mask is the 8 x 4 px strip of its back
+# that is in the image; its cuboid's projection, clipped to the image, is 56 x 12 px (IoU 0.048).
+EDGE_CUT_BOX = {
+    "center": [0.029891814714902726, 0.24549015058581589, 0.5331458033787649],
+    "dims_whl": [0.02339821067979661, 0.051098824033129785, 0.0896434286765543],
+    "R": [[-0.40059420677979335, 0.07318247213633386, -0.9133283129666377],
+          [-0.4610963037553883, 0.8452843612250425, 0.2699713824306039],
+          [0.7917793127870848, 0.5292812810220925, -0.3048718507865652]],
+    "K": [[472.45854393822395, 0.0, 318.292947027027], [0.0, 473.6090742857143, 177.57164448979591], [0, 0, 1]],
+    "mask_xyxy": (326, 355, 334, 359),
+}
+
+
+def test_an_animal_cut_off_by_the_frame_edge_is_compared_with_the_projections_part_in_the_image(tmp_path):
+    import cv2
+    import numpy as np
+
+    seg = tmp_path / "raw" / "DJI_0001" / "seg1"
+    (seg / "vggt_results").mkdir(parents=True)
+    cv2.imwrite(str(seg / "frame_000001.jpg"), np.full((360, 640, 3), 90, np.uint8))
+    mask = np.zeros((360, 640), np.uint8)
+    x1, y1, x2, y2 = EDGE_CUT_BOX["mask_xyxy"]
+    mask[y1:y2 + 1, x1:x2 + 1] = 255
+    (seg / "sam3_masks" / "masks" / "obj_2").mkdir(parents=True)
+    cv2.imwrite(str(seg / "sam3_masks" / "masks" / "obj_2" / "frame_000001.png"), mask)
+    (seg / "vggt_results" / "cameras.json").write_text(json.dumps({"cameras": [{
+        "frame_index": 0, "image_name": "frame_000001.jpg", "image_width": 640, "image_height": 360,
+        "intrinsic": EDGE_CUT_BOX["K"], "extrinsic": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]}]}))
+    (seg / "vggt_results" / "tracking_summary.json").write_text(json.dumps({"tracks": {"2": {
+        "frames": [0], "centers": [EDGE_CUT_BOX["center"]], "dimensions": [EDGE_CUT_BOX["dims_whl"][::-1]],
+        "rotation_matrices": [EDGE_CUT_BOX["R"]], "bbox_2d": [[-1, -1, -1, -1]], "class_name": "plains zebra"}}}))
+
+    tables, rejects = annotated(tmp_path / "raw", "DJI_0001/seg1")
+    assert rejects == []
+    box = tables["boxes"].to_pylist()[0]
+    assert box["bbox2d_tight"] == [326, 355, 334, 359] and box["truncation"] > 0.8
+    assert np.round(box["bbox2d_proj"], 1).tolist() == [317.8, 347.2, 373.7, 359.0]  # the clipped projection

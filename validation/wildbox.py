@@ -72,7 +72,9 @@ def raw_observation_problems(seg, species, frame_pos, atol):
 
 
 def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_index, atol):
-    """Checks on derived values of the boxes still kept (camera frame, normalised)."""
+    """Checks on derived values of the boxes still kept (camera frame, normalised). ``proj``: the box of the
+    projected cuboid's part inside the image (``geometry.visible_projected_boxes``), which the mask's is
+    compared with."""
     ortho, det_pos = geometry.check_rotations(R, atol=atol) if len(R) else ((), ())
     iou = _iou(tight, proj)
     inside = ((tight[:, 0] >= 0) & (tight[:, 1] >= 0) & (tight[:, 2] <= sizes[:, 0] - 1)
@@ -86,8 +88,8 @@ def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_inde
         elif not inside[i]:
             reason = f"2D box {np.round(tight[i], 1).tolist()} outside the {sizes[i, 0]}x{sizes[i, 1]} image"
         elif not iou[i] >= MIN_TIGHT_PROJ_IOU:
-            reason = (f"mask/VGGT box {np.round(tight[i], 1).tolist()} and projected cuboid box "
-                      f"{np.round(proj[i], 1).tolist()} disagree (IoU {iou[i]:.3f} < {MIN_TIGHT_PROJ_IOU})")
+            reason = (f"mask/VGGT box {np.round(tight[i], 1).tolist()} and the projected cuboid's box in the "
+                      f"image {np.round(proj[i], 1).tolist()} disagree (IoU {iou[i]:.3f} < {MIN_TIGHT_PROJ_IOU})")
         elif step_bad[i]:
             reason = f"track {track_id[i]} jumps more than {MAX_STEP_DIAGONALS} box diagonals per frame"
         else:
