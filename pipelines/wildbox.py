@@ -168,7 +168,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     """Yields Reject rows and one {"frames", "boxes", "segments"} dict of pyarrow tables."""
     n = len(seg.track_id)
     split = split_of(splits, seg.video_id, SPLIT_RULE)
-    species = [schema.canonical_species(c) for c in seg.class_name]
+    species, species_from, species_problem = seg.box_species()
     frame_pos = {f.frame_index: i for i, f in enumerate(seg.frames)}
     keep = np.ones(n, dtype=bool)
 
@@ -177,7 +177,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         return Reject("box", seg.track_locator[i], reason, kind)
 
     # Input checks on raw observations (before any derived value depends on them).
-    for i, reason in checks.raw_observation_problems(seg, species, frame_pos, ROTATION_ATOL):
+    for i, reason in checks.raw_observation_problems(seg, species_problem, frame_pos, ROTATION_ATOL):
         yield reject(i, reason)
     # The well-formed 3D labels: every derived value (camera frame, projection) is made for these only.
     scale_set = keep.copy()
@@ -359,6 +359,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "segment_id": [seg.segment_id] * nb,
         "frame_index": pa.array(seg.frame_index[order], pa.int32()),
         **cuboid,
+        "species_from": pa.array([schema.SPECIES_FROM.index(species_from[i]) for i in order], pa.int64()),
         "K": _fixed(P_frame[fidx[order], :, :3], 3, 3),
         "image_width": pa.array(size_row[order, 0], pa.int32()),
         "image_height": pa.array(size_row[order, 1], pa.int32()),

@@ -139,3 +139,64 @@ def test_kitti_tracking_sequence_keeps_track_ids(kitti_dir, tmp_path):
     assert boxes[0]["segment_id"] == boxes[1]["segment_id"] == "kitti_tracking/0000"
     s = boxes[0]["scale_factor"]
     assert (boxes[1]["center_cam"][0] - boxes[0]["center_cam"][0]) / s == pytest.approx(0.1, abs=1e-9)
+
+
+def species_tree_source(flat: Path, out: Path) -> dict[str, str]:
+    """The flat tiny source laid out as the authors' tree, <species folder>/WildBox_sam3-vggtv1_processed/
+    WildBox/<video>/<segment>/, with the plural folder names their preparation is run with ("giraffes",
+    "plains_zebras") and the class names a plain SAM3 prompt gives ("zebra" for either zebra, "object" for the
+    rest: the authors' default). Returns each segment's true species."""
+    from benchwright.schemas.wildbox import canonical_species
+
+    truth = {}
+    for summary in sorted(flat.glob("*/*/vggt_results/tracking_summary.json")):
+        seg = summary.parent.parent
+        doc = json.loads(summary.read_text())
+        species = {canonical_species(t["class_name"]) for t in doc["tracks"].values()}.pop()
+        for track in doc["tracks"].values():
+            track["class_name"] = "zebra" if species.endswith("zebra") else "object"
+        target = out / f"{species}s" / "WildBox_sam3-vggtv1_processed" / "WildBox" / seg.parent.name / seg.name
+        shutil.copytree(seg, target)
+        (target / "vggt_results" / "tracking_summary.json").write_text(json.dumps(doc))
+        truth[f"{seg.parent.name}/{seg.name}"] = species
+    return truth
+
+
+def test_species_come_from_the_authors_species_folders_when_the_class_name_is_generic(tmp_path):
+    """A plain "zebra" (or the authors' default "object") prompt names no species: the species folder decides,
+    as in the authors' preparation, and the boxes say so (species_from). A class name that names another
+    species than its folder is quarantined, naming both."""
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import discover, parse_unit
+    from benchwright.schemas.wildbox import SPECIES, SPECIES_FROM
+    from benchwright.stage import Reject
+
+    truth = species_tree_source(tiny_source(tmp_path / "flat"), tmp_path / "tree")
+    fmt, units = discover(str(tmp_path / "tree"))
+    assert fmt == "wildbox" and len(units) == len(truth)
+    zebra_seen = set()
+    for unit in units:
+        seg = next(parse_unit(str(tmp_path / "tree"), fmt, unit))
+        assert seg.segment_id in truth and unit.endswith(seg.segment_id) and seg.video_id == unit.split("/")[-2]
+        assert seg.species == truth[seg.segment_id]
+        out = list(annotate_segment(seg, {}))
+        assert not [r for r in out if isinstance(r, Reject) and "class" in r.reason]
+        boxes = out[-1]["boxes"].to_pylist()
+        assert boxes and {SPECIES[b["species"]] for b in boxes} == {truth[seg.segment_id]}
+        assert {SPECIES_FROM[b["species_from"]] for b in boxes} == {"folder"}
+        zebra_seen.add(truth[seg.segment_id]) if "zebra" in truth[seg.segment_id] else None
+    assert zebra_seen == {"grevys_zebra", "plains_zebra"}
+
+    # a specific class name decides, and must agree with its folder
+    unit = next(u for u in units if u.startswith("grevys_zebras/"))
+    summary = tmp_path / "tree" / unit / "vggt_results" / "tracking_summary.json"
+    doc = json.loads(summary.read_text())
+    first, second = sorted(doc["tracks"])[:2]
+    doc["tracks"][first]["class_name"], doc["tracks"][second]["class_name"] = "Grevy's zebra", "plains zebra"
+    summary.write_text(json.dumps(doc))
+    out = list(annotate_segment(next(parse_unit(str(tmp_path / "tree"), "wildbox", unit)), {}))
+    refused = {r.locator.split("#track=")[1].split(",")[0] for r in out if isinstance(r, Reject)
+               and r.reason == "class 'plains zebra' names plains_zebra, its source folder grevys_zebra"}
+    assert refused == {second}
+    by_track = {b["track_id"]: SPECIES_FROM[b["species_from"]] for b in out[-1]["boxes"].to_pylist()}
+    assert by_track[int(first)] == "class_name" and int(second) not in by_track

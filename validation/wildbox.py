@@ -35,9 +35,10 @@ FLOAT_OFFSET = 0.05
 FRAGMENT_OFFSET = 1.0
 
 
-def raw_observation_problems(seg, species, frame_pos, atol):
+def raw_observation_problems(seg, species_problems, frame_pos, atol):
     """Input problems of raw observations: non-finite values, bad dimensions, rotations, frame
-    indices outside the segment, unknown classes, duplicate (track, frame) pairs.
+    indices outside the segment, no species (``species_problems``: per observation why its class name and
+    source folder give none, "" where they do), duplicate (track, frame) pairs.
 
     Every test runs on the whole segment at once; Python touches only the rows that fail.
     """
@@ -49,7 +50,7 @@ def raw_observation_problems(seg, species, frame_pos, atol):
     ortho, det_pos = geometry.check_rotations(np.nan_to_num(seg.R), atol=atol)
     positive = (seg.dims_whl > 0).all(axis=1)
     in_segment = np.isin(seg.frame_index, np.fromiter(frame_pos, dtype=np.int64, count=len(frame_pos)))
-    known = np.array([s is not None for s in species], dtype=bool)
+    known = np.array([not problem for problem in species_problems], dtype=bool)
     pairs = seg.track_id * (1 << 32) + seg.frame_index
     _, first = np.unique(pairs, return_index=True)
     duplicate = np.ones(n, dtype=bool)
@@ -61,7 +62,7 @@ def raw_observation_problems(seg, species, frame_pos, atol):
         (ortho, lambda i: "rotation matrix is not orthonormal (R R^T != I)"),
         (det_pos, lambda i: "rotation matrix has det -1 (a reflection)"),
         (in_segment, lambda i: f"frame index {seg.frame_index[i]} is not a frame of the segment (cameras.json)"),
-        (known, lambda i: f"unknown class {seg.class_name[i]!r} (expected one of {', '.join(schema.SPECIES)})"),
+        (known, lambda i: species_problems[i]),
         (~duplicate, lambda i: f"track {seg.track_id[i]} has two observations for frame index {seg.frame_index[i]}"),
     ]
     failed = np.zeros(n, dtype=bool)
