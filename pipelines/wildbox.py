@@ -452,10 +452,43 @@ class WildBox(Dataset):
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
     # of every worker's start-up.
-    def export(self, staging: str) -> dict:
-        from benchwright.loaders.wildbox import export_all
+    def export(self, staging: str, options: list[str] | None = None) -> dict:
+        """The Omni3D and KITTI exports (``loaders.wildbox.export_all``) and what the yaw-only KITTI export loses
+        (``evaluation.wildbox.kitti_yaw_only_loss``, in ``exports/kitti/yaw_only_loss.json`` and the card).
+        ``options`` (``benchwright export OUT/wildbox [options]``): ``--kitti-rotation strict`` and
+        ``--kitti-images jpg`` write another KITTI root, to ``--out DIR`` (the build's own exports are what its
+        manifest lists)."""
+        import argparse
+        import json
 
-        return export_all(Path(staging))
+        from benchwright.errors import BenchwrightError
+        from benchwright.evaluation.wildbox import kitti_yaw_only_loss
+        from benchwright.loaders.wildbox import EXPORTS, KITTI_IMAGE_FORMATS, KITTI_ROTATIONS, export_all
+
+        parser = argparse.ArgumentParser(prog="benchwright export OUT/wildbox", exit_on_error=False)
+        parser.add_argument("--kitti-rotation", choices=KITTI_ROTATIONS, default=KITTI_ROTATIONS[0],
+                            help="yaw-only (the release's KITTI export: pitch and roll dropped) or strict (only "
+                                 "the boxes KITTI holds exactly)")
+        parser.add_argument("--kitti-images", choices=KITTI_IMAGE_FORMATS, default=KITTI_IMAGE_FORMATS[0],
+                            help="png (what mmdetection3d's and OpenPCDet's KITTI readers open) or jpg (the "
+                                 "frames as they are, hard links: no copy)")
+        parser.add_argument("--out", help="write only the KITTI root, here")
+        try:
+            ns = parser.parse_args(options or [])
+        except (argparse.ArgumentError, SystemExit) as err:
+            raise BenchwrightError(f"export wildbox: {err}") from None
+        default = (ns.kitti_rotation, ns.kitti_images) == (KITTI_ROTATIONS[0], KITTI_IMAGE_FORMATS[0])
+        if not default and not ns.out:
+            raise BenchwrightError("export wildbox: other KITTI options than the build's go to --out DIR (the "
+                                   "build's manifest lists its own exports' sha256)")
+        root = Path(staging)
+        kitti_dir = Path(ns.out) if ns.out else root / EXPORTS / "kitti"
+        summary = export_all(root, ns.kitti_rotation, ns.kitti_images, kitti_dir, omni3d=not ns.out)
+        if ns.kitti_rotation == "yaw-only":
+            loss = {**kitti_yaw_only_loss(root), "frames_without_rows": summary["kitti"]["frames_without_rows"]}
+            (kitti_dir / "yaw_only_loss.json").write_text(json.dumps(loss, indent=1, sort_keys=True) + "\n")
+            summary["kitti"]["loss"] = loss
+        return summary
 
     def card_context(self, staging: str) -> dict:
         from benchwright.cards.wildbox import card_statistics

@@ -182,11 +182,15 @@ def test_exports_omni3d_and_kitti(built):
         assert doc["info"]["scene_scales"]
         records = list(read_omni3d(path))
         assert sum(len(r.annotations) for r in records) == len(doc["annotations"]) > 0
-        kitti = built / "exports" / "kitti" / split
-        listed = [json.loads(line) for line in (kitti / "not_representable.jsonl").read_text().splitlines()]
-        rows = sum(len(f.read_text().splitlines()) for f in (kitti / "label_2").glob("*.txt"))
-        assert rows + len(listed) == len(doc["annotations"])
-        assert all(entry["reason"] for entry in listed)
+        # the KITTI root: the split's frames listed in ImageSets, each with a row per box (yaw-only: all of them)
+        kitti = built / "exports" / "kitti"
+        names = (kitti / "ImageSets" / {"train": "train", "validation": "val"}[split]).with_suffix(".txt")
+        names = names.read_text().split()
+        assert len(names) == len(doc["images"])
+        rows = sum(len((kitti / "training" / "label_2" / f"{n}.txt").read_text().splitlines()) for n in names)
+        assert rows == len(doc["annotations"])
+    assert (built / "exports" / "kitti" / "not_representable.jsonl").read_text() == ""
+    assert (built / "exports" / "kitti" / "ImageSets" / "test.txt").read_text() == ""
 
 
 def test_omni3d_collection_id_is_the_releases_and_cube_rcnn_finds_every_image(built):
@@ -523,8 +527,31 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
     loaders.export_all(copy)
     exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
     assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
-    link = next((copy / "exports" / "kitti" / "train" / "image_2").iterdir())
-    assert link.stat().st_nlink == 2  # a hard link to exports/images/, replaced, not duplicated
+    assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "images").rglob("*.jpg"))  # no stale links
+
+
+def test_kitti_images_are_the_frames_pixels_as_png_or_the_frames_as_links(built, tmp_path):
+    """training/image_2/<name>.png decodes to the frame's pixels exactly (as datasets' PIL decodes the
+    frames config's image); the jpg option hard-links the frames themselves."""
+    import numpy as np
+    from PIL import Image
+
+    from benchwright.pipelines.wildbox import DATASET
+
+    kitti = built / "exports" / "kitti"
+    rows = [line.split() for line in (kitti / "frame_map.txt").read_text().splitlines()]
+    assert [r[0] for r in rows] == [f"{n:06d}" for n in range(len(rows))] and len(rows) > 10
+    for name, _, image, _ in rows[:: max(1, len(rows) // 8)]:
+        with Image.open(kitti / "training" / "image_2" / f"{name}.png") as png, Image.open(built / image) as jpg:
+            assert png.format == "PNG" and np.array_equal(np.asarray(png), np.asarray(jpg))
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    DATASET.export(str(copy), ["--kitti-images", "jpg", "--out", str(tmp_path / "jpg")])
+    for name, _, image, _ in rows:
+        assert os.path.samefile(tmp_path / "jpg" / "training" / "image_2" / f"{name}.jpg", copy / image)
+    for sub in ("label_2", "calib"):
+        assert sorted(p.name for p in (tmp_path / "jpg" / "training" / sub).iterdir()) == sorted(
+            p.name for p in (kitti / "training" / sub).iterdir())
 
 
 def test_cuboid_checks_in_chunks_name_the_same_boxes(built, tmp_path, monkeypatch):
@@ -558,10 +585,12 @@ def test_the_card_sample_is_the_frame_with_most_objects(built):
                           sample_frame_with_cuboids(built))
 
 
-def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(built, tmp_path):
-    """The synthetic drone views tilt every box, so the build writes no KITTI row: here some boxes are made
-    yaw-only (representable) and one a mirror (flagged representable, refused by the conversion), and the
-    export's label files are checked line by line against ``kitti.from_canonical`` box by box."""
+@pytest.mark.parametrize("rotation", ["strict", "yaw-only"])
+def test_kitti_export_writes_the_boxes_as_from_canonical_does(built, tmp_path, rotation):
+    """The synthetic drone views tilt every box, so the strict export writes no KITTI row: here some boxes are
+    made yaw-only (representable) and one a mirror (refused by either export), and the label files are checked
+    line by line against ``kitti.from_canonical`` box by box: strict writes the representable ones, yaw-only
+    (the release's, lossy) every rotation with its pitch and roll dropped."""
     import numpy as np
     import pyarrow as pa
 
@@ -575,18 +604,22 @@ def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(bui
                                 columns=["frame_id", "image_id", "width", "height", "K", "split"])
     boxes = loader.read_config(built, "boxes", split="train", columns=loader.EXPORT_BOX_COLUMNS)
     n = boxes.num_rows
-    R = geometry.yaw_only_rotation(np.linspace(-3.0, 3.0, n))
-    R[1] = -R[1]  # a reflection: not a rotation
+    tilted = loader.boxes_arrays(boxes)["R_cam"]
     flagged = np.arange(n) % 3 != 0
+    R = np.where(flagged[:, None, None], geometry.yaw_only_rotation(np.linspace(-3.0, 3.0, n)), tilted)
+    R[1] = -R[1]  # a reflection: not a rotation
     R_col = pa.array(R.tolist(), boxes.schema.field("R_cam").type)
     boxes = boxes.set_column(boxes.schema.get_field_index("R_cam"), "R_cam", R_col)
     boxes = boxes.set_column(boxes.schema.get_field_index("kitti_representable"), "kitti_representable",
                              pa.array(flagged))
-    image_rel = {fid: f"exports/images/{fid}.jpg" for fid in frames["frame_id"].to_pylist()}
+    image_rel = {fid: f"exports/images/{fid}.png" for fid in frames["frame_id"].to_pylist()}
     for rel in image_rel.values():  # the label files are under test, the images only linked
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"")
-    summary = loader.export_kitti(tmp_path, "train", frames, boxes, image_rel)
+    base = tmp_path / "kitti"
+    root = loader.KittiRoot(base, tmp_path, frames["frame_id"].to_pylist(), image_rel, rotation, "png")
+    summary = root.write_split("train", frames, boxes)
+    root.finish()
 
     a = loader.boxes_arrays(boxes)
     occluded = loader.kitti_occlusion(boxes["visibility"].to_pylist())
@@ -594,24 +627,30 @@ def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(bui
     want: dict[str, list[str]] = {}
     refused = {}
     for i, row in enumerate(rows):
-        if not flagged[i]:
+        if not flagged[i] and rotation == "strict":
             refused[row["box_id"]] = row["kitti_reason"]
             continue
         try:
             obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], R[i], a["bbox2d_tight"][i],
                                        SPECIES[a["species"][i]], row["truncation"], int(occluded[i]),
-                                       locator=row["box_id"])
+                                       lossy=rotation == "yaw-only", locator=row["box_id"])
         except RecordError as err:
             refused[row["box_id"]] = err.reason
             continue
-        want.setdefault(row["frame_id"], []).append(kitti.format_label_line(obj) + "\n")
-    base = tmp_path / "exports" / "kitti" / "train"
+        want.setdefault(row["frame_id"], []).append(kitti.format_label_line(obj, loader.KITTI_DECIMALS) + "\n")
     names = dict(line.split()[:2] for line in (base / "frame_map.txt").read_text().splitlines())
-    got = {names[f.stem]: f.read_text() for f in (base / "label_2").glob("*.txt")}
+    got = {names[f.stem]: f.read_text() for f in (base / "training" / "label_2").glob("*.txt")}
     assert got == {fid: "".join(want.get(fid, [])) for fid in names.values()}
     listed = {e["box_id"]: e["reason"] for e in map(json.loads, (base / "not_representable.jsonl").read_text().splitlines())}
     assert listed == refused and "not a rotation" in listed[rows[1]["box_id"]]
-    assert summary["rows"] == sum(map(len, want.values())) > n / 2
+    written = sum(map(len, want.values()))
+    assert summary["rows"] == written and summary["not_representable"] == len(refused)
+    assert summary["rows_exact"] == int(flagged.sum()) - 1  # the mirror is flagged, and refused
+    if rotation == "strict":
+        assert written == int(flagged.sum()) - 1 and summary["rows_yaw_only"] == 0
+    else:
+        assert written == n - 1 and summary["rows_yaw_only"] == n - int(flagged.sum())
+    assert (base / "ImageSets" / "train.txt").read_text().split() == sorted(names)
 
 
 def annotated(source: Path, segment: str) -> tuple[dict, list]:

@@ -66,10 +66,9 @@ def test_kitti_export_reproduces_the_labels(kitti_build):
     originals, built = kitti_build
     export = built / "exports" / "kitti"
     frame_map = {}
-    for split_dir in export.iterdir():
-        for line in (split_dir / "frame_map.txt").read_text().splitlines():
-            name, frame_id, _ = line.split()
-            frame_map[frame_id.split("/")[-1]] = split_dir / "label_2" / f"{name}.txt"
+    for line in (export / "frame_map.txt").read_text().splitlines():
+        name, frame_id, _, _ = line.split()
+        frame_map[frame_id.split("/")[-1]] = export / "training" / "label_2" / f"{name}.txt"
     scales = {b["frame_id"].split("/")[-1]: b["scale_factor"] for b in read_boxes(built)}
     for stem, objs in originals.items():
         exported = kitti.parse_label_file(frame_map[stem])
@@ -77,10 +76,11 @@ def test_kitti_export_reproduces_the_labels(kitti_build):
         assert [o.type for o in exported] == [o.type for o in expected]
         s = scales[stem]
         for got, want in zip(exported, expected):
-            # the export is in normalised units; KITTI text keeps 2 decimals
-            assert np.allclose([got.x / s, got.y / s, got.z / s], [want.x, want.y, want.z], atol=0.01 / s + 1e-9)
-            assert np.allclose([got.h / s, got.w / s, got.l / s], [want.h, want.w, want.l], atol=0.01 / s + 1e-9)
-            assert got.rotation_y == pytest.approx(want.rotation_y, abs=0.006)
+            # the export is in normalised units, written with 6 decimals (KITTI's 2 would lose a metre-scale
+            # box's centimetres once normalised: 0.01 / s is 0.2 m here)
+            assert np.allclose([got.x / s, got.y / s, got.z / s], [want.x, want.y, want.z], rtol=0, atol=1e-6 / s)
+            assert np.allclose([got.h / s, got.w / s, got.l / s], [want.h, want.w, want.l], rtol=0, atol=1e-6 / s)
+            assert got.rotation_y == pytest.approx(want.rotation_y, abs=1e-6)
             assert np.allclose(got.bbox, want.bbox, atol=0.006)
 
 
