@@ -822,11 +822,11 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protoc
 def evaluate_paths(dataset_dir, pred_path, split: str = "validation", **kwargs) -> dict:
     """Evaluate a prediction file/folder against a built WildBox folder, or a KITTI folder.
 
-    ``dataset_dir`` holding ``label_2`` (or being a ``label_2`` folder) is KITTI-format ground
-    truth: the result is ``{"kitti": evaluate_kitti(...)}``. Otherwise it is a built WildBox
-    folder; KITTI-format predictions are mapped to images through the dataset's
-    ``exports/kitti/<split>/frame_map.txt`` and additionally scored with the KITTI protocol
-    against that export (key ``kitti``).
+    A KITTI folder (``is_kitti_folder``: an object root, or one holding ``label_2``, or a ``label_2`` folder)
+    is KITTI-format ground truth: the result is ``{"kitti": evaluate_kitti_folder(...)}``. Otherwise it is a
+    built WildBox folder; KITTI-format predictions are mapped to images through the dataset's
+    ``exports/kitti/frame_map.txt`` and additionally scored with the KITTI protocol against that export's
+    frames of the split (key ``kitti``).
     """
     root = Path(dataset_dir)
     if is_kitti_folder(root):
