@@ -166,50 +166,77 @@ def test_routing_configs_route_the_supplied_scores(real):
         assert len(chosen) == k and chosen == set(random_route(forget, k, 0)[0])
 
 
-def test_a_mapped_source_builds_through_the_cli(tmp_path):
-    """A CLEAR-like mapped source (JSON Lines, role values mapped, a caption field) built by
-    ``benchwright build vlm_unlearning --format mapped --routing-scores FILE``."""
-    import yaml
+def docstring_mapping() -> str:
+    """The mapping example of ``pipelines/vlm_unlearning_sources.py``'s docstring, verbatim."""
+    from benchwright.pipelines import vlm_unlearning_sources as sources
 
+    return sources.__doc__.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+# the docstring's annotation files: forget10 and retain90 have a fixed role (no `kind` field); test's
+# records name theirs in `kind` (source values mapped through `roles`)
+DOC_FILES = {"forget10": [0, 1, 2], "retain90": [3, 4, 5], "test": [6, 7, 8, 9]}
+
+
+def _doc_row(i: int, file: str) -> dict:
+    row = {"id": f"person{i}", "image_path": f"p{i}.png", "question": f"What is the name of person {i}?",
+           "answer": f"Name {i}", "caption": f"Portrait {i}."}
+    return row | ({"kind": "forget10" if i % 2 == 0 else "retain90"} if file == "test" else {})
+
+
+def test_the_docstrings_mapped_source_builds_in_json_lines(tmp_path, capsys):
+    """The mapping example in the sources' docstring, as written, over JSON Lines files: fixed-role
+    files without the role field, a test file whose rows name their role; built (the card's
+    baselines score its test rows) and evaluated against the build."""
     from benchwright.cli import main as cli_main
 
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)
-    rows_ = []
-    for i in range(6):
-        name = f"p{i}.png"
-        (raw / "images" / name).write_bytes(_image_bytes(name))
-        rows_.append({"uid": f"person{i}", "img": name, "q": f"What is the name of person {i}?",
-                      "a": f"Name {i}", "set": "forget05" if i < 3 else "retain95", "cap": f"Portrait {i}."})
-    (raw / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows_) + "\n")
-    (raw / "mapping.yaml").write_text(yaml.safe_dump({
-        "benchmark": "CLEAR-like", "files": [{"path": "data.jsonl"}],
-        "fields": {"id": "uid", "image": "img", "instruction": "q", "response": "a", "role": "set",
-                   "description": "cap"},
-        "roles": {"forget05": "forget", "retain95": "retain"}}))
+    (raw / "mapping.yaml").write_text(docstring_mapping())
+    for file, ids in DOC_FILES.items():
+        for i in ids:
+            (raw / "images" / f"p{i}.png").write_bytes(_image_bytes(f"p{i}.png"))
+        (raw / f"{file}.jsonl").write_text("".join(json.dumps(_doc_row(i, file)) + "\n" for i in ids))
     scores = tmp_path / "scores.jsonl"
-    scores.write_text("".join(json.dumps({"example_id": f"data/person{i}#0", "score": s}) + "\n"
-                              for i, s in enumerate((0.9, 0.1, 0.5))))
+    scores.write_text("".join(json.dumps({"example_id": f"forget10/person{i}#0", "score": s}) + "\n"
+                              for i, s in zip(DOC_FILES["forget10"], (0.9, 0.1, 0.5))))
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(tmp_path / "out"),
-                     "--format", "mapped", "--routing-scores", str(scores)]) == 0
+                     "--routing-scores", str(scores)]) == 0
     built = tmp_path / "out" / "vlm_unlearning"
     text = {r["example_id"]: r for r in rows(built, "text_only")}
-    assert sorted(text) == [f"data/person{i}#0" for i in range(6)]
-    assert text["data/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
+    assert sorted(text) == sorted(f"{f}/person{i}#0" for f, ids in DOC_FILES.items() for i in ids)
+    assert text["forget10/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
+    test = {r["example_id"]: (r["subset"], r["role"]) for r in rows(built, "multimodal", "test", columns=["example_id", "subset", "role"])}
+    assert test == {"test/person6#0": ("forget", "forget"), "test/person7#0": ("retain", "retain"),
+                    "test/person8#0": ("forget", "forget"), "test/person9#0": ("retain", "retain")}
     assert {r["example_id"] for r in rows(built, "multimodal", "retain", columns=["example_id"])} == \
-        {f"data/person{i}#0" for i in (3, 4, 5)}
+        {f"retain90/person{i}#0" for i in (3, 4, 5)}
     routed = {r["example_id"]: r["routed_view"] for r in rows(built, "modroute_g0.25", columns=["example_id", "routed_view"])}
-    assert routed == {"data/person0#0": "text_only", "data/person1#0": "multimodal", "data/person2#0": "multimodal"}
+    assert routed == {"forget10/person0#0": "text_only", "forget10/person1#0": "multimodal",
+                      "forget10/person2#0": "multimodal"}
+    card = (built / "README.md").read_text()
+    assert "| multimodal | gradient ascent |" in card  # the card's baselines scored the test rows
+    # a model's answers to the test rows, scored against the build: the test sets by role
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"example_id": eid, "view": "multimodal",
+                                        "response": "I'm sorry, I can't." if i % 2 else "Sure: Name."}) + "\n"
+                            for i, eid in enumerate(sorted(test))))
+    assert cli_main(["evaluate", "vlm_unlearning", "--pred", str(pred), "--data", str(built),
+                     "--out", str(tmp_path / "m.json")]) == 0
+    sets = json.loads((tmp_path / "m.json").read_text())["groups"]["multimodal"]["sets"]
+    assert (sets["test_forget"]["answered"], sets["test_forget"]["asr"]) == (2, 1.0)
+    assert (sets["test_retain"]["answered"], sets["test_retain"]["over_refusal"]) == (2, 1.0)
+    assert sets["forget"]["missing"] == 3 and sets["retain"]["missing"] == 3
 
 
-def test_a_parquet_source_with_embedded_images_builds(tmp_path):
-    """A mapped source in the form of the Hugging Face releases (MLLMU-Bench, CLEAR): a Parquet file
-    written by ``datasets`` whose Image column holds the bytes, in several row groups; one row holds
-    only a path (a file under the image root), one holds bytes that are not an image. The images are
-    read from the file's rows (never loaded on the driver) and published byte for byte."""
+def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp_path):
+    """The docstring's mapping over Parquet files in the form of the Hugging Face releases
+    (MLLMU-Bench, CLEAR): written by ``datasets``, the Image column holding the bytes, in several row
+    groups; one row holds only a path (a file under the image root), one holds bytes that are not an
+    image; the test file's rows name their role. The images are read from the file's rows (never
+    loaded on the driver) and published byte for byte."""
     import datasets
     import pyarrow.parquet as pq
-    import yaml
 
     from benchwright.cli import main as cli_main
     from benchwright.pipelines import vlm_unlearning_sources as sources
@@ -217,33 +244,33 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)
     (raw / "images" / "on_disk.png").write_bytes(_image_bytes("on_disk.png"))
+    features = datasets.Features({"id": datasets.Value("string"), "image_path": datasets.Image(),
+                                  "question": datasets.Value("string"), "answer": datasets.Value("string"),
+                                  "caption": datasets.Value("string")})
+
+    def release(ids, images, kinds=None):
+        columns = {"id": [f"person{i}" for i in ids], "image_path": images,
+                   "question": [f"Who is person {i}?" for i in ids], "answer": [f"Name {i}" for i in ids],
+                   "caption": [f"Portrait {i}." for i in ids]}
+        if kinds is None:
+            return datasets.Dataset.from_dict(columns, features=features)
+        return datasets.Dataset.from_dict(columns | {"kind": kinds}, features=datasets.Features(
+            {**features, "kind": datasets.Value("string")}))
+
     images = [{"bytes": _image_bytes(f"p{i}.png"), "path": f"p{i}.png"} for i in range(5)]
     images += [{"bytes": None, "path": "on_disk.png"}, {"bytes": b"not an image", "path": "broken.png"}]
-    table = datasets.Dataset.from_dict(
-        {"name": [f"person{i}" for i in range(7)], "image": images,
-         "question": [f"Who is person {i}?" for i in range(7)], "answer": [f"Name {i}" for i in range(7)],
-         "caption": [f"Portrait {i}." for i in range(7)]},
-        features=datasets.Features({"name": datasets.Value("string"), "image": datasets.Image(),
-                                    "question": datasets.Value("string"), "answer": datasets.Value("string"),
-                                    "caption": datasets.Value("string")}))
-    (raw / "forget05").mkdir()
-    table.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"), batch_size=3)
-    assert pq.ParquetFile(raw / "forget05" / "train-00000-of-00001.parquet").num_row_groups == 3
-    retain = datasets.Dataset.from_dict(
-        {"name": ["person7", "person8"], "image": [{"bytes": _image_bytes(f"r{i}.jpg"), "path": None} for i in range(2)],
-         "question": ["Who?", "Who else?"], "answer": ["Seven", "Eight"], "caption": ["A.", "B."]},
-        features=table.features)
-    retain.to_parquet(str(raw / "retain.parquet"))
-    (raw / "mapping.yaml").write_text(yaml.safe_dump({
-        "benchmark": "CLEAR-like (Parquet)",
-        "files": [{"path": "forget05/train-00000-of-00001.parquet", "role": "forget"},
-                  {"path": "retain.parquet", "role": "retain"}],
-        "fields": {"id": "name", "image": "image", "instruction": "question", "response": "answer",
-                   "description": "caption"}}))
+    table = release(range(7), images)
+    table.to_parquet(str(raw / "forget10.parquet"), batch_size=3)
+    assert pq.ParquetFile(raw / "forget10.parquet").num_row_groups == 3
+    retain = release((7, 8), [{"bytes": _image_bytes(f"r{i}.jpg"), "path": None} for i in range(2)])
+    retain.to_parquet(str(raw / "retain90.parquet"))
+    release((9, 10), [{"bytes": _image_bytes(f"t{i}.png"), "path": None} for i in range(2)],
+            ["forget10", "retain90"]).to_parquet(str(raw / "test.parquet"))
+    (raw / "mapping.yaml").write_text(docstring_mapping().replace(".jsonl", ".parquet"))
 
     _, listed, _ = sources.list_records(str(raw))
-    embedded = [r["image"] for _, _, r in listed if isinstance(r["image"], dict)]
-    assert len(embedded) == 8 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
+    embedded = [r["image_path"] for _, _, r in listed if isinstance(r["image_path"], dict)]
+    assert len(embedded) == 10 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
     assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
     urls = [e["embedded_image"] for e in embedded[:5]]
     assert sources.read_images_bytes(urls[::-1]) == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
@@ -253,32 +280,34 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
                      "--max-bad-fraction", "0.2"]) == 0
     built = out / "vlm_unlearning"
     multimodal = {r["record_id"]: r for r in rows(built, "multimodal")}
-    assert sorted(multimodal) == [f"person{i}" for i in (0, 1, 2, 3, 4, 5, 7, 8)]
+    assert sorted(multimodal) == sorted(f"person{i}" for i in (0, 1, 2, 3, 4, 5, 7, 8, 9, 10))
     for i in range(5):
         assert multimodal[f"person{i}"]["image"]["bytes"] == images[i]["bytes"]
     assert multimodal["person5"]["image"]["bytes"] == _image_bytes("on_disk.png")
     assert {r["record_id"] for r in rows(built, "multimodal", "retain", columns=["record_id"])} == {"person7", "person8"}
+    assert {(r["record_id"], r["subset"]) for r in rows(built, "multimodal", "test", columns=["record_id", "subset"])} == \
+        {("person9", "forget"), ("person10", "retain")}
     quarantine = [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
                   for line in f.read_text().splitlines()]
     records = [q for q in quarantine if q["unit"] == "record"]
-    assert len(records) == 1 and records[0]["locator"] == "forget05/train-00000-of-00001.parquet#id=person6"
+    assert len(records) == 1 and records[0]["locator"] == "forget10.parquet#id=person6"
     assert "not decodable" in records[0]["reason"]
     units = json.loads((built / MANIFEST).read_text())["reconciliation"]["units"]
-    assert units["record"] | units["example"] == {"read": 9, "written": 8, "quarantined": 1, "filtered": 0,
-                                                  "bad_fraction": round(1 / 9, 6)}
+    assert units["record"] | units["example"] == {"read": 11, "written": 10, "quarantined": 1, "filtered": 0,
+                                                  "bad_fraction": round(1 / 11, 6)}
     assert cli_main(["validate", str(built)]) == 0
 
     # a file rewritten after it was listed is an error, never another file's bytes under the old rows
     import os
 
     # (a row group read before the change still serves the bytes of the version its rows were listed from)
-    retain.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"))
-    os.utime(raw / "forget05" / "train-00000-of-00001.parquet", ns=(1, 1))
+    retain.to_parquet(str(raw / "forget10.parquet"))
+    os.utime(raw / "forget10.parquet", ns=(1, 1))
     sources._row_group_images.cache_clear()
     with pytest.raises(OSError, match="changed since it was listed"):
         sources.read_image_bytes(urls[1])
     _, relisted, _ = sources.list_records(str(raw))
-    first = next(r["image"]["embedded_image"] for f, _, r in relisted if f.startswith("forget05"))
+    first = next(r["image_path"]["embedded_image"] for f, _, r in relisted if f.startswith("forget10"))
     assert sources.read_image_bytes(first) == _image_bytes("r0.jpg")  # a new listing reads the new file
     # a path written in a record cannot pose as an embedded image
     from benchwright.errors import RecordError
