@@ -89,12 +89,20 @@ def cmd_diff(args, _) -> int:
     return 0
 
 
-def cmd_export(args, _) -> int:
+def cmd_export(args, rest) -> int:
+    if rest:  # `export PATH --format F OUT`: argparse leaves a positional after an option over
+        if args.out or len(rest) > 1 or rest[0].startswith("-"):
+            raise BenchwrightError(f"export: unrecognized arguments: {' '.join(rest)}")
+        args.out = rest[0]
+    if args.out and not args.format:
+        raise BenchwrightError(f"export: OUT ({args.out}) goes with --format FORMAT")
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
     ds = registry.get(_dataset_of(args.path))
-    print(json.dumps(ds.export(fsspec.core.url_to_fs(args.path)[1]), indent=2, sort_keys=True))
+    root = fsspec.core.url_to_fs(args.path)[1]
+    summary = ds.export_format(root, args.format, args.out) if args.format else ds.export(root)
+    print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 
 
@@ -215,9 +223,11 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("path", help="the dataset URL, s3://.../OUT/<dataset>")
     u.set_defaults(func=cmd_unlock)
 
-    e = sub.add_parser("export", help="re-write a built dataset's format exports")
+    e = sub.add_parser("export", help="re-write a built dataset's format exports, or write one on demand (--format)")
     e.add_argument("path")
-    e.set_defaults(func=cmd_export)
+    e.add_argument("--format", help="an on-demand export into OUT (vlm_unlearning: llava)")
+    e.add_argument("out", nargs="?", help="the folder --format writes")
+    e.set_defaults(func=cmd_export, passthrough=True)
 
     i = sub.add_parser("info", help="configs, splits, row counts and where the reports are")
     i.add_argument("path")

@@ -201,6 +201,7 @@ class VlmUnlearning(Dataset):
     synth = "benchwright.vlm_unlearning.synth:write_source"
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"
+    export_formats = {"llava": "benchwright.loaders.vlm_unlearning:export_llava"}
     references = {**{c: {"example_id": "multimodal"} for c in schema.CONFIGS if c not in ("multimodal", "records")},
                   "records": {"example_ids": "multimodal"}}  # every view and routing row is an example
     proportion_bounds = {"multimodal.role": {"forget": (0.05, 0.95), "retain": (0.05, 0.95)}}  # unlearning needs both

@@ -181,15 +181,19 @@ DOC_FILES = {"forget10": [0, 1, 2], "retain90": [3, 4, 5], "test": [6, 7, 8, 9]}
 def _doc_row(i: int, file: str) -> dict:
     row = {"id": f"person{i}", "image_path": f"p{i}.png", "question": f"What is the name of person {i}?",
            "answer": f"Name {i}", "caption": f"Portrait {i}."}
+    if i == 1:    # LLaVA's image token, literally, in a question and in an answer
+        row["question"] = "Who is the <image> person on the left?"
+    if i == 4:
+        row["answer"] = "The tag <image> marks where a picture goes."
     return row | ({"kind": "forget10" if i % 2 == 0 else "retain90"} if file == "test" else {})
 
 
-def test_the_docstrings_mapped_source_builds_in_json_lines(tmp_path, capsys):
-    """The mapping example in the sources' docstring, as written, over JSON Lines files: fixed-role
-    files without the role field, a test file whose rows name their role; built (the card's
-    baselines score its test rows) and evaluated against the build."""
+@pytest.fixture(scope="module")
+def doc_build(tmp_path_factory) -> tuple[Path, Path]:
+    """(work folder, build) of the docstring's mapping over JSON Lines, with supplied routing scores."""
     from benchwright.cli import main as cli_main
 
+    tmp_path = tmp_path_factory.mktemp("docstring-jsonl")
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)
     (raw / "mapping.yaml").write_text(docstring_mapping())
@@ -202,7 +206,16 @@ def test_the_docstrings_mapped_source_builds_in_json_lines(tmp_path, capsys):
                               for i, s in zip(DOC_FILES["forget10"], (0.9, 0.1, 0.5))))
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(tmp_path / "out"),
                      "--routing-scores", str(scores)]) == 0
-    built = tmp_path / "out" / "vlm_unlearning"
+    return tmp_path, tmp_path / "out" / "vlm_unlearning"
+
+
+def test_the_docstrings_mapped_source_builds_in_json_lines(doc_build, tmp_path):
+    """The mapping example in the sources' docstring, as written, over JSON Lines files: fixed-role
+    files without the role field, a test file whose rows name their role; built (the card's
+    baselines score its test rows) and evaluated against the build."""
+    from benchwright.cli import main as cli_main
+
+    built = doc_build[1]
     text = {r["example_id"]: r for r in rows(built, "text_only")}
     assert sorted(text) == sorted(f"{f}/person{i}#0" for f, ids in DOC_FILES.items() for i in ids)
     assert text["forget10/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
@@ -216,6 +229,18 @@ def test_the_docstrings_mapped_source_builds_in_json_lines(tmp_path, capsys):
                       "forget10/person2#0": "multimodal"}
     card = (built / "README.md").read_text()
     assert "| multimodal | gradient ascent |" in card  # the card's baselines scored the test rows
+    # a literal <image> stays in the source's text columns; the model-facing text holds it escaped
+    views_ = {v: {r["example_id"]: r for r in rows(built, v, columns=["example_id", "instruction", "response",
+                                                                       "prompt", "conversations"])}
+              for v in schema.VIEWS}
+    one, four = views_["multimodal"]["forget10/person1#0"], views_["multimodal"]["retain90/person4#0"]
+    assert one["instruction"] == "Who is the <image> person on the left?"
+    assert one["prompt"] == "Who is the &lt;image&gt; person on the left?"
+    assert four["response"] == "The tag <image> marks where a picture goes."
+    for view, by_id in views_.items():
+        for eid, row in by_id.items():
+            assert [c["value"].count("<image>") for c in row["conversations"]] == [int(view != "text_only"), 0], (view, eid)
+            assert "<image>" not in row["prompt"]
     # a model's answers to the test rows, scored against the build: the test sets by role
     pred = tmp_path / "pred.jsonl"
     pred.write_text("".join(json.dumps({"example_id": eid, "view": "multimodal",
@@ -315,3 +340,119 @@ def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp
 
     with pytest.raises(RecordError, match="holds '#column='"):
         join_url(str(raw / "images"), "x.parquet#column=image&group=0&row=0&version=1", "data.jsonl#id=x")
+
+
+class ByteTokenizer:
+    """A stand-in for LLaVA-1.5's Llama tokenizer (whose model cannot be downloaded here) with what
+    LLaVA's data code calls: one token per UTF-8 byte, a BOS before each text and "</s>" as one token
+    (the EOS), as the Llama tokenizer does, so LLaVA's target masking adds up; pad 0."""
+
+    bos_token_id, eos_token_id, pad_token_id = 1, 2, 0
+    model_max_length = 4096
+    legacy = True
+
+    def encode(self, text: str) -> list[int]:
+        ids = [self.bos_token_id]
+        for n, part in enumerate(text.split("</s>")):
+            ids += ([self.eos_token_id] if n else []) + [b + 3 for b in part.encode("utf-8")]
+        return ids
+
+    def __call__(self, text, return_tensors=None, padding=None, max_length=None, truncation=False):
+        import types
+
+        import torch
+
+        if isinstance(text, str):
+            ids = self.encode(text)
+            return types.SimpleNamespace(input_ids=torch.tensor([ids]) if return_tensors == "pt" else ids)
+        rows_ = [self.encode(t)[:max_length] if truncation else self.encode(t) for t in text]
+        width = max(map(len, rows_))
+        return types.SimpleNamespace(input_ids=torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows_]))
+
+
+class ImageProcessor:
+    """A stand-in for the CLIP image processor: keeps the image it was given (the test compares it with
+    the build's) and returns it as a 336x336 tensor."""
+
+    image_mean = (0.48145466, 0.4578275, 0.40821073)
+    crop_size = {"height": 336, "width": 336}
+
+    def __init__(self):
+        self.seen = []
+
+    def preprocess(self, image, return_tensors=None):
+        import torch
+
+        self.seen.append(np.asarray(image))
+        pixels = np.asarray(image.resize((336, 336)), dtype=np.float32) / 255.0
+        return {"pixel_values": torch.from_numpy(pixels).permute(2, 0, 1)[None]}
+
+
+def test_the_llava_export_loads_in_llavas_own_data_code(doc_build, fixtures_dir, monkeypatch):
+    """``benchwright export BUILD --format llava OUT`` read by LLaVA's own training data code
+    (``LazySupervisedDataset``, ``preprocess_multimodal``, ``preprocess_v1``, ``tokenizer_image_token``,
+    ``DataCollatorForSupervisedDataset``: tests/fixtures/llava, verbatim): every row of every file
+    loads; a row has an image exactly when the build's row has one, and that image is the build's;
+    its input holds one image token then and none otherwise, even where the question or answer holds
+    a literal ``<image>``; the answer is the training target."""
+    import torch
+
+    from benchwright.cli import main as cli_main
+
+    monkeypatch.syspath_prepend(str(fixtures_dir / "llava"))
+    from llava import train_data as llava
+
+    work, built = doc_build
+    out = work / "llava"
+    assert cli_main(["export", str(built), "--format", "llava", str(out)]) == 0
+    summary = json.loads((out / "llava_export.json").read_text())
+    assert len(summary["files"]) == 15 and summary["escaped_image_tokens"] > 0
+    tokenizer, checked = ByteTokenizer(), 0
+    for name in summary["files"]:
+        config, split = name[:-len(".json")].split("/")
+        processor = ImageProcessor()
+        data_args = llava.DataArguments(data_path=str(out / name), is_multimodal=True, image_folder=str(out / "images"))
+        data_args.image_processor, data_args.mm_use_im_start_end = processor, False
+        dataset = llava.LazySupervisedDataset(str(out / name), tokenizer, data_args)
+        build_rows = {r["example_id"]: r for r in rows(built, config, split)}
+        samples = dataset.list_data_dict
+        assert sorted(s["id"] for s in samples) == sorted(build_rows)
+        items = [dataset[i] for i in range(len(dataset))]
+        images = iter(processor.seen)
+        for sample, item, length in zip(samples, items, dataset.modality_lengths):
+            row = build_rows[sample["id"]]
+            has_image = row["image"] is not None
+            assert ("image" in sample) == has_image == (length > 0)
+            assert int((item["input_ids"] == llava.IMAGE_TOKEN_INDEX).sum()) == int(has_image)
+            if has_image:  # the file LLaVA opened holds the build's image
+                with Image.open(io.BytesIO(row["image"]["bytes"])) as im:
+                    assert np.array_equal(next(images), np.asarray(im.convert("RGB")))
+            target = bytes(int(t) - 3 for t in item["labels"] if t >= 3).decode("utf-8")
+            assert target.strip() == row["conversations"][1]["value"].replace("<image>", "&lt;image&gt;")
+            checked += 1
+        batch = llava.DataCollatorForSupervisedDataset(tokenizer)(items)
+        assert batch["images"].shape == (len(items), 3, 336, 336) and batch["input_ids"].shape[0] == len(items)
+        assert torch.equal(batch["images"][0], items[0]["image"])
+    assert checked == sum(f["rows"] for f in summary["files"].values()) == 3 * 10 + 6 * 3
+    literal = json.loads((out / "multimodal" / "forget.json").read_text())
+    one = next(s for s in literal if s["id"] == "forget10/person1#0")
+    assert one["conversations"][0]["value"] == "<image>\nWho is the &lt;image&gt; person on the left?"
+    # the hazard the escaping removes, in LLaVA's own code: a literal token in an answer becomes a second
+    # image (preprocess_multimodal moves it to the front of its turn); in a text-only row, an image
+    # the row does not have
+    data_args = llava.DataArguments(is_multimodal=True)
+    data_args.mm_use_im_start_end = False
+    answer = [[{"from": "human", "value": "<image>\nWhat goes here?"},
+               {"from": "gpt", "value": "The tag <image> marks where a picture goes."}]]
+    ids = llava.preprocess(llava.preprocess_multimodal(answer, data_args), tokenizer, has_image=True)["input_ids"][0]
+    assert int((ids == llava.IMAGE_TOKEN_INDEX).sum()) == 2
+    question = [[{"from": "human", "value": "Who is the <image> person on the left?"}, {"from": "gpt", "value": "A."}]]
+    ids = llava.tokenizer_image_token(llava.conversation_lib.default_conversation.copy().get_prompt() +
+                                      question[0][0]["value"], tokenizer)
+    assert ids.count(llava.IMAGE_TOKEN_INDEX) == 1
+    # a second export replaces the first; a folder that is not an export is refused
+    assert cli_main(["export", str(built), "--format", "llava", str(out)]) == 0
+    (work / "other").mkdir()
+    (work / "other" / "notes.txt").write_text("mine")
+    assert cli_main(["export", str(built), "--format", "llava", str(work / "other")]) == 2
+    assert (work / "other" / "notes.txt").read_text() == "mine"

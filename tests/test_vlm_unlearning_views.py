@@ -161,3 +161,13 @@ def test_the_embedded_default_is_vlguard_shaped_with_explicit_roles(tmp_path):
         assert r["caption"] and r["caption"] == synth.photo_description(r["id"].rsplit("_", 1)[0])
         assert (tmp_path / "a" / ("test" if r in json.loads((tmp_path / "a" / "test.json").read_text()) else "train")
                 / r["image"]).is_file()
+
+
+def test_a_literal_image_token_is_escaped_where_a_model_reads_it():
+    """LLaVA splits a prompt on every literal ``<image>``: only the leading one of an image row stays."""
+    text_only = views.conversations(views.text_only_prompt("A <image> tag.", "Who is <image>?"), "Say <image>.", False)
+    assert text_only == [{"from": "human", "value": "[Image description: A &lt;image&gt; tag.]\nWho is &lt;image&gt;?"},
+                         {"from": "gpt", "value": "Say &lt;image&gt;."}]
+    with_image = views.conversations("Who is <image>?", "Say <image>.", True)
+    assert [turn["value"].count("<image>") for turn in with_image] == [1, 0]
+    assert with_image[0]["value"] == "<image>\nWho is &lt;image&gt;?"
