@@ -161,9 +161,16 @@ def test_routing_configs_route_the_supplied_scores(real):
         # a text-only routed row is the text-only view: no image, the description in the prompt
         assert all((r["image"] is None) == (r["routed_view"] == "text_only") == r["prompt"].startswith("[Image")
                    for r in mod.values())
-        rnd = {r["example_id"]: r["routed_view"] for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view"])}
-        chosen = {e for e, v in rnd.items() if v == "text_only"}
+        rnd = {r["example_id"]: r for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view",
+                                                                                       "routing_score", "gamma"])}
+        chosen = {e for e, r in rnd.items() if r["routed_view"] == "text_only"}
         assert len(chosen) == k and chosen == set(random_route(forget, k, 0)[0])
+        # random_g*'s routing_score is the example's visual pressure, as in modroute_g*: not a random draw
+        assert all(r["routing_score"] == scores[e] and r["gamma"] == gamma for e, r in rnd.items())
+    # ... and the schema says so (its column table is the columns' documentation)
+    documented = schema.__doc__.split("``routing_score``", 1)[1].split("``routing_score_source``", 1)[0]
+    assert "the same in ``modroute_g*`` and ``random_g*``" in " ".join(documented.split())
+    assert "draw" not in documented
 
 
 def docstring_mapping() -> str:

@@ -52,6 +52,24 @@ def test_the_real_vlguard_files_parse_completely(vlguard, fixtures_dir):
     assert categories == {(c, s) for c, subs in schema.HARMFUL_CATEGORIES.items() for s in subs}
 
 
+def test_the_reference_states_the_release_counts_the_files_hold(vlguard):
+    """docs/reference/vlm_unlearning.md's VLGuard counts are the annotation files' (it said "977
+    harmful" of the 2,000 training images: 977 is the number flagged safe)."""
+    import re
+    from pathlib import Path
+
+    _, records, _, _ = vlguard
+    text = " ".join((Path(__file__).parents[1] / "docs" / "reference" / "vlm_unlearning.md").read_text().split())
+    stated = re.search(r"Train: ([\d,]+) images \(([\d,]+) unsafe, ([\d,]+) safe[^)]*\); "
+                       r"test: ([\d,]+) \(([\d,]+) unsafe, ([\d,]+) safe\)", text)
+    assert stated, "the reference no longer states the counts in this form"
+    counted = []
+    for stem in ("train.json", "test.json"):
+        mine = [r for r in records if r.source_file == stem]
+        counted += [len(mine), sum(r.image_safe is False for r in mine), sum(r.image_safe is True for r in mine)]
+    assert [int(n.replace(",", "")) for n in stated.groups()] == counted == [2000, 1023, 977, 1000, 442, 558]
+
+
 def test_vlguard_pairs_become_examples_with_roles_and_splits(vlguard):
     raw, records, rejects, read = vlguard
     examples = [e for r in records for e in r.examples]
