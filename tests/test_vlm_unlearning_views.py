@@ -9,6 +9,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from benchwright.errors import RecordError
@@ -171,3 +173,12 @@ def test_a_literal_image_token_is_escaped_where_a_model_reads_it():
     with_image = views.conversations("Who is <image>?", "Say <image>.", True)
     assert [turn["value"].count("<image>") for turn in with_image] == [1, 0]
     assert with_image[0]["value"] == "<image>\nWho is &lt;image&gt;?"
+
+
+@settings(max_examples=300, deadline=None)
+@given(prompt=st.text(alphabet=st.sampled_from("<image>\n &;lgt")), response=st.text(alphabet=st.sampled_from("<image>\n &;lgt")),
+       has_image=st.booleans())
+def test_any_text_gives_one_image_token_exactly_when_the_row_has_an_image(prompt, response, has_image):
+    turns = views.conversations(prompt, response, has_image)
+    assert [t["value"].count("<image>") for t in turns] == [int(has_image), 0]
+    assert turns[0]["value"].startswith("<image>\n") == has_image
