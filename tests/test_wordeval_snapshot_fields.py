@@ -164,3 +164,33 @@ def test_toc_entries_keep_their_own_numbers():
     flat = snapshot_dict(snap)
     toc = [k for k, v in flat.items() if k.endswith("/code") and v.startswith("TOC")][0]
     assert flat[toc.replace("/code", "/entries")] == ["Chapter 2\tPart II", "Appendix"]
+
+
+def test_formatting_of_a_real_word_toc_entry_is_compared():
+    """docx4j's toc.docx (a TOC Word wrote: hyperlinked entries, PAGEREF page numbers, TOC 1 style):
+    a bold entry and a right-aligned last entry fail, an equivalent rewrite of its XML passes."""
+    from benchwright.formats.ooxml.accessors import set_locus
+    from benchwright.formats.ooxml.ns import qn
+    from benchwright.wordeval.basedocs import base_document
+    from benchwright.wordeval.docmodel import WordDoc
+    from benchwright.wordeval.ops.tables_of_contents import _toc_field
+    from benchwright.wordeval.selftest import xml_variant
+
+    ref = base_document("d4j-toc")
+    assert evaluate_docx(ref, xml_variant(ref), ORACLE)["passed"]
+
+    def edited(edit) -> bytes:
+        wd = WordDoc(ref)
+        edit(_toc_field(wd).paragraphs)
+        return wd.to_bytes()
+
+    def bold_third(paras):
+        for r in paras[2].iter(qn("w:r")):
+            if r.find(qn("w:t")) is not None:
+                set_locus(r, "w:rPr/w:b", "onoff", True)
+
+    # the last entry ("Article 11"); the field ends in an empty paragraph after it
+    for edit, key in ((bold_third, "/E2/chars.b"),
+                      (lambda paras: set_locus(paras[-2], "w:pPr/w:jc@w:val", "attr", "right"), "/E10/para.jc")):
+        rep = evaluate_docx(ref, edited(edit), ORACLE)
+        assert not rep["passed"] and any(k.endswith(key) for k in _preservation_keys(rep)), _preservation_keys(rep)
