@@ -64,6 +64,9 @@ def test_null_and_replay_bound_the_oracle_and_the_summary_says_where(built, case
     assert (replay["passed"], replay["pass_rate"]) == (len(ids), 1.0)
     assert set(null["per_config"]) == {"atomic", "compositional"}
     assert null["agent_status"] == replay["agent_status"] == {"ok": len(ids)}
+    # every agent's process tree was held (a PID namespace where one can be made) and left nothing
+    assert sum(null["containment"].values()) == len(ids) and set(null["containment"]) <= {"pid-namespace", "subreaper"}
+    assert null["left_running"] == {} and null["seconds"]["agent_cpu_mean"] > 0
     # a failed compositional case names its linked atomic cases that also failed
     comp = [c for c in cases if c["case_id"] in ids and c["config"] == "compositional"]
     assert comp and all(null["compositional_failures"][c["case_id"]]["also_failed"] == c["atomic_case_ids"]
