@@ -64,7 +64,7 @@ def lite_statistics(root: Path) -> dict:
 
 def card_statistics(root: Path) -> dict:
     tasks = _read(root, "tasks", FULL, ["persona", "difficulty"])
-    files = _read(root, "files", FULL, ["workspace", "task_id", "size", "file_type", "file_type_source"])
+    files = _read(root, "files", FULL, ["workspace", "task_id", "size", "file_type", "file_type_source", "link_target"])
     edges = _read(root, "edges", FULL, ["edge_type", "kind", "resolution"])
     lite = lite_statistics(root)
     persona_f = schema.TASKS["persona"]
@@ -93,6 +93,7 @@ def card_statistics(root: Path) -> dict:
         "bytes scanned": sum(files["size"]),
         "file types": len(type_counts),
         "typed by magika": sum(s == "magika" for s in files["file_type_source"]),
+        "symbolic links (link_target: the target's bytes, not a copy)": sum(t is not None for t in files["link_target"]),
         "explicit edges": sum(n for (_, k), n in edge_counts.items() if k == "explicit"),
         "implicit edges": sum(n for (_, k), n in edge_counts.items() if k == "implicit"),
     }

@@ -376,12 +376,16 @@ def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["task"] == {"read": 7, "written": 3, "quarantined": 4, "filtered": 0, "bad_fraction": round(4 / 7, 6)}
+    assert units["task"] == {"read": 8, "written": 4, "quarantined": 4, "filtered": 0, "bad_fraction": 0.5}
     # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
     assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
                                   "bad_fraction": round(5 / 7, 6)}
     lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
+    # a lone surrogate the file escaped in an instruction is repaired, counted, and the task kept
+    tasks = {r["task_id"]: r for f in sorted((built / "tasks").glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()}
+    assert tasks["31"]["instruction"].endswith(" \ufffd")
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
