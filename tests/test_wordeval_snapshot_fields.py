@@ -194,3 +194,35 @@ def test_formatting_of_a_real_word_toc_entry_is_compared():
                       (lambda paras: set_locus(paras[-2], "w:pPr/w:jc@w:val", "attr", "right"), "/E10/para.jc")):
         rep = evaluate_docx(ref, edited(edit), ORACLE)
         assert not rep["passed"] and any(k.endswith(key) for k in _preservation_keys(rep)), _preservation_keys(rep)
+
+
+def test_formatting_of_a_toc_libreoffice_wrote_is_compared():
+    """A TOC as LibreOffice writes it (the toc_insert reference re-saved by LibreOffice, which
+    rebuilds the field in its own markup): the re-save still passes the unit's oracle, and a bold
+    entry in LibreOffice's TOC fails preservation against it."""
+    import json
+
+    from benchwright.formats.ooxml import libreoffice
+    from benchwright.formats.ooxml.accessors import set_locus
+    from benchwright.formats.ooxml.ns import qn
+    from benchwright.wordeval.cases import build_case
+    from benchwright.wordeval.docmodel import WordDoc
+    from benchwright.wordeval.ops.tables_of_contents import _toc_field
+    from benchwright.wordeval.selftest import LIBREOFFICE_LOSSY
+
+    if not libreoffice.available():
+        pytest.skip("LibreOffice (soffice) is not installed")
+    case = build_case("toc_insert", 0, "report")
+    resaved = libreoffice.resave_docx({"toc": case["reference_docx"]})["toc"]
+    assert resaved is not None and resaved != case["reference_docx"]
+    oracle = json.loads(case["oracle"])
+    rep = evaluate_docx(case["reference_docx"], resaved, oracle, extra_allowed=LIBREOFFICE_LOSSY)
+    assert rep["passed"], _preservation_keys(rep)
+    wd = WordDoc(resaved)
+    entry = [p for p in _toc_field(wd).paragraphs if any(t.text for t in p.iter(qn("w:t")))][1]
+    for r in entry.iter(qn("w:r")):
+        if r.find(qn("w:t")) is not None:
+            set_locus(r, "w:rPr/w:b", "onoff", True)
+    rep = evaluate_docx(resaved, wd.to_bytes(), ORACLE)
+    assert not rep["passed"] and any(k.endswith("/E1/chars.b") for k in _preservation_keys(rep)), \
+        _preservation_keys(rep)
