@@ -168,3 +168,19 @@ def test_bw_runs_benchwright_from_the_project_environment_without_activation(tmp
         del env["VIRTUAL_ENV"]
         done = subprocess.run([str(REPO / "bw"), "--help"], env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0 and done.stdout.startswith("usage: benchwright")
+
+
+# -- issue 23.12: no chatter ----------------------------------------------------------------------------
+
+def test_bm25_indexing_logs_nothing_below_a_warning(caplog):
+    # a build's card runs the Workspace-Bench retrieval baseline once per role: bm25s set its own logger to
+    # DEBUG and printed "Building index from tokens" for each (Beam's logging.basicConfig gives it a handler)
+    import logging
+
+    from benchwright.baselines.workspace_bench import BM25Ranker
+
+    caplog.set_level(logging.DEBUG)
+    ranker = BM25Ranker()
+    ranker.prepare({"a": "the quarterly budget sheet", "b": "minutes of the design review"}, {"role": {"a", "b"}})
+    assert ranker.scores("budget", ["a", "b"], "role").argmax() == 0
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("bm25s") and r.levelno < logging.WARNING] == []
