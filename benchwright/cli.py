@@ -19,7 +19,7 @@ from benchwright import published, registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
-from benchwright.options import OWN_BEAM_OPTIONS, RUNNING_MODES, BuildOptions
+from benchwright.options import RUNNING_MODES, BuildOptions
 
 
 def cmd_build(args, rest) -> int:
@@ -48,14 +48,13 @@ def beam_args(args, rest: list[str]) -> list[str]:
     option the CLI does not know only when Beam's ``PipelineOptions`` knows it (a mistyped option is a
     usage error with a "did you mean", never a Beam flag nobody reads). Beam options that benchwright's
     own options set are refused, naming the option to use."""
-    from benchwright.options import beam_parser, not_beam_options
+    from benchwright.options import beam_parser, not_beam_options, overridden_beam_option
 
     passed = [*rest, *args.beam_arg, *args.after_dashes]
-    for token in passed:
-        own = OWN_BEAM_OPTIONS.get(token.split("=", 1)[0])
-        if own:
-            args.parser.error(f"{token.split('=', 1)[0]} is set with benchwright's own {own} (given to Beam as "
-                              "well, it would be overridden)")
+    overridden = overridden_beam_option(passed, args.runner)
+    if overridden:
+        args.parser.error(f"{overridden[0]} is set with benchwright's own {overridden[1]} (given to Beam as well, "
+                          "it would be overridden)")
     try:
         unknown = not_beam_options(rest, args.runner)
     except argparse.ArgumentError as err:

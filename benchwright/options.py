@@ -16,10 +16,10 @@ from typing import Sequence
 
 DEFAULT_RUNNER = "FnApiRunner"
 RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
-# Beam options that benchwright's own options set (``pipeline_options``): given to Beam as well, they
-# would be overridden without a word, so the CLI refuses them and names its own.
-OWN_BEAM_OPTIONS = {"--runner": "--runner", "--direct_running_mode": "--running-mode",
-                    "--direct_num_workers": "--workers"}
+# Beam options that benchwright's own options set (``pipeline_options``; the direct ones for the default
+# runner only): given to Beam as well, they would be overridden without a word.
+_OWN_BEAM_OPTIONS = {"--runner": "--runner", "--direct_running_mode": "--running-mode",
+                     "--direct_num_workers": "--workers"}
 
 
 @dataclasses.dataclass
@@ -96,6 +96,17 @@ def beam_parser(runner: str = DEFAULT_RUNNER) -> argparse.ArgumentParser:
     for cls in classes.values():
         cls._add_argparse_args(parser)
     return parser
+
+
+def overridden_beam_option(tokens: Sequence[str], runner: str = DEFAULT_RUNNER) -> tuple[str, str] | None:
+    """(Beam option, benchwright's option that sets it) for the first of ``tokens`` that ``pipeline_options``
+    would override with ``runner``; None when there is none."""
+    for token in tokens:
+        name = token.split("=", 1)[0]
+        own = _OWN_BEAM_OPTIONS.get(name)
+        if own and (name == "--runner" or runner == DEFAULT_RUNNER):
+            return name, own
+    return None
 
 
 def not_beam_options(tokens: Sequence[str], runner: str = DEFAULT_RUNNER) -> list[str]:
