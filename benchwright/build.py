@@ -26,6 +26,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from benchwright import __version__, published
 from benchwright.card import render_card
+from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
 from benchwright.diff import file_diff
 from benchwright.errors import BuildError
@@ -280,9 +281,10 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "reconciliation": reconciliation,
         "exports": exports,
         "timings": timings,
-        "files": describe_files(staging),
+        "files": [],
         "shards": files,
     }
+    manifest["files"] = write_croissant(dataset, staging, manifest)  # croissant.json, then every file's sha256
     write_json(staging / MANIFEST, manifest)
     published.fault_point("finalize")
 

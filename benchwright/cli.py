@@ -124,12 +124,25 @@ def cmd_diff(args, _) -> int:
     return 0
 
 
-def cmd_export(args, _) -> int:
+def cmd_export(args, rest) -> int:
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
     ds = registry.get(_dataset_of(args.path))
-    print(json.dumps(ds.export(fsspec.core.url_to_fs(args.path)[1]), indent=2, sort_keys=True))
+    root = fsspec.core.url_to_fs(args.path)[1]
+    if args.format:  # `export BUILD --format F OUT` (or --out OUT): an on-demand export into its own folder
+        if rest and not args.out and len(rest) == 1 and not rest[0].startswith("-"):
+            args.out, rest = rest[0], []
+        if rest:
+            raise BenchwrightError(f"export: unrecognized arguments: {' '.join(rest)}")
+        summary = ds.export_format(root, args.format, args.out)
+    elif rest or args.out:  # the dataset's own export options (wildbox: another KITTI root under --out DIR)
+        if "options" not in inspect.signature(ds.export).parameters:
+            raise BenchwrightError(f"export {ds.name} takes no options, got {' '.join(rest)}")
+        summary = ds.export(root, rest + (["--out", args.out] if args.out else []))
+    else:
+        summary = ds.export(root)
+    print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 
 
@@ -317,8 +330,12 @@ def parser() -> argparse.ArgumentParser:
                                            "holder); a build still holding it stops before its commit")
     u.add_argument("path", help="the dataset URL, s3://.../OUT/<dataset>")
 
-    e = command("export", cmd_export, help="re-write a built dataset's format exports")
+    e = command("export", cmd_export, strict=False,  # the dataset's own export options follow
+                help="re-write a built dataset's format exports, or write one on demand (--format F OUT; wildbox: "
+                     "[--kitti-rotation yaw-only|strict] [--kitti-images png|jpg] --out DIR writes another KITTI root)")
     e.add_argument("path", help="the built dataset (a local OUT/<dataset>)")
+    e.add_argument("--format", help="an on-demand export into OUT (vlm_unlearning: llava)")
+    e.add_argument("--out", help="the folder an on-demand export (--format) or another KITTI root is written to")
 
     i = command("info", cmd_info, help="configs, splits, row counts and where the reports are")
     i.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")

@@ -13,8 +13,9 @@ release's summarizer's (its ``evaluation/scripts/summarize_judge_rubrics.py``):
   rubrics / all rubrics), not the mean of the task rates (reported beside it, labelled);
 - per case, the newest judge file by modification time (ties: the last name, so the choice is
   deterministic), unless ``--judge-model`` names one;
-- a case without a judge file, or whose judge file cannot be read, is left out of the numerator and
-  the denominator and listed;
+- a case without a judge file, or whose judge file cannot be read (not UTF-8, not JSON, no rubric
+  list, or nested past the JSON decoder's recursion limit), is left out of the numerator and the
+  denominator and listed (``unreadable_judge_file``, with the error); the other cases are scored;
 - a task is flagged an API error when any evidence contains "API Error" or "Insufficient Balance",
   a judge error when any contains "ClaudeCode judge failed";
 - the release's output-path refresh (items with ``adjustedByOutputPathRubric`` and ``originalPassed``)
@@ -34,6 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchwright.arguments import ArgumentParser, parser_of
+from benchwright.utf8 import encodable
 
 JUDGE_PREFIX = "rubrics_judge--"
 RUN_REPORT = "agent_runner_report.json"
@@ -175,7 +177,9 @@ def score_run(run: Path, judge_model: str | None = None, tasks=None, rubrics=Non
             continue
         try:
             items, top = read_judge_items(path)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        # json.JSONDecodeError is a ValueError; a file nested deeper than the decoder's stack raises
+        # RecursionError (the release's summarizer also lists any load error and scores the rest)
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
             unreadable.append({"task_id": case_id, "path": path.relative_to(run).as_posix(),
                                "error": f"{type(exc).__name__}: {exc}"})
             continue
@@ -330,6 +334,8 @@ def run_cli(argv) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # folder names that are not UTF-8 come back from the file system with surrogates: printable, writable
+    result, _ = encodable(result)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         figure = pass_rate_figure(result, args.out.parent, f"{args.out.stem}_pass_rate") if args.data else None

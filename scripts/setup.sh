@@ -10,9 +10,10 @@ cd "$(dirname "$0")/.."
 purpose=${1:-build}
 
 # build: open3d needs libusb, libGL and libgomp at import; LibreOffice is the real client WordEval's
-# gate opens every generated .docx with. test adds headless Chromium, the real browser the offline
+# gate opens every generated .docx with; FreeMonoBold (fonts-freefont-ttf) is the font FigStep renders
+# with (vlm_unlearning's image-only view). test adds headless Chromium, the real browser the offline
 # reports are tested in.
-DEB_PACKAGES=(libusb-1.0-0 libgl1 libgomp1 libreoffice-writer-nogui fonts-dejavu-core)
+DEB_PACKAGES=(libusb-1.0-0 libgl1 libgomp1 libreoffice-writer-nogui fonts-dejavu-core fonts-freefont-ttf)
 # build: the package and torch (CPU; the VLM unlearning routing head and baselines). test adds the test
 # tools (pytest, moto's S3 server, a dask cluster) and Beam's GCP extra (the DataflowRunner dry run).
 EXTRAS=torch

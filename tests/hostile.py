@@ -383,6 +383,9 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
               lambda r: r.update(safe=False, harmful_category="unicorns", harmful_subcategory="x"))
     json_case("path traversal in image", "leaves the image root", lambda r: r.update(image="../../outside.png"))
     json_case("absolute image path", "leaves the image root", lambda r: r.update(image="/etc/hostname"))
+    token = record(lambda r: [p.update({k: f"<image> {v}" for k, v in p.items()}) for p in r["instr-resp"]])
+    extra.append(token)  # kept: LLaVA's image token written literally is escaped where a model reads it
+    add("VLGuard JSON", "LLaVA's image token in an instruction and a response", token, "", outcome=KEPT)
     dup = record()
     dup["id"] = train[0]["id"]
     extra.append(dup)
@@ -685,6 +688,19 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add("folder entry", "unreadable (a fifo)", "tasks/5/data/pipe", "fifo", "file")
     undecodable_name(ws, b"bad\xffname.txt")
     add("folder entry", "undecodable file name", "tasks/5/data/bad\\xffname.txt", "UTF-8", "file")
+    # strings a file escapes as a lone surrogate: the file is kept, the string repaired (U+FFFD)
+    wfile("surrogate.json", b'{"input": "\\udcff.csv", "data": "a.csv"}', "YAML / JSON",
+          "a lone surrogate (\\udcff) escaped in a string", "", "file", KEPT)
+    wfile("surrogate.py", b'import pathlib\n\npath = pathlib.Path("\\udcff")  # click\'s own test\n',
+          "Python / notebook", "a lone surrogate in a string literal", "", "file", KEPT)
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+            "source": 'name = "\udcff"\nopen("a.csv")\n'}
+    wfile("surrogate.ipynb", json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode(),
+          "Python / notebook", "a lone surrogate escaped in a notebook cell", "", "file", KEPT)
+    # a tasks/ folder that is not a task (named by no id): quarantined, never read as one
+    (root / "tasks" / "build").mkdir(parents=True)
+    (root / "tasks" / "build" / "log.txt").write_text("not a task\n")
+    add("source layout", "a tasks/ folder whose name is not a task id", "tasks/build", "not a task folder", "task")
     # the runner's Lite list is its tasks_lite/<id>/ folders (copies of the full tasks' folders)
     for aid in (1, 11):
         shutil.copytree(root / "tasks" / str(aid), root / "tasks_lite" / str(aid))
@@ -697,7 +713,8 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
     """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list; its
     Lite list (``tasks-lite.js``, the real file's shape) with two real tasks and bad entries."""
     real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
-    bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None)]
+    bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None),
+           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff")]  # json.dumps escapes it: "\\udcff"
     root.mkdir(parents=True)
     (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
     lite = [real[0], "3", dict(real[1], absolute_id="two"), real[0], dict(real[2], absolute_id=999),
@@ -720,7 +737,9 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
                  "not an integer", "task"),
             Case("workspace_bench", fmt, "duplicate absolute_id", f"tasks.json#absolute_id={real[1]['absolute_id']}",
                  "duplicate absolute_id", "task"),
-            Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task")]
+            Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task"),
+            Case("workspace_bench", fmt, "a lone surrogate (\\udcff) escaped in the instruction",
+                 "tasks.json#absolute_id=31", "", "task", KEPT)]
 
 
 def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:

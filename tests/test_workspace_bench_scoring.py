@@ -156,6 +156,24 @@ def test_judge_file_shapes_missing_and_unreadable(tmp_path):
     assert "no rubric list" in r["unreadable_judge_file"][1]["error"]
 
 
+def test_a_judge_file_nested_past_the_decoder_is_a_load_error_and_the_rest_are_scored(tmp_path):
+    """Before the fix, one judge file nested 100,000 deep raised RecursionError and no run was scored;
+    the release's summarizer lists a file it cannot load and scores the others."""
+    run = tmp_path / RUN
+    write_case(run, "1", judge(items_of([True, False])))
+    write_case(run, "2", '{"rubrics": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    odd = os.path.join(os.fsencode(run), b"3\xff")  # a case folder whose name is not UTF-8
+    os.mkdir(odd)
+    with open(os.path.join(odd, b"rubrics_judge--judge-a.json"), "w", encoding="utf-8") as f:
+        json.dump(judge(items_of([True])), f)
+    out = tmp_path / "report.json"
+    assert run_cli(["--runs", str(run), "--out", str(out)]) == 0
+    r = json.loads(out.read_text(encoding="utf-8"))["runs"][RUN]
+    assert (r["rubrics_passed"], r["rubrics_total"], r["tasks_scored"]) == (2, 3, 2)
+    assert [(u["task_id"], u["error"].split(":")[0]) for u in r["unreadable_judge_file"]] == [("2", "RecursionError")]
+    assert sorted(t["task_id"] for t in r["tasks"]) == ["1", "3\ufffd"]  # the name as printable text
+
+
 def test_newest_judge_file_wins_unless_a_model_is_named(tmp_path):
     run = tmp_path / RUN
     write_case(run, "1", judge(items_of([True, True, True, True])), model="old-judge", mtime=1_700_000_000)
