@@ -360,14 +360,16 @@ def main(argv=None) -> int:
     if argv[:1] == ["build"] and "--" in argv:  # build: what follows -- goes to Beam as it is
         at = argv.index("--")
         argv, after_dashes = argv[:at], argv[at + 1:]
-    p = parser()
-    args, rest = p.parse_known_args(argv)
-    args.after_dashes = after_dashes  # rest: what a command that is not strict passes on (build: to Beam)
     try:
+        args, rest = parser().parse_known_args(argv)
+        args.after_dashes = after_dashes  # rest: what a command that is not strict passes on (build: to Beam)
         return args.func(args, rest)
     except BenchwrightError as err:
         print(f"benchwright: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the output's reader stopped reading (`benchwright evaluate --help | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
 
 
 if __name__ == "__main__":
