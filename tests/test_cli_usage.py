@@ -127,7 +127,7 @@ def test_a_mistyped_option_is_an_error_with_a_hint_not_a_beam_flag(tmp_path):
 
 @pytest.mark.parametrize("command, options", [
     ("evaluate", {"wildbox": "--ap-bev-protocol", "wordeval": "--outputs", "workspace_bench": "--judge-model",
-                  "vlm_unlearning": "--gamma"}),
+                  "vlm_unlearning": "--alpha"}),
     ("baseline", {"wildbox": "--head", "wordeval": "--agent", "workspace_bench": "--rankers",
                   "vlm_unlearning": "--markdown"}),
     ("run", {"wordeval": "--memory-mb"}),
