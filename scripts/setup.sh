@@ -53,8 +53,8 @@ echo "setup ($purpose) installs what is missing of:"
 echo "  Debian packages: ${DEB_PACKAGES[*]} (missing: ${missing[*]:-none})"
 echo "  Python packages into ${PY%/bin/python}: benchwright (editable) with [$EXTRAS]${CONSTRAINTS:+, at the versions in $CONSTRAINTS} ($($python_done && echo installed || echo "to install"))"
 case "$purpose" in
-  build) echo "  first time on a fresh machine: about SETUP_TIME, SETUP_DISK in the environment (make test adds the rest)" ;;
-  test) echo "  first time on a fresh machine: about TEST_SETUP_TIME more after make setup, TEST_DISK in the environment in all" ;;
+  build) echo "  first time: 2.7 GB in the environment, 32 minutes measured on a busy 2-core machine (README)" ;;
+  test) echo "  first time: 0.4 GB more than make setup (3.1 GB in all), 23 minutes more measured on a busy 2-core machine" ;;
 esac
 [ "${SETUP_PLAN:-}" = 1 ] && exit 0
 
