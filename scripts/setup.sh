@@ -72,5 +72,6 @@ if ! $python_done; then
   "$PY" -m pip install -q --disable-pip-version-check ${CONSTRAINTS:+-c "$CONSTRAINTS"} -e ".[$EXTRAS]"
   prefix="$("$PY" -c 'import sys; print(sys.prefix)')"
   # the stamp of what is installed now: a test install covers a build's too
-  { echo "$want"; [ "$purpose" = test ] && echo "torch $(stamp_of)"; } > "$prefix/.benchwright-setup"
+  echo "$want" > "$prefix/.benchwright-setup"
+  if [ "$purpose" = test ]; then echo "torch $(stamp_of)" >> "$prefix/.benchwright-setup"; fi
 fi
