@@ -25,7 +25,6 @@ cases also failed) and ``RUN_DIR/report.md`` with ``report.png``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.evaluation.wordeval import (IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize,
                                              summary_notes, summary_tables)
 from benchwright.progress import Progress, current, use
@@ -510,11 +510,10 @@ def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str =
     return summary
 
 
-def run_harness_cli(argv=None) -> int:
-    """``benchwright run wordeval --agent CMD --cases OUT/wordeval --out RUN_DIR ...``"""
+def harness_parser() -> ArgumentParser:
     from benchwright.wordeval import harness
 
-    ap = argparse.ArgumentParser(prog="benchwright run wordeval",
+    ap = ArgumentParser(prog="benchwright run wordeval",
                                  description="Run an agent (a shipped baseline or any command) over WordEval's cases.")
     ap.add_argument("--agent", required=True,
                     help=f"{' | '.join(AGENTS)} or a command line, run as CMD INPUT INSTRUCTION_FILE OUTPUT "
@@ -529,8 +528,14 @@ def run_harness_cli(argv=None) -> int:
     ap.add_argument("--sample", type=int, help="only this many cases, stratified by config and subsystem")
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
     ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
-    ap.add_argument("--no-progress", action="store_true")
-    ns = ap.parse_args(argv)
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return ap
+
+
+@parser_of(harness_parser)
+def run_harness_cli(argv=None) -> int:
+    """``benchwright run wordeval --agent CMD --cases OUT/wordeval --out RUN_DIR ...``"""
+    ns = harness_parser().parse_args(argv)
     try:
         summary = run_harness(ns.cases, ns.agent, ns.out, ns.config, workers=ns.workers, timeout_s=ns.timeout,
                               memory_mb=ns.memory_mb, sample=ns.sample, seed=ns.seed, only=ns.case_id,
@@ -546,8 +551,8 @@ def run_harness_cli(argv=None) -> int:
     return 0
 
 
-def run_cli(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="benchwright baseline wordeval",
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright baseline wordeval",
                                  description="Run a shipped baseline agent in this process over a build's cases.")
     ap.add_argument("--data", required=True, help="a built WordEval folder (OUT/wordeval)")
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
@@ -557,7 +562,12 @@ def run_cli(argv=None) -> int:
                     help="score the outputs with the evaluator: a summary table, every case's report in --report")
     ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON; default OUT/evaluation.json)")
     ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
-    ns = ap.parse_args(argv)
+    return ap
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    ns = cli_parser().parse_args(argv)
     configs = schema.CONFIGS if ns.config == "all" else (ns.config,)
     with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
         n = run_agent(ns.data, ns.agent, ns.out, configs)
