@@ -196,6 +196,8 @@ class _Drawer:
 
     def run(self, stop: threading.Event, poll_every: float) -> None:
         tick = 0.25 if self.progress.mode == "bar" else min(1.0, max(0.05, self.progress.interval / 4))
+        if self.phase.poll is not None:
+            tick = min(tick, poll_every)
         polled = 0.0
         while not stop.wait(tick):
             now = time.monotonic()

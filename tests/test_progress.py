@@ -149,7 +149,7 @@ def test_stage_counts_reach_the_driver_from_worker_processes_while_the_pipeline_
     from benchwright.stage import run_stage
 
     def slow(x):
-        time.sleep(0.25)
+        time.sleep(0.5)  # 12 elements on 2 workers: 3 s, polled every 0.1 s
         yield x
 
     channel = str(tmp_path / "channel")
