@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from benchwright import geometry
-from benchwright.errors import RecordError
+from benchwright.errors import RecordError, SourceError
+from benchwright.utf8 import decode
 
 DONTCARE = "DontCare"
 # Official DontCare layout: every 3D field is a sentinel. Written as-is, never read by position.
@@ -80,7 +81,18 @@ def _read_source(source, locator: str | None) -> tuple[str, str]:
     if not is_path:
         return source, locator or "<text>"
     path = Path(source)
-    return path.read_text(encoding="utf-8"), locator or f"{path.parent.name}/{path.name}"
+    locator = locator or f"{path.parent.name}/{path.name}"
+    return read_text(path, locator), locator
+
+
+def read_text(path, locator: str) -> str:
+    """A KITTI text file's content: a file that cannot be read is a ``SourceError``, bytes that are not
+    UTF-8 (a Latin-1 type name) a ``RecordError`` at ``<locator>:<line>``."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise SourceError(f"{locator}: cannot read: {err.strerror or err}") from None
+    return decode(data, locator)
 
 
 def _number(token: str, field: str, where: str) -> float:
