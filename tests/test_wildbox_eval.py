@@ -572,12 +572,18 @@ def test_json_predictions_round_trip(tmp_path, gt):
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d[1]["instances"][0].pop("score"), "missing 'score'"),
-    (lambda d: d[1]["instances"][0].__setitem__("pose", [[1, 0, 0], [0, 1, 0]]), "'pose' must have shape [3, 3]"),
+    (lambda d: d[1]["instances"][0].__setitem__("pose", [[1, 0, 0], [0, 1, 0]]), "'pose' must be a list of shape [3, 3]"),
     (lambda d: d[1]["instances"][0].__setitem__("category_id", 2), "contiguous model id"),
     (lambda d: d[1]["instances"][0].__setitem__("category_id", 1017), "not a WildBox category"),
     (lambda d: d[1]["instances"][0].__setitem__("bbox", [1, 2, -3, 4]), "w, h >= 0"),
-    (lambda d: d[1]["instances"][0].__setitem__("center_cam", [0, "x", 1]), "'center_cam' is not numeric"),
-    (lambda d: d[1]["instances"][0].__setitem__("dimensions", [0.1, float("nan"), 0.2]), "non-finite"),
+    (lambda d: d[1]["instances"][0].__setitem__("center_cam", [0, "x", 1]), "'center_cam' must be a number, got 'x'"),
+    (lambda d: d[1]["instances"][0].__setitem__("dimensions", [0.1, float("nan"), 0.2]), "'dimensions' must be finite"),
+    # issue 25: numpy reads "0.5" and true as numbers; they were scored silently
+    (lambda d: d[1]["instances"][0].__setitem__("score", "0.5"), "'score' must be a number, got '0.5' (a string)"),
+    (lambda d: d[1]["instances"][0].__setitem__("score", True), "'score' must be a number, got True (a boolean)"),
+    (lambda d: d[1]["instances"][0].__setitem__("category_id", True), "'category_id' must be an integer, got True"),
+    (lambda d: d[1]["instances"][0].__setitem__("score", 10 ** 400), "'score' an integer of 401 digits is too large"),
+    (lambda d: d[1]["instances"][0].__setitem__("bbox", {"x": 1}), "'bbox' must be a list of shape [4], got {'x': 1}"),
 ])
 def test_malformed_json_entries_name_file_and_entry(tmp_path, mutate, message):
     gt, preds, _ = _one_box_case()
