@@ -24,6 +24,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from benchwright import __version__, published
 from benchwright.card import render_card
+from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
 from benchwright.errors import BuildError
 from benchwright.forked import ForkedCall
@@ -186,9 +187,10 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "reconciliation": reconciliation,
         "exports": exports,
         "timings": timings,
-        "files": describe_files(staging),
+        "files": [],
         "shards": files,
     }
+    manifest["files"] = write_croissant(dataset, staging, manifest)  # croissant.json, then every file's sha256
     write_json(staging / MANIFEST, manifest)
     published.fault_point("finalize")
 

@@ -56,6 +56,13 @@ class Dataset:
     task_categories: tuple = ()
     tags: tuple = ()
     pretty_name: str = ""
+    # Release metadata the Croissant file states (benchwright.croissant): declared facts only; what is
+    # not known stays empty and the file says so, or leaves it out
+    description: str = ""       # one paragraph: what the dataset is
+    url: str = ""               # the dataset's home page
+    citation: str = ""          # BibTeX of what to cite
+    creators: tuple = ()        # ({"type": "Organization" or "Person", "name": ..., "url": ...}, ...)
+    version: str = ""           # the dataset's MAJOR.MINOR.PATCH; default: benchwright's version
     # The parts the CLI drives, as "module:function" (imported only when used):
     synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
     evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
@@ -94,6 +101,13 @@ class Dataset:
 
     def card_context(self, staging: str) -> dict:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""
+        return {}
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        """The dataset's Responsible-AI facts for the Croissant file: {rai field (``benchwright.croissant.
+        RAI_FIELDS``, e.g. "dataBiases"): text or [texts]} from what the dataset knows and what the build at
+        ``staging`` (read from ``source``) holds. The core adds its own facts; a field nobody states is
+        written as unknown, never guessed."""
         return {}
 
     def validate_tables(self, staging: str) -> list[dict]:

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from benchwright import published
 from benchwright.card import split_sizes
+from benchwright.croissant import check_croissant
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
@@ -321,8 +322,10 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
 
     root = Path(root)
     vdir = root / VALIDATION_DIR
+    described = described if described is not None else describe_files(root)
     results = [{"kind": "integrity", **r} for r in list(extra or []) + check_manifest(root, described)
-               + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))]
+               + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))
+               + check_croissant(dataset, root, described)]
     results += data if data is not None else check_data(dataset, root)
     failed = [r for r in results if not r["ok"]]
     report = {

@@ -192,6 +192,9 @@ class VlmUnlearning(Dataset):
     splits = schema.SPLITS
     units = (Unit("example", "multimodal", primary=True), Unit("record", "records"))
     license = "mit"
+    description = ("Modality-decomposed VLM unlearning sets (VLGuard-shaped): every example as multimodal, "
+                   "text-only and image-only views, ModRoute and random routing configs over the forget split, and "
+                   "one row per source record.")
     task_categories = ("image-text-to-text", "visual-question-answering")
     tags = ("machine-unlearning", "vlm", "safety", "vlguard", "multimodal", "modroute")
     synth = "benchwright.vlm_unlearning.synth:write_source"
@@ -235,6 +238,11 @@ class VlmUnlearning(Dataset):
                 lambda kv, c=config: [kv[1]] if kv[0] == c else [])
             tables[config] = _to_tables(rows, config)
         return tables, [parsed, unique, built, routed]
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from benchwright.cards.vlm_unlearning import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
         from benchwright.baselines.vlm_unlearning import baseline_table

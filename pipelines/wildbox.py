@@ -405,6 +405,12 @@ class WildBox(Dataset):
     splits = schema.SPLITS
     units = (Unit("segment", "segments"), Unit("frame", "frames"), Unit("box", "boxes", primary=True))
     license = "cc-by-nc-sa-4.0"
+    description = ("Monocular 3D wildlife detection from drone video: per-frame images and intrinsics, tight 2D "
+                   "boxes, full-rotation 3D cuboids in a per-segment scale-normalised camera frame, track ids, "
+                   "video-level splits stratified by species. Built by benchwright from the WildBox release layout.")
+    creators = ({"type": "Organization", "name": "3DOM-FBK", "description": "publisher of the WildBox release"},)
+    citation = ("@misc{wildbox,\n  title = {WildBox: monocular 3D wildlife detection from drone video},\n"
+                "  author = {{3DOM-FBK}},\n  note = {The WildBox release (3DOM-FBK/WildBox)}\n}")
     task_categories = ("object-detection",)
     tags = ("3d-object-detection", "monocular", "wildlife", "drone", "omni3d", "kitti")
     synth = "benchwright.wildbox.synth:write_wildbox_source"
@@ -444,6 +450,11 @@ class WildBox(Dataset):
         from benchwright.cards.wildbox import card_statistics
 
         return card_statistics(Path(staging))
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from benchwright.cards.wildbox import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def validate_tables(self, staging: str) -> list[dict]:
         return checks.table_checks(Path(staging))

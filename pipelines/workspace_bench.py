@@ -244,6 +244,9 @@ class WorkspaceBench(Dataset):
     units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
              Unit("file", "files", primary=True), Unit("lite_task", "tasks", split=LITE))
     license = "cc-by-4.0"
+    description = ("Workspaces of heterogeneous files for five worker personas, the dependencies between their "
+                   "files (explicit with evidence, implicit by rule), and tasks over them judged by yes/no rubrics, "
+                   "with each task's own dependency graph; lite is the Workspace-Bench-Lite subset.")
     task_categories = ("question-answering", "text-retrieval")
     tags = ("agents", "workspaces", "file-dependencies", "evaluation", "rubrics")
     synth = "benchwright.workspace_bench.synth:write_source"
@@ -319,6 +322,13 @@ class WorkspaceBench(Dataset):
                            | f"{config}Table" >> beam.Map(to_table, config))
                   for config, pcoll in rows.items()}
         return tables, [listed, scanned, explicit, implicit, tasks, chosen]
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from pathlib import Path
+
+        from benchwright.cards.workspace_bench import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
         from pathlib import Path
