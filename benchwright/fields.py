@@ -26,16 +26,17 @@ def clip(text: str) -> str:
 
 
 def quote(value) -> str:
-    """``repr(value)`` cut to ``QUOTE_LIMIT`` characters, with its type when that is not obvious."""
+    """``value`` for a message: its repr cut to ``QUOTE_LIMIT`` characters, with its type when that is
+    not obvious."""
     if isinstance(value, bool):
         return f"{value!r} (a boolean)"
     if isinstance(value, int) and value.bit_length() > 200:
         return f"an integer of {len(str(abs(value))):,} digits"
-    text = clip(value) if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        return f"{clip(value)} (a string)"
+    text = repr(value)
     if len(text) > QUOTE_LIMIT:
         text = f"{text[:QUOTE_LIMIT]}... ({len(text):,} characters)"
-    if isinstance(value, str):
-        return f"{text} (a string)"
     if isinstance(value, (list, dict)):
         return f"{text} (a {'list' if isinstance(value, list) else 'JSON object'})"
     return text

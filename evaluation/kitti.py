@@ -296,7 +296,8 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     frames_dt = []
     for n in names:
         path = pred_dir / f"{n}.txt"
-        dt = _read_kitti_frame(path, True) if path.is_file() else _read_kitti_frame_empty()
+        # a folder or a dangling link of that name is an error naming it, not a frame without detections
+        dt = _read_kitti_frame(path, True) if path.exists() or path.is_symlink() else _read_kitti_frame_empty()
         if calib_dir is not None and len(dt["ry"]):
             bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
             if bad.any():

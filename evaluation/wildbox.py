@@ -327,7 +327,7 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
                 raise RecordError(where, "a prediction needs 16 columns (the 16th is the score)")
             species = schema.canonical_species(obj.type)
             if species is None:
-                raise RecordError(where, f"type {obj.type!r} is not a WildBox species ({', '.join(SPECIES)})")
+                raise RecordError(where, f"type {fields.clip(obj.type)} is not a WildBox species ({', '.join(SPECIES)})")
             if min(obj.h, obj.w, obj.l) < 0:
                 raise RecordError(where, f"negative dimensions h={obj.h} w={obj.w} l={obj.l}")
             rows["image_id"].append(iid)

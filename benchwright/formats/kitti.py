@@ -15,6 +15,7 @@ import numpy as np
 
 from benchwright import geometry
 from benchwright.errors import RecordError, SourceError
+from benchwright.fields import clip
 from benchwright.utf8 import decode
 
 DONTCARE = "DontCare"
@@ -99,16 +100,16 @@ def _number(token: str, field: str, where: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise RecordError(where, f"{field} is not a number: {token!r}") from None
+        raise RecordError(where, f"{field} is not a number: {clip(token)}") from None
     if not math.isfinite(value):
-        raise RecordError(where, f"{field} is not finite: {token!r}")
+        raise RecordError(where, f"{field} is not finite: {clip(token)}")
     return value
 
 
 def _integer(token: str, field: str, where: str) -> int:
     value = _number(token, field, where)
     if value != int(value):
-        raise RecordError(where, f"{field} is not an integer: {token!r}")
+        raise RecordError(where, f"{field} is not an integer: {clip(token)}")
     return int(value)
 
 
