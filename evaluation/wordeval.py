@@ -36,6 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchwright import strict_json
 from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
 from benchwright.wordeval.cases import read_case_dir
@@ -51,7 +52,7 @@ DEFAULT_TIMEOUT_S = 30.0
 
 
 def _oracle_dict(oracle) -> dict:
-    return json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
+    return strict_json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
 
 
 def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str, case_id: str | None = None,
