@@ -770,3 +770,24 @@ def test_cli_reports_bad_input(tmp_path, capsys, gt):
     assert ev.run_cli(["--gt", str(root), "--pred", str(path)]) == 2
     err = capsys.readouterr().err
     assert "bad.json#[0].instances[0] (image_id=1)" in err and "missing 'score'" in err
+
+
+def test_empty_or_foreign_predictions_score_zero_with_a_warning(tmp_path, gt, capsys):
+    """Issue 25 item 6: ``[]``, an empty KITTI result folder and predictions all outside the split raised
+    'cannot reshape array of size 0'; they score 0 with a warning, printed by the CLI."""
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    inside = np.isin(gt["image_id"], np.unique(gt["image_id"])[:10])
+    pq.write_table(_boxes_table({k: v[inside] for k, v in gt.items()}, "validation"),
+                   root / "boxes" / "validation-00000-of-00001.parquet")
+    empty_json, empty_dir, outside = tmp_path / "empty.json", tmp_path / "results", tmp_path / "outside.json"
+    empty_json.write_text("[]")
+    empty_dir.mkdir()
+    _write_json_preds(outside, {k: v[~inside][:5] for k, v in _perfect(gt).items()})
+    for pred, warning in ((empty_json, "no predictions: every AP is 0"), (empty_dir, "no predictions: every AP is 0"),
+                          (outside, "all 5 predictions are on images outside the split: every AP is 0")):
+        metrics = ev.evaluate_paths(root, pred, "validation")
+        assert metrics["meta"]["warnings"] == [warning]
+        assert all(metrics[k]["macro"] == 0.0 for k in AP_KEYS), pred
+        assert ev.run_cli(["--gt", str(root), "--pred", str(pred), "--out", str(tmp_path / "m.json")]) == 0
+        assert f"warning: {warning}\n" in capsys.readouterr().err
