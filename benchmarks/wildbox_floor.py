@@ -188,7 +188,8 @@ def run(source: str, out: str, categories: dict[str, int]) -> dict:
     os.makedirs(out, exist_ok=True)
     names = {c: n for n, c in sorted(categories.items(), reverse=True)}
     counts = {}
-    for dataset_id, split in enumerate(("train", "validation"), start=1):
+    dataset_id = 1000  # the release's collection id, both splits (its preparation script's default)
+    for split in ("train", "validation"):
         images, annotations, scales = [], [], {}
         for p in (p for p in prepared if splits[p["video"]] == split):
             scales[p["segment"]] = p["scale"]

@@ -5,6 +5,7 @@ Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunn
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -89,12 +90,25 @@ def cmd_diff(args, _) -> int:
     return 0
 
 
-def cmd_export(args, _) -> int:
+def cmd_export(args, rest) -> int:
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
     ds = registry.get(_dataset_of(args.path))
-    print(json.dumps(ds.export(fsspec.core.url_to_fs(args.path)[1]), indent=2, sort_keys=True))
+    root = fsspec.core.url_to_fs(args.path)[1]
+    if args.format:  # `export BUILD --format F OUT` (or --out OUT): an on-demand export into its own folder
+        if rest and not args.out and len(rest) == 1 and not rest[0].startswith("-"):
+            args.out, rest = rest[0], []
+        if rest:
+            raise BenchwrightError(f"export: unrecognized arguments: {' '.join(rest)}")
+        summary = ds.export_format(root, args.format, args.out)
+    elif rest or args.out:  # the dataset's own export options (wildbox: another KITTI root under --out DIR)
+        if "options" not in inspect.signature(ds.export).parameters:
+            raise BenchwrightError(f"export {ds.name} takes no options, got {' '.join(rest)}")
+        summary = ds.export(root, rest + (["--out", args.out] if args.out else []))
+    else:
+        summary = ds.export(root)
+    print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 
 
@@ -215,9 +229,13 @@ def parser() -> argparse.ArgumentParser:
     u.add_argument("path", help="the dataset URL, s3://.../OUT/<dataset>")
     u.set_defaults(func=cmd_unlock)
 
-    e = sub.add_parser("export", help="re-write a built dataset's format exports")
+    e = sub.add_parser("export", help="re-write a built dataset's format exports, or write one on demand "
+                                      "(--format F OUT; wildbox: [--kitti-rotation yaw-only|strict] "
+                                      "[--kitti-images png|jpg] --out DIR writes another KITTI root)")
     e.add_argument("path")
-    e.set_defaults(func=cmd_export)
+    e.add_argument("--format", help="an on-demand export into OUT (vlm_unlearning: llava)")
+    e.add_argument("--out", help="the folder an on-demand export (--format) or another KITTI root is written to")
+    e.set_defaults(func=cmd_export, passthrough=True)
 
     i = sub.add_parser("info", help="configs, splits, row counts and where the reports are")
     i.add_argument("path")

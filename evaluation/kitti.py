@@ -242,10 +242,11 @@ def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric:
 
 
 def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | None = None,
-                   overlap: str = "strict") -> dict:
+                   overlap: str = "strict", frames: list[str] | None = None) -> dict:
     """The KITTI object devkit protocol on a KITTI label folder and a KITTI result folder.
 
-    Every ``<frame>.txt`` of ``gt_label_dir`` is a frame; a missing result file means no
+    Every ``<frame>.txt`` of ``gt_label_dir`` is a frame (or only those named in ``frames``, e.g. an
+    ``ImageSets`` list; a name without a label file is an error); a missing result file means no
     detections. Per class and difficulty (easy / moderate / hard: min box height 40 / 25 / 25
     px, max occlusion 0 / 1 / 2, max truncation 0.15 / 0.30 / 0.50), ground truth outside the
     difficulty and neighbour classes (Van for Car, Person_sitting for Pedestrian) are ignored
@@ -288,6 +289,11 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     if overlap not in KITTI_OVERLAPS:
         raise ValueError(f"overlap must be one of {tuple(KITTI_OVERLAPS)}")
     names = sorted(p.stem for p in gt_label_dir.glob("*.txt"))
+    if frames is not None:
+        missing = sorted(set(frames) - set(names))
+        if missing:
+            raise SourceError(f"{gt_label_dir}: no label file for {len(missing)} listed frames, e.g. {missing[:3]}")
+        names = sorted(set(frames))
     if not names:
         raise SourceError(f"{gt_label_dir}: no label files")
     frames_gt = [_read_kitti_frame(gt_label_dir / f"{n}.txt", False) for n in names]

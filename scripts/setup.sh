@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # open3d needs libusb at import; LibreOffice is the real client that opens generated .docx files;
-# headless Chromium is the real browser the offline validation report is tested in.
-DEB_PACKAGES=(libusb-1.0-0 libgl1 libgomp1 libreoffice-writer-nogui fonts-dejavu-core chromium)
+# headless Chromium is the real browser the offline validation report is tested in; FreeMonoBold
+# (fonts-freefont-ttf) is the font FigStep renders with (vlm_unlearning's image-only view).
+DEB_PACKAGES=(libusb-1.0-0 libgl1 libgomp1 libreoffice-writer-nogui fonts-dejavu-core fonts-freefont-ttf chromium)
 # Debian's python3 has no venv/ensurepip without python3-venv.
 command -v python3 >/dev/null && python3 -c "import ensurepip" 2>/dev/null || DEB_PACKAGES+=(python3-venv)
 missing=()

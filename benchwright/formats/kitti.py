@@ -294,21 +294,24 @@ def from_canonical_many(center, dims, R, bbox2d, categories, truncation, occlude
     return out
 
 
-def format_label_line(obj: KittiObject) -> str:
+def format_label_line(obj: KittiObject, decimals: int = 2) -> str:
     """One label line as the official files write it (2 decimals; occluded an integer).
 
     DontCare rows get the official sentinel layout. The score of a prediction keeps 4 decimals
     so that rounding does not create ties in the ranking AP is computed from. Tracking rows are
-    written with their ``frame track_id`` prefix by the caller.
+    written with their ``frame track_id`` prefix by the caller. ``decimals``: of the 3D fields and
+    angles (alpha, h w l, x y z, rotation_y); readers parse any float, and boxes in other units than
+    metres (WildBox's normalised ones, about 0.05 across) need more than KITTI's 2.
     """
     x1, y1, x2, y2 = obj.bbox
     box = f"{x1:.2f} {y1:.2f} {x2:.2f} {y2:.2f}"
     if obj.is_dontcare:
         line = f"{DONTCARE} -1 -1 -10 {box} {_DONTCARE_TAIL}"
     else:
-        line = (f"{obj.type} {obj.truncated:.2f} {obj.occluded:d} {obj.alpha:.2f} {box} "
-                f"{obj.h:.2f} {obj.w:.2f} {obj.l:.2f} {obj.x:.2f} {obj.y:.2f} {obj.z:.2f} "
-                f"{obj.rotation_y:.2f}")
+        d = decimals
+        line = (f"{obj.type} {obj.truncated:.2f} {obj.occluded:d} {obj.alpha:.{d}f} {box} "
+                f"{obj.h:.{d}f} {obj.w:.{d}f} {obj.l:.{d}f} {obj.x:.{d}f} {obj.y:.{d}f} {obj.z:.{d}f} "
+                f"{obj.rotation_y:.{d}f}")
     return line if obj.score is None else f"{line} {obj.score:.4f}"
 
 
