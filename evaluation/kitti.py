@@ -42,7 +42,7 @@ def _read_kitti_frame(path: Path, need_score: bool) -> dict:
     if errors:
         raise errors[0]
     if need_score:
-        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        lines = kitti.row_line_numbers(text)
         for number, obj in zip(lines, objs):
             if obj.score is None:
                 raise RecordError(f"{loc}:{number}", "a prediction needs 16 columns (the 16th is the score)")

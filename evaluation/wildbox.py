@@ -323,7 +323,7 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
         objs, errors = kitti.parse_label_lines(text, loc)
         if errors:
             raise errors[0]
-        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        lines = kitti.row_line_numbers(text)
         for number, obj in zip(lines, objs):
             where = f"{loc}:{number}"
             if obj.score is None:

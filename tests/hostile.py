@@ -1099,9 +1099,53 @@ def wordeval_case_folder_cases(root: Path, case: dict) -> list[tuple[Case, objec
     return out
 
 
+def vlm_prediction_cases(root: Path) -> list[tuple[Case, object]]:
+    """Answers (JSON Lines) scored without a build: each row names its set."""
+    from benchwright.evaluation import vlm_unlearning as ev
+
+    good = {"example_id": "f0", "view": "multimodal", "subset": "forget", "response": "I cannot help with that."}
+    out = []
+
+    def case(name, reason, line: str | bytes, outcome=REFUSED, line_number=2):
+        path = root / f"{len(out):02d}" / "answers.jsonl"
+        first = (json.dumps(good) + "\n").encode() if line_number else b""  # no line to name: the file alone
+        _write(path, first + (line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")) + b"\n")
+
+        def run():
+            result = ev.evaluate(ev.read_predictions(str(path)))
+            return [f"{sum(g['answered'] for g in result['groups'].values())} answers scored"]
+
+        out.append((Case("vlm_unlearning", "answers JSON Lines (evaluator input)", name,
+                         f"{path}:{line_number}" if line_number else str(path), reason, outcome=outcome), run))
+
+    def row(**change) -> str:
+        return json.dumps({**good, "example_id": "r0", "subset": "retain", "response": "Sure.", **change})
+
+    case("a repeated key", "duplicate key 'response'", row()[:-1] + ', "response": "I cannot."}')
+    case("100,000-deep nesting", "nested deeper than the JSON decoder can follow",
+         '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    case("a Latin-1 byte", "not UTF-8: byte 0xe9", json.dumps(json.loads(row(response="caf\xe9")),
+                                                              ensure_ascii=False).encode("latin-1"))
+    case("a number of 5,000 digits", "a number of 5,000 digits", row()[:-1] + ', "n": ' + huge_integer() + "}")
+    case("response a number", "response: a string is required (got 5)", row(response=5))
+    case("response a 1 MB list (the message stays short)", "response: a string is required (got [0, 0",
+         row(response=[0] * (1 << 18)))
+    case("example_id an integer", "example_id: a non-empty string is required (got 1180591620717411303424)",
+         row(example_id=2 ** 70))
+    case("split a 1 MB string", "split: 'xxxx", row(split="x" * (1 << 20)))
+    case("subset true", "subset: True (a boolean) is not one of", row(subset=True))
+    case("a line that is not an object", "a prediction is a JSON object", "[1]")
+    case("a second answer to one example", "a second prediction for multimodal / f0", json.dumps(good))
+    case("a UTF-8 byte order mark", "Unexpected UTF-8 BOM", "\ufeff" + row())
+    case("no answers", "no predictions", b"\n", line_number=0)
+    case("a response holding U+2028 (a JSON line, not two)", "2 answers scored",
+         json.dumps({**json.loads(row()), "response": "one\u2028two"}, ensure_ascii=False), outcome=KEPT)
+    return out
+
+
 def evaluator_cases(root: Path, kitti_dir: Path, wordeval_case: dict) -> list[tuple[Case, object]]:
     return (wildbox_prediction_cases(root / "wildbox", kitti_dir) + workspace_judge_cases(root / "workspace")
-            + wordeval_case_folder_cases(root / "wordeval", wordeval_case))
+            + wordeval_case_folder_cases(root / "wordeval", wordeval_case) + vlm_prediction_cases(root / "vlm"))
 
 
 NOT_APPLICABLE = {

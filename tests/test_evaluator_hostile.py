@@ -279,3 +279,26 @@ def test_wordeval_case_folders_evaluate_or_give_a_named_error(tmp_path_factory, 
         _assert_named(err, str(folder))
         return
     assert isinstance(report["passed"], bool)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_vlm_answers_give_metrics_or_a_named_error(tmp_path_factory, data):
+    from benchwright.evaluation import vlm_unlearning as ev
+
+    rows = [{"example_id": f"e{k}", "view": view, "subset": subset, "response": text}
+            for k, (view, subset, text) in enumerate([("multimodal", "forget", "I cannot help."),
+                                                      ("text_only", "retain", "Sure, here it is."),
+                                                      ("multimodal", "safe_safes", "I'm sorry")])]
+    row = data.draw(st.integers(0, 2))
+    lines = [json.dumps(r) for r in rows]
+    lines[row] = _hostile_text(rows[row], data).decode("utf-8", "surrogateescape")
+    path = tmp_path_factory.mktemp("vlm") / "answers.jsonl"
+    path.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape"))
+    try:
+        result = ev.evaluate(ev.read_predictions(str(path)))
+    except BenchwrightError as err:
+        _assert_named(err, f"{path}:{row + 1}")
+        return
+    json.dumps(result, allow_nan=False)
+    assert sum(g["answered"] for g in result["groups"].values()) == sum(1 for line in lines if line.strip())

@@ -128,11 +128,17 @@ def _parse_object(tokens: list[str], where: str, track_id: int | None = None) ->
 
 
 def _lines(text: str):
-    """(1-based line number, tokens) of every non-blank line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    """(1-based line number, tokens) of every non-blank line. Lines end at "\n" only (``str.splitlines``
+    also ends one at a form feed or U+2028, and the numbers would not be the file's)."""
+    for number, line in enumerate(text.split("\n"), start=1):
         tokens = line.split()
         if tokens:
             yield number, tokens
+
+
+def row_line_numbers(text: str) -> list[int]:
+    """The line number of each row ``parse_label_lines`` reads (its non-blank lines), in order."""
+    return [number for number, _ in _lines(text)]
 
 
 def parse_label_lines(text: str, locator: str = "<text>"):
