@@ -223,12 +223,16 @@ def summarize_run(cases: list[dict], records: dict[str, dict], agent: str) -> di
         "per_check": base["per_check"],
         "failure_kinds_by_object_property": {k: dict(sorted(v.items())) for k, v in sorted(kinds_by_pair.items())},
         "agent_status": dict(sorted(Counter(a.get("status", "unknown") for a in agent_runs).items())),
+        # how the harness held each agent's process tree, and what agents left running (all ended)
+        "containment": dict(sorted(Counter(str(a.get("containment")) for a in agent_runs).items())),
+        "left_running": {c["case_id"]: a["left_running"] for c, a in zip(scored, agent_runs) if a.get("left_running")},
         "rejected": dict(sorted(Counter(str(r["rejected"]).split(":", 1)[0] for r in reports
                                         if r.get("rejected")).items())),
         "compositional_failures": compositional,
         "failed_cases": {c["case_id"]: records[c["case_id"]]["reason"] for c in scored
                          if not records[c["case_id"]]["passed"]},
         "seconds": {"agent_mean": mean([a.get("seconds", 0.0) for a in agent_runs]),
+                    "agent_cpu_mean": mean([a.get("cpu_s") or 0.0 for a in agent_runs]),
                     "evaluation_ms_mean": mean([a.get("evaluation_ms", 0.0) for a in agent_runs])},
     }
 
