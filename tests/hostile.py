@@ -92,6 +92,27 @@ YAML_BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8)))
 
 
+def damage_json(value, data, leaves, depth: int = 0, max_depth: int = 4):
+    """A JSON value with one nested value replaced by a draw from the hypothesis strategy ``leaves``, or
+    a key dropped: a random path from the top (never the top itself), stopping at a leaf, at ``max_depth``
+    or (1 in 6) anywhere below, so a whole list or object is replaced too."""
+    from hypothesis import strategies as st
+
+    descend = depth < max_depth and (depth == 0 or data.draw(st.integers(0, 5)) > 0)
+    if isinstance(value, dict) and value and descend:
+        key = data.draw(st.sampled_from(sorted(value)))
+        out = dict(value)
+        if data.draw(st.integers(0, 4)) == 0:
+            del out[key]
+        else:
+            out[key] = damage_json(value[key], data, leaves, depth + 1, max_depth)
+        return out
+    if isinstance(value, list) and value and descend:
+        i = data.draw(st.integers(0, len(value) - 1))
+        return value[:i] + [damage_json(value[i], data, leaves, depth + 1, max_depth)] + value[i + 1:]
+    return data.draw(leaves)
+
+
 def undecodable_name(folder: Path, name: bytes, data: bytes | None = b"x\n") -> str:
     """Write ``folder/name`` (bytes that are not UTF-8); returns the name as Python lists it."""
     path = os.path.join(os.fsencode(folder), name)

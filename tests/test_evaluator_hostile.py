@@ -5,7 +5,6 @@ metric (with a warning when it says little) or an error of the project's naming 
 record or line, in under 1 KB: never a traceback, never a value it guessed."""
 from __future__ import annotations
 
-import copy
 import json
 import math
 
@@ -134,26 +133,11 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
                                                                                       max_size=3), max_leaves=8)
 
 
-def _damaged(value, data, depth=0):
-    """``value`` with one nested value replaced by a hostile or random one, or a key dropped."""
-    if isinstance(value, dict) and value and depth < 5 and data.draw(st.integers(0, 5)):
-        key = data.draw(st.sampled_from(sorted(value)))
-        out = dict(value)
-        if data.draw(st.integers(0, 5)) == 0:
-            del out[key]
-        else:
-            out[key] = _damaged(value[key], data, depth + 1)
-        return out
-    if isinstance(value, list) and value and depth < 5 and data.draw(st.integers(0, 5)):
-        i = data.draw(st.integers(0, len(value) - 1))
-        return value[:i] + [_damaged(value[i], data, depth + 1)] + value[i + 1:]
-    return data.draw(HOSTILE_VALUES | JSON_VALUES)
-
-
 def _hostile_text(doc, data) -> bytes:
     """A JSON document damaged as a hostile file would be: a value, a repeated key, deep nesting, a byte
     that is not UTF-8, cut short."""
-    text = json.dumps(_damaged(copy.deepcopy(doc), data), ensure_ascii=data.draw(st.booleans()))
+    text = json.dumps(hostile.damage_json(doc, data, HOSTILE_VALUES | JSON_VALUES, max_depth=5),
+                      ensure_ascii=data.draw(st.booleans()))
     how = data.draw(st.sampled_from(["value", "value", "repeat", "deep", "latin1", "cut"]))
     if how == "repeat" and '": ' in text:
         at = text.index('": ') + 3
