@@ -127,7 +127,9 @@ def _index(item: dict) -> int | None:
         return None
     if isinstance(index, int):
         return index
-    if isinstance(index, str) and index.strip().isdigit():
+    # a digit string as the release writes some; ASCII digits only (int() also reads "٣") and no longer
+    # than an int64 (int() refuses past 4,300 digits): anything else is no index, the item unattributed
+    if isinstance(index, str) and index.strip().isascii() and index.strip().isdigit() and len(index.strip()) <= 18:
         return int(index)
     return None
 

@@ -1032,6 +1032,8 @@ def wildbox_prediction_cases(root: Path, kitti_dir: Path) -> list[tuple[Case, ob
     kitti_case("17 columns", "expected 15 or 16 columns, got 17", {"000000.txt": f"{car} 0.9 1\n"},
                locator="results/000000.txt:1")
     kitti_case("a folder named as a frame's file", "cannot read", {"000000.txt": None}, locator="results/000000.txt")
+    kitti_case("a UTF-8 byte order mark", "starts with a UTF-8 byte order mark", {"000000.txt": f"\ufeff{car} 0.9\n"},
+               locator="results/000000.txt:1")
     return out
 
 

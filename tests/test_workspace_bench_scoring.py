@@ -203,6 +203,19 @@ def test_verdicts_that_are_no_judgement_and_repeated_rubrics_are_refused_not_cou
         "6": "6/rubrics_judge--judge-a.json#rubrics[0]: 'passed' must be a boolean, a string, null, 0 or 1, got 2"}
 
 
+def test_an_index_that_is_no_number_leaves_the_item_unattributed(tmp_path):
+    """A 5,000-digit index string raised ValueError (int()'s digit limit) out of the evaluator."""
+    run = tmp_path / RUN
+    items = items_of([True, False, True])
+    items[1]["index"], items[2]["index"] = "9" * 5000, "\u0663"  # and an Arabic-Indic digit three
+    write_case(run, "1", judge(items))
+    r = evaluate(tmp_path)["runs"][RUN]
+    assert (r["rubrics_passed"], r["rubrics_total"], r["unreadable_judge_file"]) == (2, 3, [])
+    from benchwright.evaluation.workspace_bench import _index  # what --data joins rubric types on
+
+    assert [_index({"index": v}) for v in ("9" * 5000, "\u0663", " 12 ", 7, True)] == [None, None, 12, 7, None]
+
+
 def test_newest_judge_file_wins_unless_a_model_is_named(tmp_path):
     run = tmp_path / RUN
     write_case(run, "1", judge(items_of([True, True, True, True])), model="old-judge", mtime=1_700_000_000)

@@ -88,11 +88,15 @@ def _read_source(source, locator: str | None) -> tuple[str, str]:
 
 def read_text(path, locator: str) -> str:
     """A KITTI text file's content: a file that cannot be read is a ``SourceError``, bytes that are not
-    UTF-8 (a Latin-1 type name) a ``RecordError`` at ``<locator>:<line>``."""
+    UTF-8 (a Latin-1 type name) a ``RecordError`` at ``<locator>:<line>``, and so is a UTF-8 byte order
+    mark (the first row's type would read ``'\ufeffCar'``, a class no evaluation knows)."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise SourceError(f"{locator}: cannot read: {err.strerror or err}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise RecordError(f"{locator}:1", "starts with a UTF-8 byte order mark (U+FEFF), which KITTI files do not "
+                                          "have: the first type would read '\\ufeff' + its name")
     return decode(data, locator)
 
 
