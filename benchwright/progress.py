@@ -46,7 +46,7 @@ MODES = ("bar", "lines", "off")
 INTERVAL_ENV = "BENCHWRIGHT_PROGRESS_INTERVAL"
 LINE_INTERVAL = 5.0     # seconds between plain lines (when something moved)
 HEARTBEAT = 30.0        # a plain line at least this often while a phase runs, moved or not
-FLUSH_S = 1.0           # a worker writes its counts at most this often (and at the end of each bundle)
+FLUSH_S = 1.0           # a worker writes its counts at most this often within a bundle (and at its end)
 POLL_LOCAL_S, POLL_REMOTE_S = 1.0, 5.0  # the driver reads the channel this often
 
 
@@ -344,7 +344,8 @@ def attached(pipeline) -> PipelineProgress | None:
 
 class StageReport:
     """A DoFn instance's running counts (elements done, records out) of one stage, written to
-    ``<channel>/<stage>-<random>.json`` at most every ``FLUSH_S`` seconds. Writing never fails the
+    ``<channel>/<stage>-<random>.json`` at most every ``FLUSH_S`` seconds within a bundle and at the end
+    of each bundle. Writing never fails the
     stage: an unwritable channel turns the report off."""
 
     def __init__(self, channel: str, stage: str):
@@ -365,9 +366,11 @@ class StageReport:
             self.flush()
 
     def end_bundle(self) -> None:
-        """At the end of a bundle: write what changed (on object storage, not more often than FLUSH_S)."""
-        if self._local or time.monotonic() - self._last >= FLUSH_S:
-            self.flush()
+        """At the end of a bundle: write what changed, on object storage too (one small object per bundle
+        at most). Every bundle ends before the pipeline does, so the driver's last read, once the pipeline
+        has run, sees every count; throttled here, a bundle ending within FLUSH_S of the last write left
+        its final counts unwritten, and the last line showed a finished stage short of its total."""
+        self.flush()
 
     def flush(self) -> None:
         counts = (self.done, self.out)
