@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+from benchwright.card import save_figure
 from benchwright.cards.vlm_unlearning import axis_range, routing_scores, scores_plot
 from tests.quality_builds import tiny_build
 
@@ -46,12 +47,17 @@ def test_axis_range_edges():
     assert axis_range([0.1, 0.2]) == pytest.approx((0.095, 0.205))
 
 
-def test_the_built_card_figure_fits_the_build_scores(tmp_path_factory):
-    """On a real (tiny) build, the histogram the card shows spans the forget examples' scores, not 0-1."""
+def test_the_built_card_figure_fits_the_build_scores(tmp_path_factory, tmp_path):
+    """On a real (tiny) build, the histogram the card shows spans the forget examples' scores, not 0-1,
+    and the PNG the build published is this plot's, byte for byte."""
     root = tiny_build("vlm_unlearning", tmp_path_factory)[1]
     scores, cuts = routing_scores(root)
     assert len(scores) > 0
-    low, high = scores_plot(scores, cuts).axes[0].get_xlim()
+    fig = scores_plot(scores, cuts)
+    low, high = fig.axes[0].get_xlim()
     values = [*scores, *cuts.values()]
     assert low <= min(values) and high >= max(values)
     assert high - low <= 1.1 * (max(values) - min(values)) + 0.1 + 1e-9
+    rel = save_figure(fig, tmp_path, "routing_scores")
+    assert (tmp_path / rel).read_bytes() == (root / rel).read_bytes()
+    assert f"]({rel})" in (root / "README.md").read_text(encoding="utf-8")  # the card shows it
