@@ -528,7 +528,7 @@ def harness_parser() -> ArgumentParser:
     ap.add_argument("--sample", type=int, help="only this many cases, stratified by config and subsystem")
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
     ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return ap
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.loaders.workspace_bench import readable_files, task_dependency_files, tasks_frame
-from benchwright.progress import current
+from benchwright.progress import Progress, current, use
 from benchwright.schemas.workspace_bench import PERSONAS
 
 K_VALUES = (5, 10)
@@ -240,6 +240,7 @@ def cli_parser() -> ArgumentParser:
     parser.add_argument("--split", choices=("lite", "full"), default="full")
     parser.add_argument("--rankers", default=",".join(RANKERS), help="comma-separated: bm25, dense")
     parser.add_argument("--out", type=Path, help="write the JSON results here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return parser
 
 
@@ -251,7 +252,8 @@ def run_cli(argv) -> int:
     if unknown:
         print(f"error: unknown rankers {unknown}; known: {', '.join(RANKERS)}", file=sys.stderr)
         return 2
-    result = retrieval_table(args.data, args.split, rankers)
+    with use(Progress("off" if args.no_progress else "auto", prefix="[workspace_bench]")):
+        result = retrieval_table(args.data, args.split, rankers)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -59,6 +59,7 @@ class Task:
     def __init__(self, label: str, total: int | None, unit: str, started: bool = True):
         self.label, self.total, self.unit = label, total, unit
         self.done = 0
+        self.note = ""  # what else is worth a glance ("loss 0.41"): after the count, or in the bar
         # rate = progress since the first observation (a pipeline stage may start long after the phase)
         self._t0: float | None = time.monotonic() if started else None
         self._done0 = 0
@@ -92,18 +93,18 @@ class Task:
         return self.total is not None and self.done >= self.total
 
     def describe(self) -> str:
-        """``ParseSegment 12/345 segments (3%, 1.5/s, about 3m42s left)``."""
+        """``ParseSegment 12/345 segments (3%, 1.5/s, about 3m42s left)``, then the note if any."""
         if not self.done and not self.total:
             return f"{self.label} waiting"  # its total is another stage's output, none yet
         count = f"{self.done:,}/{self.total:,}" if self.total is not None else f"{self.done:,}"
         text = f"{self.label} {count} {self.unit}".rstrip()
-        if self.finished or not self.total or not self.done:
-            return text
-        rate = self.rate()
-        details = [f"{100 * self.done / self.total:.0f}%"]
-        if rate:
-            details += [f"{rate:.3g}/s", f"about {duration((self.total - self.done) / rate)} left"]
-        return f"{text} ({', '.join(details)})"
+        details = []
+        if not self.finished and self.total and self.done:
+            rate = self.rate()
+            details = [f"{100 * self.done / self.total:.0f}%"]
+            if rate:
+                details += [f"{rate:.3g}/s", f"about {duration((self.total - self.done) / rate)} left"]
+        return text + (f" ({', '.join(details)})" if details else "") + (f", {self.note}" if self.note else "")
 
 
 def duration(seconds: float) -> str:
@@ -141,9 +142,12 @@ class Phase:
 
         return report
 
-    def line(self, prefix: str, final: bool = False) -> str:
+    def line(self, prefix: str, final: bool = False, stopped: bool = False) -> str:
+        """The phase's plain line; ``final``: it ended ("done in"), or was ``stopped`` by an error or an
+        interrupt ("stopped after")."""
         head = f"{prefix} {self.title}".strip()
-        when = f"done in {duration(time.monotonic() - self.start)}" if final else duration(time.monotonic() - self.start)
+        took = duration(time.monotonic() - self.start)
+        when = (f"stopped after {took}" if stopped else f"done in {took}") if final else took
         shown = [t.describe() for t in self.tasks]
         return f"{head} {when}" + (": " + "; ".join(shown) if shown else "")
 
@@ -178,12 +182,14 @@ class Progress:
         thread = threading.Thread(target=drawer.run, args=(stop, poll_every), name="benchwright-progress",
                                   daemon=True)
         thread.start()
+        stopped = True
         try:
             yield phase
+            stopped = False
         finally:
             stop.set()
             thread.join()
-            drawer.finish()
+            drawer.finish(stopped)
 
 
 class _Drawer:
@@ -218,7 +224,7 @@ class _Drawer:
                 if task.done > 0 or i in self.bars:
                     self._bar(i, task)
             return
-        shown = [(t.done, t.total) for t in self.phase.tasks]
+        shown = [(t.done, t.total, t.note) for t in self.phase.tasks]
         due = now - self.last_line >= self.progress.interval
         if due and (shown != self.last_shown or now - self.last_line >= HEARTBEAT):
             self._print(self.phase.line(self.progress.prefix))
@@ -236,8 +242,10 @@ class _Drawer:
             bar.total = task.total
         if task.done != bar.n:
             bar.update(task.done - bar.n)
+        if task.note != (bar.postfix or ""):
+            bar.set_postfix_str(task.note)
 
-    def finish(self) -> None:
+    def finish(self, stopped: bool = False) -> None:
         if self.phase.poll is not None:
             self._poll()
         if self.progress.mode == "bar":
@@ -246,7 +254,7 @@ class _Drawer:
                     self._bar(i, task)
             for bar in self.bars.values():
                 bar.close()
-        self._print(self.phase.line(self.progress.prefix, final=True))
+        self._print(self.phase.line(self.progress.prefix, final=True, stopped=stopped))
 
     def _print(self, line: str) -> None:
         try:

@@ -134,6 +134,16 @@ def test_plain_lines_name_counts_rate_and_time_left():
     with Progress("off", stream=quiet).phase("pipeline") as phase:
         phase.task("x", 3, "y").advance(3)
     assert quiet.getvalue() == ""
+    stopped = io.StringIO()  # an error or an interrupt: the last line says it stopped, with the counts
+    try:
+        with Progress("lines", stream=stopped, interval=60, prefix="[demo]").phase("run") as phase:
+            task = phase.task("replay", 5, "cases scored")
+            task.advance(2)
+            task.note = "loss 0.5"
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert re.fullmatch(r"\[demo\] run stopped after 0s: replay 2/5 cases scored \(40%\), loss 0\.5\n", stopped.getvalue())
 
 
 def test_stage_counts_reach_the_driver_from_worker_processes_while_the_pipeline_runs(tmp_path):

@@ -307,13 +307,19 @@ def test_video_folds_hold_out_whole_videos(splits):
     assert np.array_equal(bw.video_folds(shuffled, 2), folds[order])  # independent of the row order
 
 
-def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
+def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits, capsys):
     """The components are chosen on video folds inside train; the choice is the best fold score,
-    never below the lift's, and on its training data the head is not worse than the lift."""
+    never below the lift's, and on its training data the head is not worse than the lift. The
+    training and the folds' training show their epochs on stderr (issue 23: a tqdm bar in logs)."""
     from benchwright.evaluation import wildbox as ev
 
     merged = _merged(splits)
-    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=False)
+    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=True)
+    shown = capsys.readouterr().err.splitlines()
+    last = trained["history"][-1]
+    assert shown[-1].startswith("[wildbox] learned head done in ") and "\r" not in "".join(shown), shown
+    assert (f"training {EPOCHS}/{EPOCHS} epochs, {last['stage']} stage, loss {last['loss']:.4f}; "
+            f"component selection (2 folds) {2 * EPOCHS}/{2 * EPOCHS} epochs, ") in shown[-1], shown
     sel = trained["selection"]
     assert sel["folds"] == 2 and len(sel["scores"]) == 2 ** len(bw.COMPONENTS)
     chosen = "+".join(trained["components"]) or "lift"
