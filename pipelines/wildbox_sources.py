@@ -19,7 +19,7 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
-from benchwright.files import outside_of
+from benchwright.files import Root, name_problem, shown
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
@@ -93,7 +93,8 @@ class Observations:
             class_name=cls, mask_url=mask, track_locator=loc, **fields)
 
 
-def _load_json(fs, path: str, locator: str):
+def _load_json(fs, path: str, locator: str, source: Root):
+    _refuse_linked_out(source, path, locator)
     try:
         with fs.open(path, "rb") as f:
             return strict_json.load(f)
@@ -101,6 +102,18 @@ def _load_json(fs, path: str, locator: str):
         raise RecordError(locator, "file is missing") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, an integer past Python's digit limit, a duplicate key
         raise RecordError(locator, f"malformed JSON: {err}") from None
+
+
+def _source_root(fs, root: str) -> Root:
+    """The source folder, as the names its files give are resolved below it (``files.Root``)."""
+    return Root(root, "the source", isinstance(fs, LocalFileSystem))
+
+
+def _refuse_linked_out(source: Root, path: str, locator: str) -> None:
+    """A file the parser would read that a symlink puts outside the source: refused unread, naming it."""
+    problem = source.link_problem(path)
+    if problem:
+        raise RecordError(locator, f"the file {problem}")
 
 
 def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
@@ -239,13 +252,15 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     video_id = segment_id.split("/")[0]
     cam_loc = f"{seg_rel}/vggt_results/cameras.json"
     trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
-    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
+    source = _source_root(fs, root)
+    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc, source)
     if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
         raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
     frames = {}
+    segment = Root(seg_path, "the segment folder", source.local)  # what an image_name may name
     # a local frame that, through a symlink at any level of its path, lies outside the source (its bytes
     # are not the source's); object storage has no links
-    outside = outside_of(root) if isinstance(fs, LocalFileSystem) else (lambda path: False)
+    outside = lambda path: source.link_problem(path) is not None  # noqa: E731
     for i, cam in enumerate(cameras["cameras"]):
         where = f"{cam_loc}#cameras[{i}]"
         try:
@@ -259,14 +274,15 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
         if fi in frames:
             raise RecordError(where, f"frame_index {fi} appears twice")
+        problem = segment.lexical_problem(name)  # a name no file has, or one leaving the folder: the segment
+        if problem:
+            raise RecordError(where, f"image_name {shown(name)} {problem}")
         rel = posixpath.normpath(posixpath.join(seg_rel, name))
-        if posixpath.isabs(name) or not rel.startswith(seg_rel + "/"):
-            raise RecordError(where, f"image_name {name!r} leaves the segment folder")
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
                               OUTSIDE_LINK if outside(posixpath.join(root, rel))
                               else None)
-    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
+    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc, source)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
@@ -355,14 +371,17 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _IDENTITY_EXT = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
-def _read_text(fs, path: str, locator: str) -> str:
+def _read_text(fs, path: str, locator: str, source: Root) -> str:
+    """A KITTI text file (labels, calibration) of the source: refused naming the file and its line when it
+    is linked out of the source, missing, unreadable, not UTF-8 or opened by a byte order mark."""
+    _refuse_linked_out(source, path, locator)
     try:
-        with fs.open(path, "rb") as f:
-            return f.read().decode("utf-8")
+        data = fs.cat_file(path)
     except FileNotFoundError:
         raise RecordError(locator, "file is missing") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise RecordError(locator, f"cannot read: {err}") from None
+    except OSError as err:
+        raise RecordError(locator, f"cannot read: {err.strerror or err}") from None
+    return kitti.decode_text(data, locator)
 
 
 def _image_of(fs, root: str, folder: str, stem: str) -> str:
@@ -377,8 +396,10 @@ def _image_of(fs, root: str, folder: str, stem: str) -> str:
 def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, objects_by_frame: dict,
                    calib_rel: str, label_rel: str, track_of) -> tuple[RawSegment, list[Reject]]:
     """A RawSegment from KITTI rows (camera frame, so the extrinsic is the identity)."""
-    calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel), calib_rel)
-    raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT)
+    source = _source_root(fs, root)
+    calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel, source), calib_rel)
+    raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT,
+                           OUTSIDE_LINK if source.link_problem(posixpath.join(root, rel)) else None)
                   for fi, rel in frames]
     rejects, obs = [], Observations()
     for fi, objs in sorted(objects_by_frame.items()):
@@ -397,7 +418,8 @@ def parse_kitti_object_frame(source: str, stem: str):
     """One frame of a KITTI object folder; each frame is its own segment (KITTI has no videos)."""
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_2/{stem}.txt"
-    objects, errors = kitti.parse_label_lines(_read_text(fs, posixpath.join(root, label_rel), label_rel), label_rel)
+    text = _read_text(fs, posixpath.join(root, label_rel), label_rel, _source_root(fs, root))
+    objects, errors = kitti.parse_label_lines(text, label_rel)
     rows = [(o, f"{label_rel}:{n}") for n, o in _numbered(objects, errors)]
     seg, rejects = _kitti_segment(fs, root, f"kitti/{stem}", stem, [(0, _image_of(fs, root, "image_2", stem))],
                                   {0: rows}, f"calib/{stem}.txt", label_rel, lambda obj, n: n)
@@ -408,7 +430,7 @@ def parse_kitti_tracking_sequence(source: str, seq: str):
     """One sequence of a KITTI tracking folder: a segment whose track ids come from the labels."""
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_02/{seq}.txt"
-    text = _read_text(fs, posixpath.join(root, label_rel), label_rel)
+    text = _read_text(fs, posixpath.join(root, label_rel), label_rel, _source_root(fs, root))
     by_frame, errors = kitti.parse_tracking_lines(text, label_rel)
     lines = {}  # the label line of each row, for locators
     for number, line in enumerate(text.splitlines(), start=1):
@@ -418,13 +440,19 @@ def parse_kitti_tracking_sequence(source: str, seq: str):
     image_dir = posixpath.join(root, "image_02", seq)
     images = sorted(p for p in (fs.ls(image_dir, detail=False) if fs.isdir(image_dir) else [])
                     if p.lower().endswith(IMAGE_SUFFIXES))
-    frames = [(int(posixpath.splitext(posixpath.basename(p))[0]), posixpath.relpath(p, root)) for p in images]
+    frames, not_frames = [], []
+    for p in images:  # a sequence's images are named by their frame number (000000.png)
+        stem = posixpath.splitext(posixpath.basename(p))[0]
+        (frames if stem.isascii() and stem.isdigit() else not_frames).append(
+            (int(stem) if stem.isascii() and stem.isdigit() else stem, posixpath.relpath(p, root)))
     known = {fi for fi, _ in frames}
     for fi in sorted(set(by_frame) - known):  # labelled frames without an image are still frames (reported later)
         frames.append((fi, f"image_02/{seq}/{fi:06d}.png"))
     rows = {fi: [(o, f"{label_rel}:{_pop_line(lines, fi, o)}") for o in objs] for fi, objs in by_frame.items()}
     seg, rejects = _kitti_segment(fs, root, f"kitti_tracking/{seq}", seq, sorted(frames), rows,
                                   f"calib/{seq}.txt", label_rel, lambda obj, n: obj.track_id)
+    rejects += [Reject("frame", rel, f"image file name {shown(stem)} is not a frame number (a tracking sequence's "
+                                     "images are named 000000.png, 000001.png, ...)") for stem, rel in not_frames]
     return seg, rejects + [Reject("box", e.locator, e.reason) for e in errors]
 
 
@@ -446,6 +474,8 @@ def _pop_line(lines: dict, frame: int, obj) -> int:
 def parse_omni3d_file(source: str, json_rel: str):
     """Every segment of an Omni3D document (images grouped by their folder), plus rejects."""
     fs, root = fsspec.core.url_to_fs(source)
+    source_root = _source_root(fs, root)
+    _refuse_linked_out(source_root, posixpath.join(root, json_rel), json_rel)
     try:
         with fs.open(posixpath.join(root, json_rel), "rb") as f:
             doc = json.load(f)
@@ -465,8 +495,14 @@ def parse_omni3d_file(source: str, json_rel: str):
     base = posixpath.dirname(json_rel)
     by_segment: dict[str, list] = {}
     for rec in records:
-        path = str(rec.image["file_path"])
-        rel = _resolve_image(fs, root, base, path)
+        path = rec.image.get("file_path")
+        rel, problem = _resolve_image(fs, source_root, base, path)
+        if problem:  # a path no file has, or one leaving the source: the image is refused with its annotations
+            where = f"{json_rel}#image_id={rec.image['id']}"
+            rejects.append(Reject("frame", where, problem))
+            rejects += [Reject("box", f"{json_rel}#annotation_id={ann['id']}", f"its image ({where}) is refused: "
+                                                                                f"{problem}") for ann in rec.annotations]
+            continue
         by_segment.setdefault(posixpath.dirname(rel) or ".", []).append((rel, rec))
     segments = []
     for seg_dir, items in sorted(by_segment.items()):
@@ -476,7 +512,8 @@ def parse_omni3d_file(source: str, json_rel: str):
             K = np.asarray(rec.image["K"], float)
             size = (int(rec.image["width"]), int(rec.image["height"]))
             frames.append(RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
-                                   np.hstack([K, np.zeros((3, 1))]), size, _IDENTITY_EXT))
+                                   np.hstack([K, np.zeros((3, 1))]), size, _IDENTITY_EXT,
+                                   OUTSIDE_LINK if source_root.link_problem(posixpath.join(root, rel)) else None))
             for n, ann in enumerate(rec.annotations):
                 box = ann.get("bbox2D_tight") or (
                     [ann["bbox"][0], ann["bbox"][1], ann["bbox"][0] + ann["bbox"][2], ann["bbox"][1] + ann["bbox"][3]]
@@ -489,15 +526,28 @@ def parse_omni3d_file(source: str, json_rel: str):
     return segments, rejects
 
 
-def _resolve_image(fs, root: str, base: str, path: str) -> str:
-    """An image path relative to the source root: as given, relative to the JSON's folder, or by
-    the tail of an absolute path (released files carry absolute paths from the authors' machine)."""
-    parts = path.strip("/").split("/")
-    candidates = [path.lstrip("./"), posixpath.join(base, path)] + ["/".join(parts[i:]) for i in range(1, len(parts))]
-    for rel in candidates:
-        if rel and not rel.startswith("..") and fs.exists(posixpath.join(root, rel)):
-            return rel
-    return path.lstrip("/")
+def _resolve_image(fs, source: Root, base: str, path) -> tuple[str | None, str | None]:
+    """(the image's path relative to the source root, None) or (None, why there is none). A relative
+    ``file_path`` is taken relative to the source root, then to the JSON's folder (``base``); an absolute
+    one by the tail of it that is a file of the source (released files carry absolute paths from the
+    authors' machine), never as it is. Every candidate goes through the source's ``Root``: one that
+    leaves the source (``../x.jpg``), or that no file can have, is never a candidate; with none left
+    the image is refused."""
+    problem = name_problem(path) if path is not None else "is missing"
+    if problem:
+        return None, f"file_path {shown(path)} {problem}"
+    if path.startswith("/"):
+        parts = [p for p in path.split("/") if p]
+        candidates = ["/".join(parts[i:]) for i in range(len(parts))]
+    else:
+        candidates = [path, posixpath.join(base, path)] if base else [path]
+    inside = [posixpath.normpath(c) for c in candidates if source.lexical_problem(c) is None]
+    for rel in inside:
+        if fs.exists(source.path(rel)):
+            return rel, None
+    if inside:  # none exists: the first reading, reported as missing when the frame is read
+        return inside[0], None
+    return None, f"file_path {shown(path)} {source.lexical_problem(candidates[-1]) if candidates else 'names no file'}"
 
 
 # ---------------------------------------------------------------------------------------------
