@@ -8,6 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import fsspec
 
+from benchwright.errors import BenchwrightError
+
 FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few threads overlap them
 
 
@@ -136,7 +138,7 @@ def hf_cache_blobs(folder: str) -> str | None:
     return None
 
 
-class OutsideRoot(ValueError):
+class OutsideRoot(BenchwrightError, ValueError):
     """A name that cannot be used as a path below its ``Root``; the message says why, in words."""
 
 
@@ -167,8 +169,9 @@ class Root:
         self.local = fsspec.core.split_protocol(self.url)[0] in (None, "file", "local") if local is None else local
         self._outside = None
 
-    def lexical_problem(self, name, single: bool = False) -> str | None:
-        """Why ``name`` cannot be a path below the root, by its text alone (no file system call), or None."""
+    def lexical_problem(self, name, single: bool = False, room: int = 0) -> str | None:
+        """Why ``name`` cannot be a path below the root, by its text alone (no file system call), or None.
+        ``room``: bytes a tool appends to the (single) name to name its own files after it (``<id>.json``)."""
         problem = name_problem(name)
         if problem:
             return problem
@@ -177,6 +180,10 @@ class Root:
                 return "is not a file or folder name"
             if "/" in name:
                 return "is not one file or folder name (it holds '/')"
+            size = len(name.encode("utf-8", "surrogateescape"))
+            if size + room > NAME_MAX_BYTES:
+                return (f"is {size:,} bytes long: the files named after it need {room} bytes more, and a file name "
+                        f"is at most {NAME_MAX_BYTES}")
             return None
         if not name:
             return "is empty"
@@ -204,16 +211,16 @@ class Root:
             return f"is reached through a symlink to a place outside {self.what} (not followed)"
         return None
 
-    def problem(self, name, single: bool = False, links: bool = True) -> str | None:
+    def problem(self, name, single: bool = False, links: bool = True, room: int = 0) -> str | None:
         """``join``'s refusal as text (None: ``join`` returns the path)."""
-        problem = self.lexical_problem(name, single)
+        problem = self.lexical_problem(name, single, room)
         if problem is None and links:
             problem = self.link_problem(self.path(name))
         return problem
 
-    def join(self, name, field: str = "name", single: bool = False, links: bool = True) -> str:
+    def join(self, name, field: str = "name", single: bool = False, links: bool = True, room: int = 0) -> str:
         """The path of ``name`` below the root; ``OutsideRoot`` ("<field> <name> <why>") when it is refused."""
-        problem = self.problem(name, single, links)
+        problem = self.problem(name, single, links, room)
         if problem:
             raise OutsideRoot(f"{field} {shown(name)} {problem}")
         return self.path(name)

@@ -864,7 +864,8 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
            write("properties.yaml", "properties: 5\n"))
     source("huge value: a 5000-digit integer", "Exceeds the limit", "basedocs.yaml",
            write("basedocs.yaml", f"basedocs: {{x: {huge_integer()}}}\n"))
-    source("not UTF-8", "can't decode", "compositions.yaml", write("compositions.yaml", b"templates: [\xff]\n"))
+    source("not UTF-8", "compositions.yaml:1: not UTF-8 (byte 0xff", "compositions.yaml",
+           write("compositions.yaml", b"templates: [\xff]\n"))
 
     def unit_edit(change):
         def edit(folder):
@@ -876,7 +877,8 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
             path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
         return edit
 
-    source("a unit without its id", "KeyError: 'id'", "units/", unit_edit(lambda d: d["units"][0].pop("id")))
+    source("a unit without its id", "#units[0] (line 3): unit 'None': missing field 'id'", "units/",
+           unit_edit(lambda d: d["units"][0].pop("id")))
     source("wrong YAML type: a unit is a string", "#units[", "units/", unit_edit(lambda d: d["units"].append("unit")))
     source("duplicate unit id", "duplicate unit id", "", unit_edit(
         lambda d: d["units"].append(json.loads(json.dumps(d["units"][0])))))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from benchwright.errors import RecordError
+from benchwright.files import Root, shown
 from benchwright.hashing import stable_hash64
 from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
@@ -43,6 +44,25 @@ class NotApplicable(RecordError):
 
 class CaseBuildError(RecordError):
     """An operation failed for any other reason: a bug, reported (quarantined), never skipped."""
+
+
+# A case id names the case's folder (``exports/cases/<case_id>``) and files tools make after it: the harness's
+# ``<case_id>.json`` and ``<case_id>.docx`` and their temporary names (``.<case_id>.json.XXXXXXXX.tmp``).
+CASE_FOLDERS = Root("exports/cases", "exports/cases")
+CASE_FILE_ROOM = len("..json.XXXXXXXX.tmp")
+
+
+def make_case_id(name: str, base_doc: str, seed: int, locator: str, source: str) -> str:
+    """``<unit or template id>--<base document>--s<seed>``, checked before anything is built: an id that
+    cannot name its folder (a ``../`` from the catalogue, a 300-character unit id) is a ``CaseBuildError``
+    naming the catalogue file it comes from (``source``)."""
+    case_id = f"{name}--{base_doc}--s{seed}"
+    problem = CASE_FOLDERS.lexical_problem(case_id, single=True, room=CASE_FILE_ROOM)
+    if problem:
+        raise CaseBuildError(locator, f"case id {shown(case_id)} {problem}: it names the case's folder under "
+                                      f"exports/cases/ (the id {shown(name)} comes from {source}, the base document "
+                                      "from basedocs.yaml)")
+    return case_id
 
 
 def _run_operations(fn, locator: str, what: str):
@@ -375,6 +395,8 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     cat = catalogue or load_catalogue()
     if isinstance(unit, str):
         unit = cat.units[unit]
+    case_id = make_case_id(unit["id"], base_doc, seed, f"{unit['id']}@{base_doc}#seed={seed}",
+                           unit.get("source", "the catalogue's units/"))
     rng, roles, locator, target, native, human, template = _resolve_unit(unit, seed, base_doc, cat)
 
     def run():
@@ -397,7 +419,7 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     oracle = make_oracle(unit, target, native, ref_target)
     _check_observable(reference_docx, input_docx, oracle, locator)
     return {
-        "case_id": f"{unit['id']}--{base_doc}--s{seed}",
+        "case_id": case_id,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,
@@ -485,6 +507,8 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
     cat = catalogue or load_catalogue()
     if isinstance(template, str):
         template = cat.templates[template]
+    case_id = make_case_id(template["id"], base_doc, seed, f"{template['id']}@{base_doc}#seed={seed}",
+                           "compositions.yaml")
     steps = []
     for st in template["steps"]:
         unit = cat.units[st["unit"]]
@@ -572,7 +596,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                 linked.append(cands[0])
         atomic = linked
     return {
-        "case_id": f"{template['id']}--{base_doc}--s{seed}",
+        "case_id": case_id,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,
