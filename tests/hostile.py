@@ -382,7 +382,7 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     json_case("unknown harmful category", "unknown harmful_category",
               lambda r: r.update(safe=False, harmful_category="unicorns", harmful_subcategory="x"))
     json_case("path traversal in image", "leaves the image root", lambda r: r.update(image="../../outside.png"))
-    json_case("absolute image path", "leaves the image root", lambda r: r.update(image="/etc/hostname"))
+    json_case("absolute image path", "is an absolute path", lambda r: r.update(image="/etc/hostname"))
     token = record(lambda r: [p.update({k: f"<image> {v}" for k, v in p.items()}) for p in r["instr-resp"]])
     extra.append(token)  # kept: LLaVA's image token written literally is escaped where a model reads it
     add("VLGuard JSON", "LLaVA's image token in an instruction and a response", token, "", outcome=KEPT)
