@@ -24,8 +24,10 @@ import posixpath
 import re
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
 from benchwright.errors import SourceError
+from benchwright.files import Root
 from benchwright.schemas.workspace_bench import ROLES
 from benchwright.utf8 import encodable_str
 
@@ -115,10 +117,27 @@ def open_source(url: str, kind: str | None = None) -> Source:
                        if fs.isdir(p)), key=_task_order)
 
     full_dirs, lite_dirs = task_dirs("tasks"), task_dirs("tasks_lite")
-    full_ids, lite_ids = [i for i in full_dirs if is_task_id(i)], [i for i in lite_dirs if is_task_id(i)]
+    # a task folder, or its metadata.json, that a symlink puts outside the source is not read (its bytes, and the
+    # workspace under it, are not the source's): refused like a folder that is no task
+    source = Root(root, "the source", isinstance(fs, LocalFileSystem))
+    linked_out = {}
+
+    def readable(folder: str, i: str) -> bool:
+        for what, path in (("the task folder", _join(names[folder], i)),
+                           ("its metadata.json", _join(names[folder], i, "metadata.json"))):
+            problem = source.link_problem(path)
+            if problem:
+                linked_out[(folder, i)] = f"{what} {problem}"
+                return False
+        return True
+
+    full_ids = [i for i in full_dirs if is_task_id(i) and readable("tasks", i)]
+    # a Lite folder is read only when the full task's folder is absent
+    lite_ids = [i for i in lite_dirs if is_task_id(i) and (i in full_ids or readable("tasks_lite", i))]
     # (a tasks_lite/ folder that is not a task is a refused Lite entry: ``lite_folder_ids`` keeps it)
     not_tasks = tuple((f"tasks/{i}", "not a task folder: its name is not a task id (the runner names each task's "
                                      "folder by its numeric id); not read") for i in full_dirs if not is_task_id(i))
+    not_tasks += tuple((f"{folder}/{i}", reason) for (folder, i), reason in sorted(linked_out.items()))
     task_files = tuple(as_url(_join(names["tasks"], i, "metadata.json")) for i in full_ids)
     task_files += tuple(as_url(_join(names["tasks_lite"], i, "metadata.json")) for i in lite_ids if i not in full_ids)
     workspaces = []
@@ -129,6 +148,10 @@ def open_source(url: str, kind: str | None = None) -> Source:
     workspaces += [Workspace(f"tasks/{i}", as_url(_join(names["tasks"], i)), i, ("metadata.json",)) for i in full_ids]
     workspaces += [Workspace(f"tasks_lite/{i}", as_url(_join(names["tasks_lite"], i)), i, ("metadata.json",))
                    for i in lite_ids if i not in full_ids]
+    for name in (TASKS_JSON, LITE_JS):
+        problem = source.link_problem(names[name]) if name in names else None
+        if problem:
+            raise SourceError(f"{url}: {name} {problem}")
     return Source(url=url, shape=RELEASE, task_files=task_files,
                   tasks_json=as_url(names[TASKS_JSON]) if TASKS_JSON in names else None,
                   lite_js=as_url(names[LITE_JS]) if LITE_JS in names else None,

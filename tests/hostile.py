@@ -177,7 +177,7 @@ def write_wildbox(root: Path) -> list[Case]:
                  lambda d: d["cameras"][1].update(frame_index=d["cameras"][0]["frame_index"]))
     cameras_case("path traversal in image_name", "leaves the segment folder",
                  first_camera(lambda c: c.update(image_name="../../../../outside.jpg")))
-    cameras_case("absolute image_name", "leaves the segment folder",
+    cameras_case("absolute image_name", "is an absolute path",
                  first_camera(lambda c: c.update(image_name="/etc/hostname")))
     cameras_case("duplicate key in an object", "duplicate key 'cameras'",
                  text='{"cameras": [], "cameras": []}')
@@ -323,7 +323,171 @@ def write_wildbox(root: Path) -> list[Case]:
     (root / bad_video / "seg1").mkdir()
     shutil.copytree(template / "vggt_results", root / bad_video / "seg1" / "vggt_results")
     add("segment folder", "undecodable folder name", "DJI_bad\\xffname/seg1", "not valid UTF-8", "segment")
+
+    # names that become paths (issue 25): JSON files linked out of the source, image names that are no file's
+    for name in ("cameras.json", "tracking_summary.json"):
+        seg = copy_segment()
+        outside_json = root.parent / f"outside_{name}"
+        shutil.move(seg / "vggt_results" / name, outside_json)
+        (seg / "vggt_results" / name).symlink_to(outside_json)
+        add(name, "symlink out of the source", rel(seg / "vggt_results" / name),
+            "is reached through a symlink to a place outside the source", "segment")
+    for image_name, reason in (("", "image_name '' is empty"), (".", "names the segment folder itself"),
+                               ("frames/../../seg1/frame.jpg", "leaves the segment folder")):
+        seg = copy_segment()
+        _edit_json(seg / "vggt_results" / "cameras.json", first_camera(lambda c: c.update(image_name=image_name)))
+        add("cameras.json", f"image_name {image_name!r}", rel(seg / "vggt_results" / "cameras.json"), reason, "segment")
+    # video folders whose names break naive tools (whitespace splitting, quoting, option parsing, byte counts):
+    # published, and the build's own exports and evaluator read them back (test_hostile_inputs)
+    for video in HOSTILE_FOLDER_NAMES:
+        seg = root / video / "seg1"
+        shutil.copytree(template, seg, symlinks=True)
+        add("segment folder", f"video folder name {video[:40]!r}{'...' if len(video) > 40 else ''}", rel(seg), "",
+            "segment", KEPT)
     return cases
+
+
+# Folder names a file system takes that tools trip on: a space (a whitespace-separated list splits it), a tab and
+# a newline (a line-based one), quotes, a leading dash (read as an option), dots, a percent sign (a URL decoder),
+# non-ASCII, and the longest name a file system holds (255 bytes of UTF-8).
+HOSTILE_FOLDER_NAMES = ("DJI 0001 with spaces", "tab\tand\nnewline", "-leading 'single' \"double\" quotes",
+                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125)
+
+
+def write_wildbox_kitti(root: Path, fixtures: Path) -> list[Case]:
+    """WildBox sources in KITTI's layouts (real KITTI files, ``tests/fixtures/kitti``): an object folder
+    (``label_2``, ``calib``, ``image_2``) and a tracking folder (``label_02``, ``calib``, ``image_02``) under
+    ``root/object`` and ``root/tracking``, each holding its cases: files that open with a byte order mark
+    or hold a byte that is not UTF-8 (refused naming the file and line, not read as a class '\\ufeffCar' or
+    a calibration "missing P0"), files linked out of the source, a calibration key misspelt, and names with
+    spaces (kept)."""
+    real = fixtures / "kitti" / "training"
+    obj, trk = root / "object", root / "tracking"
+    for sub in ("label_2", "calib", "image_2"):
+        (obj / sub).mkdir(parents=True)
+    outside = root / "outside"
+    outside.mkdir()
+    image = (real / "image_2" / "000000.png").read_bytes()
+    cases: list[Case] = []
+
+    def add(name, locator, reason, unit, outcome=QUARANTINED, fmt="KITTI label / calibration"):
+        cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
+
+    def frame(stem, label=None, calib=None):
+        source = f"{int(stem):06d}" if stem.isdigit() and int(stem) < 6 else "000000"
+        (obj / "label_2" / f"{stem}.txt").write_bytes(label if label is not None else
+                                                     (real / "label_2" / f"{source}.txt").read_bytes())
+        (obj / "calib" / f"{stem}.txt").write_bytes(calib if calib is not None else
+                                                   (real / "calib" / f"{source}.txt").read_bytes())
+        (obj / "image_2" / f"{stem}.png").write_bytes(image)
+
+    def link_out(path: Path):
+        target = outside / f"{path.parent.name}_{path.name}"
+        shutil.move(path, target)
+        path.symlink_to(target)
+
+    label, calib = (real / "label_2" / "000000.txt").read_bytes(), (real / "calib" / "000000.txt").read_bytes()
+    frame("000000")
+    frame("000001", label=b"\xef\xbb\xbf" + label)
+    add("a label file opening with a UTF-8 byte order mark", "label_2/000001.txt:1", "byte order mark", "segment")
+    frame("000002", calib=b"\xef\xbb\xbf" + calib)
+    add("a calibration file opening with a UTF-8 byte order mark", "calib/000002.txt:1", "byte order mark", "segment")
+    frame("000003", label=label + label.replace(b"Pedestrian", b"Pi\xe9ton", 1))
+    add("a Latin-1 byte in a label file", "label_2/000003.txt:2", "not UTF-8: byte 0xe9 at column 3", "segment")
+    frame("000004")
+    link_out(obj / "label_2" / "000004.txt")
+    add("a label file symlinked out of the source", "label_2/000004.txt",
+        "is reached through a symlink to a place outside the source", "segment")
+    frame("000005")
+    link_out(obj / "calib" / "000005.txt")
+    add("a calibration file symlinked out of the source", "calib/000005.txt",
+        "is reached through a symlink to a place outside the source", "segment")
+    frame("000006")
+    link_out(obj / "image_2" / "000006.png")
+    add("an image symlinked out of the source", "image_2/000006.png", "outside the source", "frame")
+    frame("000007", calib=calib.replace(b"P2:", b"p2:"))
+    add("a calibration key misspelt (p2:)", "calib/000007.txt",
+        "missing P2 (no line starts with 'P2:'; lines not read: 'p2' at line 3)", "segment")
+    frame("frame 08 \u00e9")
+    add("a frame file name with a space and non-ASCII", "kitti/frame 08 \u00e9", "", "segment", KEPT)
+
+    # the tracking layout: a sequence whose image folder holds a file not named by a frame number
+    (trk / "label_02").mkdir(parents=True)
+    (trk / "calib").mkdir()
+    rows = b"".join(b"0 %d " % n + line + b"\n" for n, line in enumerate(label.splitlines()))
+    for seq, text in (("0000", rows), ("0001", b"\xef\xbb\xbf" + rows)):
+        (trk / "label_02" / f"{seq}.txt").write_bytes(text)
+        (trk / "calib" / f"{seq}.txt").write_bytes(calib)
+        (trk / "image_02" / seq).mkdir(parents=True)
+        (trk / "image_02" / seq / "000000.png").write_bytes(image)
+    (trk / "image_02" / "0000" / "cover.png").write_bytes(image)
+    add("an image of a sequence not named by a frame number", "image_02/0000/cover.png", "is not a frame number",
+        "frame", fmt="KITTI tracking sequence")
+    add("a tracking label file opening with a byte order mark", "label_02/0001.txt:1", "byte order mark", "segment",
+        fmt="KITTI tracking sequence")
+    return cases
+
+
+def _omni3d_annotation(ann_id: int, image_id: int, K: list, size: tuple) -> dict:
+    """A valid WildBox Omni3D annotation: an elephant-sized box 8 units ahead, its 2D boxes its projection."""
+    import numpy as np
+
+    from benchwright import geometry
+
+    center, dims, R = np.array([0.5, 1.0, 8.0]), np.array([1.5, 1.6, 3.0]), np.eye(3)
+    corners = geometry.corners(center, dims, R[None])
+    _, box, _ = geometry.projected_boxes(corners, K, *size)
+    x1, y1, x2, y2 = box[0].tolist()
+    return {"id": ann_id, "image_id": image_id, "dataset_id": 1, "category_id": 1002, "category_name": "elephant",
+            "valid3D": True, "behind_camera": False, "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": [x1, y1, x2, y2],
+            "bbox2D_trunc": [x1, y1, x2, y2], "bbox2D_proj": [x1, y1, x2, y2], "bbox3D_cam": corners[0].tolist(),
+            "center_cam": center.tolist(), "dimensions": dims.tolist(), "R_cam": R.tolist(), "truncation": 0.0,
+            "visibility": 1.0, "segmentation_pts": -1, "lidar_pts": -1, "depth_error": -1, "area": (x2 - x1) * (y2 - y1),
+            "iscrowd": 0, "track_id": ann_id, "bbox_source": "label", "support_points": -1,
+            "projected_truncation": 0.0, "occlusion_visibility": 1.0}
+
+
+def write_wildbox_omni3d_paths(root: Path, fixtures: Path) -> list[Case]:
+    """A WildBox source in Omni3D JSON whose ``file_path`` values try every way out of the source: ``../``,
+    an absolute path to a real file outside it (only the tails of an absolute path that are files of the
+    source are read, as released files carry the authors' paths), a symlinked image and folder, a document
+    symlinked in from outside; and a name with spaces and non-ASCII (kept)."""
+    image = (fixtures / "kitti" / "training" / "image_2" / "000000.png").read_bytes()
+    size, K = (1242, 375), [[707.05, 0.0, 604.08], [0.0, 707.05, 180.51], [0.0, 0.0, 1.0]]
+    (root / "images").mkdir(parents=True)
+    outside = root.parent / "omni3d_outside"
+    (outside / "folder").mkdir(parents=True)
+    for path in (outside / "outside.png", outside / "folder" / "b.png", outside / "c.png"):
+        path.write_bytes(image)
+    (root / "images" / "a.png").write_bytes(image)
+    (root / "images" / "my frame 01 \u00e9.png").write_bytes(image)
+    (root / "images" / "c.png").symlink_to(outside / "c.png")
+    (root / "linked").symlink_to(outside / "folder", target_is_directory=True)
+    paths = {1: "images/a.png", 2: "../../omni3d_outside/outside.png", 3: str(outside / "outside.png"),
+             4: "linked/b.png", 5: "images/c.png", 6: "images/my frame 01 \u00e9.png", 7: "images/../../../x.png"}
+    doc = {"info": {"id": 1, "source": "wildbox", "name": "hostile paths", "split": "train", "version": "1.0",
+                    "known_category_ids": [1002], "scene_scales": {}},
+           "images": [{"id": i, "dataset_id": 1, "file_path": p, "height": size[1], "width": size[0], "K": K}
+                      for i, p in paths.items()],
+           "categories": [{"id": 1002, "name": "elephant", "supercategory": "animal"}],
+           "annotations": [_omni3d_annotation(10 + i, i, K, size) for i in paths]}
+    (root / "annotations").mkdir()
+    (root / "annotations" / "train.json").write_text(json.dumps(doc))
+    (outside / "doc.json").write_text(json.dumps(dict(doc, images=doc["images"][:1], annotations=doc["annotations"][:1])))
+    (root / "annotations" / "linked.json").symlink_to(outside / "doc.json")
+    fmt, at = "Omni3D JSON", "annotations/train.json#image_id="
+    return [Case("wildbox", fmt, "file_path '../' out of the source", f"{at}2", "leaves the source", "frame"),
+            Case("wildbox", fmt, "file_path '../' in the middle climbing out", f"{at}7", "leaves the source", "frame"),
+            Case("wildbox", fmt, "absolute file_path of a real file outside the source (never read as it is)",
+                 str(outside / "outside.png").lstrip("/"), "cannot read", "frame"),
+            Case("wildbox", fmt, "file_path through a folder symlinked out of the source", "linked/b.png",
+                 "outside the source", "frame"),
+            Case("wildbox", fmt, "file_path of an image symlinked out of the source", "images/c.png",
+                 "outside the source", "frame"),
+            Case("wildbox", fmt, "a document symlinked in from outside the source", "annotations/linked.json",
+                 "is reached through a symlink to a place outside the source", None),
+            Case("wildbox", fmt, "file_path with spaces and non-ASCII", "images/my frame 01 \u00e9.png", "", "frame",
+                 KEPT)]
 
 
 # --------------------------------------------------------------------------- VLM unlearning

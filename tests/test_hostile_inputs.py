@@ -146,6 +146,89 @@ def test_wildbox_counts_reconcile_with_the_damage(wildbox):
     assert outside not in frames.values()
 
 
+def test_wildbox_hostile_names_read_back_through_its_exports_and_evaluator(wildbox, tmp_path):
+    """Whatever the build publishes, its own exports and evaluator read back: the video folders named with a
+    space, a tab and a newline, quotes and a leading dash, non-ASCII and 255 bytes are in frame_map.txt (one
+    line, four fields each), the Omni3D export's file paths name its images, and the export's own KITTI rows
+    given as predictions score 100 (every file mapped to its frame; before, a name with a space split the
+    frame_map line and valid predictions were refused)."""
+    from benchwright.evaluation.wildbox import evaluate_paths
+    from benchwright.loaders.wildbox import KITTI_IMAGE_SETS, parse_frame_map_line
+
+    _, built, _ = wildbox
+    kitti = built / "exports" / "kitti"
+    lines = (kitti / "frame_map.txt").read_text(encoding="utf-8").split("\n")
+    fmap = {f["frame_id"]: f for f in map(parse_frame_map_line, lines) if f}
+    published = {r["frame_id"] for f in (built / "frames").glob("*.parquet")
+                 for r in pq.read_table(f, columns=["frame_id"]).to_pylist()}
+    assert set(fmap) == published
+    for video in hostile.HOSTILE_FOLDER_NAMES:
+        assert any(fid.startswith(f"{video}/seg1/") for fid in fmap), video
+        assert any(f["image"].startswith(f"exports/images/{video}/") and (built / f["image"]).is_file()
+                   for f in fmap.values())
+    for export in sorted((built / "exports" / "omni3d").glob("*.json")):
+        assert all((built / image["file_path"]).is_file() for image in json.loads(export.read_text())["images"])
+    for split, listed in KITTI_IMAGE_SETS.items():
+        preds = tmp_path / split
+        preds.mkdir()
+        names = (kitti / "ImageSets" / f"{listed}.txt").read_text().split()
+        for name in names:
+            rows = (kitti / "training" / "label_2" / f"{name}.txt").read_text().splitlines()
+            (preds / f"{name}.txt").write_text("".join(f"{row} 0.9000\n" for row in rows))
+        metrics = evaluate_paths(built, preds, split)
+        assert metrics["ap2d_agnostic@0.50"]["micro"] == 100.0, split
+        assert metrics["meta"]["n_pred"] == sum(1 for f in preds.iterdir() for _ in f.read_text().splitlines()) > 0
+        assert metrics["meta"]["n_pred_outside_split"] == 0
+
+
+def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
+    """What the build's stages make of a WildBox source, without Beam (cheaper than a build of each of its
+    formats): every unit through the parser (a RecordError quarantines the unit, as the Stage does) and every
+    segment through the annotation. Returns (quarantine rows, {"segment_id", "image_path"}: what is published)."""
+    import dataclasses
+
+    from benchwright.errors import RecordError
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
+    from benchwright.stage import Reject
+
+    fmt, units = discover(str(source))
+    rows, published = [], {"segment_id": set(), "image_path": set()}
+    for unit in units:
+        try:
+            outputs = list(parse_unit(str(source), fmt, unit))
+        except RecordError as err:
+            rows.append({"unit": "segment", "locator": err.locator, "reason": err.reason})
+            continue
+        for out in outputs:
+            for made in (annotate_segment(out, {}) if isinstance(out, RawSegment) else [out]):
+                if isinstance(made, Reject):
+                    rows.append(dataclasses.asdict(made))
+                elif isinstance(made, dict):
+                    published["segment_id"] |= set(made["segments"]["segment_id"].to_pylist())
+                    published["image_path"] |= set(made["frames"]["image_path"].to_pylist())
+    return rows, published
+
+
+def test_every_kitti_and_omni3d_path_case_is_met(tmp_path, fixtures_dir):
+    """KITTI object and tracking folders and Omni3D JSON: every name that becomes a path resolved through the
+    source's ``files.Root`` (nothing read from outside it: before, ``../x.jpg`` and an absolute path were read
+    and embedded); BOMs, bytes that are not UTF-8 and misspelt calibration keys refused naming file and line;
+    names with spaces kept."""
+    cases = hostile.write_wildbox_kitti(tmp_path / "kitti", fixtures_dir)
+    omni3d = hostile.write_wildbox_omni3d_paths(tmp_path / "omni3d", fixtures_dir)
+    rows, published = [], {"segment_id": set(), "image_path": set()}
+    for source in (tmp_path / "kitti" / "object", tmp_path / "kitti" / "tracking", tmp_path / "omni3d"):
+        more, made = wildbox_stage_rows(source)
+        rows += more
+        for key in published:
+            published[key] |= made[key]
+    assert len(cases) + len(omni3d) >= 15
+    assert_every_case(cases + omni3d, rows)
+    assert "kitti/frame 08 é" in published["segment_id"] and "images/my frame 01 é.png" in published["image_path"]
+    assert not any("omni3d_outside" in path for path in published["image_path"])  # nothing from outside was read
+
+
 def test_wildbox_mask_bomb_is_refused_before_decoding():
     """A 20000 x 20000 PNG of zeros (400 MB decoded) against its 518 x 294 frame: refused from its header."""
     from benchwright.pipelines.wildbox import _LocalFiles, _mask_extent
