@@ -583,6 +583,13 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     extra.append(inside)
     broken[inside["image"]] = ("link", f"../{train[0]['image']}")
     add("image", "symlink inside the image root", inside, "", outcome=KEPT)
+    # ids no file is named after (images are exported by their sha256): kept whatever they hold, and read back
+    # through the LLaVA export and the evaluator (test_hostile_inputs)
+    for n, hostile_id in enumerate(HOSTILE_IDS):
+        r = record()
+        r.update(id=hostile_id, image=f"hostile/named_{n}.png")
+        extra.append(r)
+        add("VLGuard JSON", f"id {hostile_id[:40]!r}{'...' if len(hostile_id) > 40 else ''}", r, "", outcome=KEPT)
 
     for stem, records in (("train", train + extra), ("test", test)):
         (root / stem).mkdir(parents=True, exist_ok=True)
@@ -607,6 +614,12 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
                 path.write_bytes(data)
     (root.parent / "outside.png").write_bytes(_vlm_image("outside.png"))
     return cases
+
+
+# Record ids that name no file: whitespace of every kind, quotes, a leading dash, a slash and a hash (the example
+# id's own separators), a percent sign, non-ASCII, and 300 characters.
+HOSTILE_IDS = ("id with spaces", "tab\tand\nnewline", "-leading 'single' \"double\"", "slash/in#hash 0",
+               "ünïcødé 名前 %20", "x" * 300)
 
 
 def _parquet_rows() -> bytes:

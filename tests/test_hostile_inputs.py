@@ -372,6 +372,30 @@ def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
     assert published and not any(i["bytes"] in outside for i in published)
 
 
+def test_vlm_hostile_ids_read_back_through_the_llava_export_and_the_evaluator(vlm, tmp_path):
+    """Ids with whitespace, quotes, a leading dash, '/' and '#', non-ASCII and 300 characters are published,
+    exported for LLaVA (its images named by their sha256: no id becomes a path) and scored by the evaluator
+    from answers keyed by the export's ids: every answer is joined to its example, none is unknown."""
+    from benchwright.evaluation.vlm_unlearning import evaluate, index_from_build, read_predictions
+    from benchwright.loaders.vlm_unlearning import export_llava
+
+    _, built, _ = vlm
+    export_llava(built, tmp_path / "llava")
+    samples = json.loads((tmp_path / "llava" / "multimodal" / "forget.json").read_text(encoding="ascii"))
+    samples += json.loads((tmp_path / "llava" / "multimodal" / "retain.json").read_text(encoding="ascii"))
+    ids = {s["id"] for s in samples}
+    for hostile_id in hostile.HOSTILE_IDS:
+        assert f"train/{hostile_id}#0" in ids, hostile_id
+    assert all((tmp_path / "llava" / "images" / s["image"]).is_file() for s in samples if "image" in s)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"example_id": i, "view": "multimodal", "response": "I cannot help with that."})
+                               + "\n" for i in sorted(ids)), encoding="utf-8")
+    result = evaluate(read_predictions(str(answers)), index_from_build(str(built)), missing="exclude")
+    sets = result["groups"]["multimodal"]["sets"]
+    assert sets["forget"]["answered"] + sets["retain"]["answered"] == len(ids)
+    assert sets["forget"]["missing"] == sets["retain"]["missing"] == 0
+
+
 def test_vlm_sources_and_score_files_refused_whole_name_the_file(tmp_path):
     from benchwright.vlm_unlearning.routing import read_scores
 
