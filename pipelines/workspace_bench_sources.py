@@ -105,6 +105,13 @@ def open_source(url: str, kind: str | None = None) -> Source:
     protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
     as_url = lambda p: protocol + p if protocol else p  # noqa: E731
     names = {posixpath.basename(p.rstrip("/")): p for p in fs.ls(root, detail=False)}
+    # a task folder, its metadata.json or a task list that a symlink puts outside the source is not read (its
+    # bytes, and the workspace under it, are not the source's); a task list is not even opened to tell the kind
+    source = Root(root, "the source", isinstance(fs, LocalFileSystem))
+    for name in (TASKS_JSON, LITE_JS):
+        problem = source.link_problem(names[name]) if name in names else None
+        if problem:
+            raise SourceError(f"{url}: {name} {problem}")
     markers = release_markers(fs, names) if kind is None else [f"--source-kind {kind}"]
     if kind == FOLDER or not markers:
         name = encodable_str(posixpath.basename(root.rstrip("/"))) or "workspace"
@@ -117,10 +124,7 @@ def open_source(url: str, kind: str | None = None) -> Source:
                        if fs.isdir(p)), key=_task_order)
 
     full_dirs, lite_dirs = task_dirs("tasks"), task_dirs("tasks_lite")
-    # a task folder, or its metadata.json, that a symlink puts outside the source is not read (its bytes, and the
-    # workspace under it, are not the source's): refused like a folder that is no task
-    source = Root(root, "the source", isinstance(fs, LocalFileSystem))
-    linked_out = {}
+    linked_out = {}  # refused like a folder that is no task
 
     def readable(folder: str, i: str) -> bool:
         for what, path in (("the task folder", _join(names[folder], i)),
@@ -148,10 +152,6 @@ def open_source(url: str, kind: str | None = None) -> Source:
     workspaces += [Workspace(f"tasks/{i}", as_url(_join(names["tasks"], i)), i, ("metadata.json",)) for i in full_ids]
     workspaces += [Workspace(f"tasks_lite/{i}", as_url(_join(names["tasks_lite"], i)), i, ("metadata.json",))
                    for i in lite_ids if i not in full_ids]
-    for name in (TASKS_JSON, LITE_JS):
-        problem = source.link_problem(names[name]) if name in names else None
-        if problem:
-            raise SourceError(f"{url}: {name} {problem}")
     return Source(url=url, shape=RELEASE, task_files=task_files,
                   tasks_json=as_url(names[TASKS_JSON]) if TASKS_JSON in names else None,
                   lite_js=as_url(names[LITE_JS]) if LITE_JS in names else None,

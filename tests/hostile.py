@@ -671,6 +671,21 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     source("truncated JSON", {"train.json": '[{"id": "a", "image": '}, "VLGuard JSON", "not valid JSON", "train.json")
     source("wrong JSON type: an object, not an array", {"train.json": '{"id": "a"}'}, "VLGuard JSON",
            "expected a JSON array", "train.json")
+    # names that become paths, and empty files (issue 25)
+    source("a mapped file's path climbing out of the source", {"mapping.yaml": mapping_ok.replace(
+        "path: forget.jsonl", "path: ../outside.jsonl"), "forget.jsonl": line}, "mapping YAML",
+        "files/0/path '../outside.jsonl' leaves the source", "mapping.yaml")
+    source("an image_root climbing out of the source", {"mapping.yaml": mapping_ok + "image_root: ../..\n",
+                                                        "forget.jsonl": line}, "mapping YAML",
+           "image_root '../..' leaves the source", "mapping.yaml")
+    source("an empty annotation file (an empty JSON array)", {"train.json": "[]", "test.json": "[]"}, "VLGuard JSON",
+           "holds no records (an empty JSON array)", "train.json")
+    source("an empty JSON Lines file", {"mapping.yaml": mapping_ok, "forget.jsonl": "\n"}, "mapped JSON Lines",
+           "holds no records (no JSON Lines)", "forget.jsonl")
+    source("an annotation file symlinked out of the source", {}, "VLGuard JSON",
+           "the file is reached through a symlink to a place outside the source", "train.json")
+    (root / "outside_train.json").write_text('[{"id": "a"}]')
+    (out[-1][1] / "train.json").symlink_to(root / "outside_train.json")
     for name, text, reason in (
             ("NaN score", '{"train/a#0": NaN}', "not a finite number"),
             ("infinite (1e999) score", '{"train/a#0": 1e999}', "not a finite number"),
@@ -878,6 +893,17 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     (root / "tasks" / "build").mkdir(parents=True)
     (root / "tasks" / "build" / "log.txt").write_text("not a task\n")
     add("source layout", "a tasks/ folder whose name is not a task id", "tasks/build", "not a task folder", "task")
+    # a task folder, or its metadata.json, symlinked out of the source: not read (nor its workspace scanned)
+    task(41)
+    shutil.move(root / "tasks" / "41", root.parent / "outside_task_41")
+    (root / "tasks" / "41").symlink_to(root.parent / "outside_task_41", target_is_directory=True)
+    add("source layout", "a task folder symlinked out of the source", "tasks/41",
+        "the task folder is reached through a symlink to a place outside the source", "task")
+    task(42)
+    shutil.move(root / "tasks" / "42" / "metadata.json", root.parent / "outside_metadata_42.json")
+    (root / "tasks" / "42" / "metadata.json").symlink_to(root.parent / "outside_metadata_42.json")
+    add("task record (metadata.json)", "symlinked out of the source", "tasks/42",
+        "its metadata.json is reached through a symlink to a place outside the source", "task")
     # the runner's Lite list is its tasks_lite/<id>/ folders (copies of the full tasks' folders)
     for aid in (1, 11):
         shutil.copytree(root / "tasks" / str(aid), root / "tasks_lite" / str(aid))
@@ -946,6 +972,12 @@ def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
             (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
         out.append((Case("workspace_bench", fmt if "Lite" not in name else "Lite list (tasks-lite.js)", name, locator,
                          reason, outcome=REFUSED), folder, []))
+    folder = root / f"refused_{len(out):02d}"  # the task list itself symlinked in from outside the source
+    folder.mkdir(parents=True)
+    (root / "outside_tasks.json").write_text('{"full": []}')
+    (folder / "tasks.json").symlink_to(root / "outside_tasks.json")
+    out.append((Case("workspace_bench", fmt, "symlinked out of the source", "tasks.json",
+                     "is reached through a symlink to a place outside the source", outcome=REFUSED), folder, []))
     return out
 
 
@@ -1079,6 +1111,40 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
     return out
 
 
+def write_wordeval_ids(root: Path) -> tuple[Path, list[Case]]:
+    """The tiny catalogue with units and a composition template whose ids become case ids, and so the names of
+    case folders (``exports/cases/<case_id>``) and of the files tools name after them: ids that would leave
+    that folder or not fit a file name are quarantined case by case naming the catalogue file (before, a
+    ``../`` unit id wrote input.docx, reference.docx and case.json outside the build and it published);
+    ids with spaces, quotes, a leading dash, dots, non-ASCII are kept, and their folders evaluate back."""
+    import yaml
+
+    from benchwright.wordeval.synth import write_catalogue_source
+
+    write_catalogue_source(root, scale="tiny")
+    path = sorted((root / "units").glob("*.yaml"))[0]
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    good = doc["units"][0]
+    refused = {"../../escape": "holds '/'", "/tmp/absolute": "holds '/'", "nested/unit": "holds '/'",
+               "w" * 240: "need 19 bytes more"}
+    doc["units"] += [dict(json.loads(json.dumps(good)), id=uid) for uid in [*refused, *HOSTILE_UNIT_IDS]]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    comp = yaml.safe_load((root / "compositions.yaml").read_text(encoding="utf-8"))
+    comp["templates"].append(dict(json.loads(json.dumps(comp["templates"][0])), id="../escape_template"))
+    (root / "compositions.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
+    fmt = "catalogue ids (case folders)"
+    cases = [Case("wordeval", fmt, f"unit id {uid[:30]!r}{'...' if len(uid) > 30 else ''}", f"{uid}@", reason,
+                  "atomic_case") for uid, reason in refused.items()]
+    cases += [Case("wordeval", fmt, "template id '../escape_template'", "../escape_template@", "holds '/'",
+                   "compositional_case")]
+    cases += [Case("wordeval", fmt, f"unit id {uid!r}", f"{uid}@", "", "atomic_case", KEPT) for uid in HOSTILE_UNIT_IDS]
+    return root, cases
+
+
+# Unit ids a file name holds that tools trip on (the harness passes case paths to agents' commands)
+HOSTILE_UNIT_IDS = ("bold with spaces", "-leading 'single' \"double\"", "..dots..", "ünïcødé 名前 %20")
+
+
 NOT_APPLICABLE = {
     "wildbox": {
         "zip bombs": "WildBox reads no archive",
@@ -1119,8 +1185,10 @@ def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=No
 
         wordeval_good = build_case("font_bold", 0, "report")["reference_docx"]
     return {
-        "wildbox": wildbox if wildbox is not None else write_wildbox(root / "wildbox"),
-        "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval")),
+        "wildbox": (wildbox if wildbox is not None else write_wildbox(root / "wildbox"))
+        + write_wildbox_kitti(root / "kitti", fixtures) + write_wildbox_omni3d_paths(root / "omni3d-paths", fixtures),
+        "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval"))
+        + write_wordeval_ids(root / "wordeval-ids")[1],
         "workspace_bench": (workspace if workspace is not None else write_workspace_bench(root / "ws" / "r", fixtures))
         + write_workspace_website(root / "website", fixtures) + cases(refusals_workspace_bench(root / "ws-refused")),
         "vlm_unlearning": (vlm if vlm is not None else write_vlm_unlearning(root / "vlm" / "raw", fixtures))

@@ -571,3 +571,41 @@ def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wor
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)
     total = sum(len(cases) for cases in corpus.values())
     assert f"{total} cases" in section
+
+
+def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read_back(tmp_path):
+    """A catalogue whose unit and template ids become case folder names: the ones that would leave
+    exports/cases (``../``, ``/``) or not fit a file name with the harness's suffixes are quarantined case by
+    case naming the catalogue file, nothing is written outside the build, and the kept ones (spaces, quotes, a
+    leading dash, dots, non-ASCII) publish folders that the batch evaluator finds by case id and passes."""
+    from benchwright.build import build
+    from benchwright.evaluation.wordeval import evaluate_outputs
+    from benchwright.options import BuildOptions
+    from benchwright.pipelines.wordeval import WordEval
+
+    root, cases = hostile.write_wordeval_ids(tmp_path / "work" / "catalogue")
+    dataset = WordEval()
+    dataset.libreoffice_gate = "none"  # the gate is not under test: the names are
+    built = Path(build(dataset, str(root), BuildOptions(out=str(tmp_path / "work" / "out"), progress=False,
+                                                        max_bad_fraction=1.0)))
+    rows = quarantine_rows(built)
+    assert_every_case(cases, rows)
+    refused = [r for r in rows if "exports/cases/" in r["reason"]]
+    assert refused and all("units/01_character_formatting.yaml" in r["reason"] or "compositions.yaml" in r["reason"]
+                           for r in refused)
+    reconciled_units(built)
+    # nothing outside the build: the work folder holds the catalogue and the output only
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["catalogue", "out"]
+    assert not list(tmp_path.glob("**/escape*")) and not Path("/tmp/absolute--report--s0").exists()
+    folders = {p.name: p for p in (built / "exports" / "cases").iterdir()}
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    for uid in hostile.HOSTILE_UNIT_IDS:
+        mine = [name for name in folders if name.startswith(f"{uid}--")]
+        assert mine, uid
+        for name in mine:
+            shutil.copy(folders[name] / "reference.docx", outputs / f"{name}.docx")
+    result = evaluate_outputs(outputs, built / "exports" / "cases", isolate=False)
+    summary = result["summary"]
+    assert summary["n_cases"] == len(list(outputs.iterdir())) and summary["passed"] == summary["n_cases"], summary
+    assert set(summary["per_case"]) == {p.stem for p in outputs.iterdir()}
