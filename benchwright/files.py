@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import fsspec
 
 from benchwright.errors import BenchwrightError
+from benchwright.fields import clip
 
 FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few threads overlap them
 
@@ -142,12 +143,6 @@ class OutsideRoot(BenchwrightError, ValueError):
     """A name that cannot be used as a path below its ``Root``; the message says why, in words."""
 
 
-def shown(name, limit: int = 80) -> str:
-    """``name`` quoted for a message, cut to ``limit`` characters (a 1 MB name makes no 1 MB message)."""
-    text = repr(name)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
-
-
 class Root:
     """The folder that names given by records are resolved below, for reading and for writing alike: every
     name that becomes a path (an id that becomes a folder, a file path in a JSON, a folder name) goes
@@ -222,7 +217,7 @@ class Root:
         """The path of ``name`` below the root; ``OutsideRoot`` ("<field> <name> <why>") when it is refused."""
         problem = self.problem(name, single, links, room)
         if problem:
-            raise OutsideRoot(f"{field} {shown(name)} {problem}")
+            raise OutsideRoot(f"{field} {clip(name)} {problem}")
         return self.path(name)
 
 

@@ -47,7 +47,8 @@ import yaml
 
 from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
-from benchwright.files import Root, file_version, shown
+from benchwright.fields import clip
+from benchwright.files import Root, file_version
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning import records as rec
 from benchwright.writer import is_file_storage
@@ -271,7 +272,7 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
     linked_out = rec.image_link_problem(record.image_url, root) if rec.parse_embedded_image_url(
         record.image_url) is None else None
     if linked_out:
-        yield from reject_record(record.locator, f"image {shown(record.image_path)} {linked_out}", len(record.examples))
+        yield from reject_record(record.locator, f"image {clip(record.image_path)} {linked_out}", len(record.examples))
         return
     yield Read("example", len(record.examples))
     yield record

@@ -19,7 +19,8 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
-from benchwright.files import Root, name_problem, shown
+from benchwright.fields import clip
+from benchwright.files import Root, name_problem
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
@@ -276,7 +277,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, f"frame_index {fi} appears twice")
         problem = segment.lexical_problem(name)  # a name no file has, or one leaving the folder: the segment
         if problem:
-            raise RecordError(where, f"image_name {shown(name)} {problem}")
+            raise RecordError(where, f"image_name {clip(name)} {problem}")
         rel = posixpath.normpath(posixpath.join(seg_rel, name))
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
@@ -451,7 +452,7 @@ def parse_kitti_tracking_sequence(source: str, seq: str):
     rows = {fi: [(o, f"{label_rel}:{_pop_line(lines, fi, o)}") for o in objs] for fi, objs in by_frame.items()}
     seg, rejects = _kitti_segment(fs, root, f"kitti_tracking/{seq}", seq, sorted(frames), rows,
                                   f"calib/{seq}.txt", label_rel, lambda obj, n: obj.track_id)
-    rejects += [Reject("frame", rel, f"image file name {shown(stem)} is not a frame number (a tracking sequence's "
+    rejects += [Reject("frame", rel, f"image file name {clip(stem)} is not a frame number (a tracking sequence's "
                                      "images are named 000000.png, 000001.png, ...)") for stem, rel in not_frames]
     return seg, rejects + [Reject("box", e.locator, e.reason) for e in errors]
 
@@ -535,7 +536,7 @@ def _resolve_image(fs, source: Root, base: str, path) -> tuple[str | None, str |
     the image is refused."""
     problem = name_problem(path) if path is not None else "is missing"
     if problem:
-        return None, f"file_path {shown(path)} {problem}"
+        return None, f"file_path {clip(path)} {problem}"
     if path.startswith("/"):
         parts = [p for p in path.split("/") if p]
         candidates = ["/".join(parts[i:]) for i in range(len(parts))]
@@ -547,7 +548,7 @@ def _resolve_image(fs, source: Root, base: str, path) -> tuple[str | None, str |
             return rel, None
     if inside:  # none exists: the first reading, reported as missing when the frame is read
         return inside[0], None
-    return None, f"file_path {shown(path)} {source.lexical_problem(candidates[-1]) if candidates else 'names no file'}"
+    return None, f"file_path {clip(path)} {source.lexical_problem(candidates[-1]) if candidates else 'names no file'}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import posixpath
 import re
 
 from benchwright.errors import RecordError
-from benchwright.files import Root, shown
+from benchwright.fields import clip
+from benchwright.files import Root
 from benchwright.schemas import vlm_unlearning as schema
 
 # VLGuard's pair keys: the instruction key says what the pair is.
@@ -241,9 +242,9 @@ def join_url(root: str, relative: str, locator: str) -> str:
     images = Root(root.rstrip("/") or root, "the image root")
     problem = images.lexical_problem(relative)
     if problem:
-        raise RecordError(locator, f"image path {shown(relative)} {problem}")
+        raise RecordError(locator, f"image path {clip(relative)} {problem}")
     if _EMBEDDED_MARK in relative:  # only the Parquet reader names embedded images
-        raise RecordError(locator, f"image path {shown(relative)} holds {_EMBEDDED_MARK!r}")
+        raise RecordError(locator, f"image path {clip(relative)} holds {_EMBEDDED_MARK!r}")
     return images.path(relative)
 
 
@@ -321,7 +322,7 @@ def parse_mapping(doc, where: str) -> Mapping:
             continue  # the images beside the annotation files
         problem = source.lexical_problem(name)
         if problem:  # a file or an image read from outside the source, or a name no file has
-            raise SourceError(f"{where}: invalid mapping: {what} {shown(name)} {problem}")
+            raise SourceError(f"{where}: invalid mapping: {what} {clip(name)} {problem}")
     keys: dict[str, str] = {}
     for f in files:  # a file's key starts its records' ids: two files with one key would mix their records
         if file_key(f.path) in keys:
