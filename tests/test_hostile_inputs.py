@@ -16,7 +16,7 @@ import pytest
 from benchwright.errors import BuildError, SourceError
 from benchwright.layout import MANIFEST, QUARANTINE_DIR
 from tests import hostile
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.wildbox_helpers import build_wildbox, tiny_source, wildbox_stage_rows
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BOMB_RSS_LIMIT_MB = 64  # every bomb below expands to 256 MB or more
@@ -179,35 +179,6 @@ def test_wildbox_hostile_names_read_back_through_its_exports_and_evaluator(wildb
         assert metrics["ap2d_agnostic@0.50"]["micro"] == 100.0, split
         assert metrics["meta"]["n_pred"] == sum(1 for f in preds.iterdir() for _ in f.read_text().splitlines()) > 0
         assert metrics["meta"]["n_pred_outside_split"] == 0
-
-
-def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
-    """What the build's stages make of a WildBox source, without Beam (cheaper than a build of each of its
-    formats): every unit through the parser (a RecordError quarantines the unit, as the Stage does) and every
-    segment through the annotation. Returns (quarantine rows, {"segment_id", "image_path"}: what is published)."""
-    import dataclasses
-
-    from benchwright.errors import RecordError
-    from benchwright.pipelines.wildbox import annotate_segment
-    from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
-    from benchwright.stage import Reject
-
-    fmt, units = discover(str(source))
-    rows, published = [], {"segment_id": set(), "image_path": set()}
-    for unit in units:
-        try:
-            outputs = list(parse_unit(str(source), fmt, unit))
-        except RecordError as err:
-            rows.append({"unit": "segment", "locator": err.locator, "reason": err.reason})
-            continue
-        for out in outputs:
-            for made in (annotate_segment(out, {}) if isinstance(out, RawSegment) else [out]):
-                if isinstance(made, Reject):
-                    rows.append(dataclasses.asdict(made))
-                elif isinstance(made, dict):
-                    published["segment_id"] |= set(made["segments"]["segment_id"].to_pylist())
-                    published["image_path"] |= set(made["frames"]["image_path"].to_pylist())
-    return rows, published
 
 
 def test_every_kitti_and_omni3d_path_case_is_met(tmp_path, fixtures_dir):

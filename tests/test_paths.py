@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from benchwright.files import NAME_MAX_BYTES, OutsideRoot, Root
@@ -104,3 +104,71 @@ def test_frame_map_lines_of_plain_names_are_as_before():
     assert frame_map_line("000001", "DJI_1/seg1/frame_000001", "exports/images/DJI_1/seg1/frame_000001.jpg",
                           "train") == "000001 DJI_1/seg1/frame_000001 exports/images/DJI_1/seg1/frame_000001.jpg train\n"
     assert frame_map_line("000002", "DJI 1/é%/f", "x", "val") == "000002 DJI%201/é%25/f x val\n"
+
+
+# --------------------------------------------------------------------------- names -> build -> export -> evaluate
+
+# a folder name's pieces: whitespace of every kind, quotes, a leading dash, dots, shell and URL characters,
+# invisible and non-ASCII characters; joined, then kept to what a folder can be named and a build lists
+FOLDER_PIECES = [" ", "\t", "\n", "\r", "'", '"', "-", "--", ".", "..", "%", "%41", "\\", "*", "?", "$(x)", "#", "&",
+                 ";", "é", "名", "\U0001f600", "\u200b", "\ufeff", "\xa0", "\u2028", "\x85", "a", "Z9", "x" * 60]
+FOLDER_NAME = (st.lists(st.sampled_from(FOLDER_PIECES), min_size=1, max_size=10).map("".join)
+               .filter(lambda n: not n.startswith((".", "_")) and len(n.encode()) <= NAME_MAX_BYTES))
+
+
+# One build per run (the build is the expensive part): a few drawn names share it, each run draws new ones, and a
+# failing draw is printed. The source is the tiny one the data-quality tests share (made once per test run);
+# the smallest videos (one segment each) are copied under the drawn names.
+@settings(max_examples=1, deadline=None, database=None, phases=[Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(names=st.lists(FOLDER_NAME, min_size=4, max_size=4, unique=True))
+def test_hostile_folder_names_build_export_and_evaluate(names, tmp_path_factory):
+    """Video folders named from a hostile alphabet -> build -> exports -> the build's own evaluator and the
+    Omni3D export read as a source again: every frame is published under its name, listed once in
+    frame_map.txt, its image exported where the Omni3D JSON says, and the export's own KITTI rows given back
+    as predictions are every one mapped to its frame (class-agnostic 2D AP 100)."""
+    import json
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from benchwright.evaluation.wildbox import evaluate_paths
+    from benchwright.loaders.wildbox import KITTI_IMAGE_SETS, parse_frame_map_line
+    from tests.quality_builds import tiny_wildbox
+    from tests.wildbox_helpers import build_wildbox, wildbox_stage_rows
+
+    source, _ = tiny_wildbox(tmp_path_factory)
+    work = tmp_path_factory.mktemp("hostile-names")
+    videos = sorted((p for p in source.iterdir() if p.is_dir()),
+                    key=lambda v: (sum(1 for _ in v.rglob("*")), v.name))[:len(names)]
+    for name, video in zip(names, videos):
+        shutil.copytree(video, work / "raw" / name)
+    built = build_wildbox(work / "raw", work / "out")
+    frames = [r for f in (built / "frames").glob("*.parquet")
+              for r in pq.read_table(f, columns=["frame_id", "image_path"]).to_pylist()]
+    assert {r["frame_id"].split("/")[0] for r in frames} == set(names)
+    kitti = built / "exports" / "kitti"
+    fmap = [f for f in map(parse_frame_map_line, (kitti / "frame_map.txt").read_text(encoding="utf-8").split("\n")) if f]
+    assert sorted(f["frame_id"] for f in fmap) == sorted(r["frame_id"] for r in frames)
+    assert all((built / f["image"]).is_file() for f in fmap)
+    for export in sorted((built / "exports" / "omni3d").glob("*.json")):
+        assert all((built / i["file_path"]).is_file() for i in json.loads(export.read_text(encoding="utf-8"))["images"])
+    rows, published = wildbox_stage_rows(built)  # the build as an Omni3D source: its exports read back
+    assert not [r for r in rows if r["unit"] in ("frame", "segment")], rows[:3]
+    assert {p.split("/")[2] for p in published["image_path"]} == set(names)
+    scored = 0
+    for split, listed in KITTI_IMAGE_SETS.items():
+        image_set = kitti / "ImageSets" / f"{listed}.txt"
+        if not image_set.is_file():  # no video drawn into this split
+            continue
+        preds = work / f"pred-{listed}"
+        preds.mkdir()
+        for name in image_set.read_text().split():
+            rows = (kitti / "training" / "label_2" / f"{name}.txt").read_text().splitlines()
+            (preds / f"{name}.txt").write_text("".join(f"{row} 0.9000\n" for row in rows))
+        metrics = evaluate_paths(built, preds, split)
+        assert metrics["meta"]["n_pred_outside_split"] == 0
+        if metrics["meta"]["n_pred"]:
+            assert metrics["ap2d_agnostic@0.50"]["micro"] == 100.0, (split, names)
+            scored += 1
+    assert scored

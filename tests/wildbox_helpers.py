@@ -50,3 +50,32 @@ def damaged_box_copy(built: Path, tmp_path: Path, column: str, row: int, change)
     at = table.schema.get_field_index(column)
     write_parquet(table.set_column(at, column, pa.array(values, table.schema.field(column).type)), str(first))
     return copy, table.column("box_id")[row].as_py()
+
+
+def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
+    """What the build's stages make of a WildBox source, without Beam (cheaper than a build of each of its
+    formats): every unit through the parser (a RecordError quarantines the unit, as the Stage does) and every
+    segment through the annotation. Returns (quarantine rows, {"segment_id", "image_path"}: what is published)."""
+    import dataclasses
+
+    from benchwright.errors import RecordError
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit
+    from benchwright.stage import Reject
+
+    fmt, units = discover(str(source))
+    rows, published = [], {"segment_id": set(), "image_path": set()}
+    for unit in units:
+        try:
+            outputs = list(parse_unit(str(source), fmt, unit))
+        except RecordError as err:
+            rows.append({"unit": "segment", "locator": err.locator, "reason": err.reason})
+            continue
+        for out in outputs:
+            for made in (annotate_segment(out, {}) if isinstance(out, RawSegment) else [out]):
+                if isinstance(made, Reject):
+                    rows.append(dataclasses.asdict(made))
+                elif isinstance(made, dict):
+                    published["segment_id"] |= set(made["segments"]["segment_id"].to_pylist())
+                    published["image_path"] |= set(made["frames"]["image_path"].to_pylist())
+    return rows, published
