@@ -448,8 +448,8 @@ def parse_omni3d_file(source: str, json_rel: str):
     fs, root = fsspec.core.url_to_fs(source)
     try:
         with fs.open(posixpath.join(root, json_rel), "rb") as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            doc = strict_json.load(f)
+    except (OSError, ValueError) as err:  # unreadable, malformed, a repeated key, nested too deeply
         raise RecordError(json_rel, f"cannot read Omni3D JSON: {err}") from None
     errors = []
     try:

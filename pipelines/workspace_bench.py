@@ -22,6 +22,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from benchwright import strict_json
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
@@ -221,7 +222,7 @@ def write_quality(edges: list, source_url: str, staging: str) -> str:
     if not fs.exists(path):
         return ""
     with fs.open(path, "r", encoding="utf-8") as f:
-        truth = [json.loads(line) for line in f if line.strip()]
+        truth = [strict_json.loads(line) for line in f if line.strip()]
     report = deps.extraction_quality(sorted(edges, key=lambda e: (e["workspace"], e["src"], e["edge_id"])), truth)
     out = posixpath.join(staging, QUALITY_FILE)
     fs_out, out_path = fsspec.core.url_to_fs(out)

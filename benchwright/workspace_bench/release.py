@@ -125,11 +125,11 @@ def read_lite_js(url: str, errors: list | None = None) -> list[dict]:
         raise SourceError(f"{name}: no assignment to window.{LITE_JS_VARIABLE} = [...]")
     start = match.end()
     try:
-        records, end = json.JSONDecoder(object_pairs_hook=strict_json.unique_keys).raw_decode(text, start)
+        records, end = strict_json.raw_decode(text, start)
     except json.JSONDecodeError as exc:  # its line and column count from the start of the file
         raise SourceError(f"{name}: the array assigned to {LITE_JS_VARIABLE} is not JSON at character {exc.pos} "
                           f"(line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
-    except ValueError as exc:  # a repeated key, an integer past Python's digit limit (as tasks.json)
+    except ValueError as exc:  # a repeated key, an integer past Python's digit limit, nesting (as tasks.json)
         raise SourceError(f"{name}: the array assigned to {LITE_JS_VARIABLE} is not JSON: {exc}") from exc
     rest = re.sub(r"//[^\n]*|/\*.*?\*/", "", text[end:], flags=re.S).strip()
     if rest not in ("", ";"):
