@@ -65,6 +65,26 @@ def local_files_under(root: str) -> list[tuple[str, int]]:
     return out
 
 
+NAME_MAX_BYTES = 255  # one path component, on every common file system (ext4, XFS, APFS; NTFS: 255 UTF-16 units)
+
+
+def name_problem(name) -> str | None:
+    """Why ``name``, a file name or relative path a record gives (or an id that becomes one), cannot name a
+    file on any file system, or None: it is not text, it holds a NUL byte (no system call takes one: Python
+    raises ``ValueError``, far from the record), or one of its parts is longer than ``NAME_MAX_BYTES``
+    bytes of UTF-8 (``OSError: File name too long``, when it is first written or read)."""
+    if not isinstance(name, str):
+        return f"is not text ({type(name).__name__})"
+    if "\0" in name:
+        return f"holds a NUL byte (at character {name.index(chr(0))})"
+    if len(name) * 4 > NAME_MAX_BYTES:  # only a long name can have a part that long
+        for part in name.split("/"):
+            size = len(part.encode("utf-8", "surrogateescape"))
+            if size > NAME_MAX_BYTES:
+                return f"has a name of {size:,} bytes (a file name is at most {NAME_MAX_BYTES})"
+    return None
+
+
 def resolves_outside(url: str, root: str) -> bool:
     """Whether the local file at ``url`` lies, once the symlinks of its path are resolved (at any level),
     outside the folder ``root`` resolves to: its bytes are not the source's, and a build does not read

@@ -130,6 +130,24 @@ class Stage(beam.DoFn):
         return out
 
 
+def create(pipeline, label: str, items, **kwargs):
+    """``pipeline | label >> beam.Create(items)`` of values read on the driver (a source's records), each
+    made encodable first as a stage's outputs are (see the module docstring: ``beam.Create`` encodes its
+    values with Beam's coder as the pipeline is built, so one lone surrogate in a record would stop it
+    there); the strings repaired are counted as ``unencodable_strings.<label>``."""
+    fixed, repaired = [], 0
+    for item in items:
+        item, n = encodable(item)
+        fixed.append(item)
+        repaired += n
+    pcoll = pipeline | label >> beam.Create(fixed, **kwargs)
+    if repaired:
+        name = f"unencodable_strings.{label}"
+        _ = (pipeline | f"{label}Repaired" >> beam.Create([repaired])
+             | f"Count{label}Repaired" >> beam.Map(lambda n: counter(name).inc(n)))
+    return pcoll
+
+
 def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False):
     """``pcoll | Stage`` with outputs (main, quarantine, filtered); side inputs go to ``fn`` after the element.
     ``source=True``: this stage reads ``unit`` from the source (see the module docstring)."""

@@ -14,6 +14,7 @@ import posixpath
 import re
 
 from benchwright.errors import RecordError
+from benchwright.files import name_problem
 from benchwright.schemas import vlm_unlearning as schema
 
 # VLGuard's pair keys: the instruction key says what the pair is.
@@ -235,6 +236,9 @@ def parse_embedded_image_url(url: str) -> EmbeddedImage | None:
 
 def join_url(root: str, relative: str, locator: str) -> str:
     """``root`` (a URL or path) joined with a relative POSIX path; a path escaping the root is refused."""
+    problem = name_problem(relative)
+    if problem:
+        raise RecordError(locator, f"image path {relative[:80]!r} {problem}")
     norm = posixpath.normpath(relative)
     if _EMBEDDED_MARK in relative:  # only the Parquet reader names embedded images
         raise RecordError(locator, f"image path {relative!r} holds {_EMBEDDED_MARK!r}")
