@@ -13,7 +13,7 @@ Beam's coder sees it: a string a file put there that UTF-8 cannot encode (a lone
 ``\\udcff`` escape, a Python literal, a notebook cell) is repaired (U+FFFD) instead of stopping the
 build, and counted (``unencodable_strings.<stage>`` in the manifest's counters).
 
-Every quarantine and filtered row is made here (``Stage._row``), so one place holds what a row says:
+Every quarantine and filtered row is made here (``reject_row``), so one place holds what a row says:
 its reason in words, never an exception's type name (``errors.reason_in_words``: an unexpected
 exception is described by what it means, ``errors.describe_exception``), and its reason and locator at
 most ``errors.MAX_REASON_BYTES`` (a 1 MB value quoted in a reason is cut, saying how much was).
@@ -52,6 +52,15 @@ class Read:
 
     unit: str
     count: int = 1
+
+
+def reject_row(stage: str, reject: Reject) -> dict:
+    """The quarantine (or filtered) row of ``reject`` in ``stage``: the one place such a row is made (see
+    the module docstring: its reason in words, reason and locator at most 1 KB)."""
+    row = {"stage": stage, **dataclasses.asdict(reject)}
+    row["reason"] = reason_in_words(row["reason"])
+    row["locator"] = clipped(str(row["locator"]))
+    return row
 
 
 def counter(name: str):
@@ -116,11 +125,7 @@ class Stage(beam.DoFn):
             return f"<an element of {self._name} that cannot be named: {describe_exception(err)}>"
 
     def _row(self, reject: Reject) -> dict:
-        """The one place a quarantine or filtered row is made (see the module docstring)."""
-        row = {"stage": self._name, **dataclasses.asdict(reject)}
-        row["reason"] = reason_in_words(row["reason"])
-        row["locator"] = clipped(str(row["locator"]))
-        return self._encodable(row)
+        return self._encodable(reject_row(self._name, reject))
 
     def _encodable(self, out):
         """``out`` as Beam's coder and Arrow can encode it (see the module docstring), counted."""

@@ -37,8 +37,8 @@ BUILD_PEAK_MB: dict[str, float] = {}  # peak RSS each corpus build added (the pr
 BUILD_TIMEOUT_S = 600  # a hang guard, not a timing assertion
 
 
-def guarded_build(dataset: str, *args, **kw) -> Path:
-    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB."""
+def guarded_build(dataset: str, *args, label: str | None = None, **kw) -> Path:
+    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB[label or dataset]."""
     import signal
 
     def hang(signum, frame):
@@ -48,7 +48,7 @@ def guarded_build(dataset: str, *args, **kw) -> Path:
     signal.alarm(BUILD_TIMEOUT_S)
     try:
         out = []
-        BUILD_PEAK_MB[dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
+        BUILD_PEAK_MB[label or dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
         return out[0]
     finally:
         signal.alarm(0)
@@ -65,10 +65,10 @@ def _build(name: str, source: Path, out: Path, **kw) -> Path:
 
 # Measured on 2 shared cores: WildBox 194 MB, VLM 382 MB, Workspace-Bench 552 MB. The WildBox build decoded
 # its 20000 x 20000 mask before the fix (+765 MB: over its bound); the others' bombs are parser-level below.
-BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200}
+BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200, "wildbox (Omni3D)": 600}
 
 
-def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace):
+def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace, omni3d):
     """Peak RSS each corpus build added, against a bound an expanded bomb would pass."""
     assert set(BUILD_PEAK_MB) >= set(BUILD_PEAK_LIMIT_MB)
     assert all(BUILD_PEAK_MB[d] < limit for d, limit in BUILD_PEAK_LIMIT_MB.items()), BUILD_PEAK_MB
@@ -105,6 +105,21 @@ def case_problem(case: hostile.Case, rows: list[dict]) -> str | None:
 def assert_every_case(cases: list[hostile.Case], rows: list[dict]) -> None:
     problems = [p for c in cases if c.outcome != hostile.REFUSED and (p := case_problem(c, rows))]
     assert not problems, "\n".join(problems)
+    assert_rows_in_words(rows)
+
+
+# an exception's type name where a message puts one (``f"{type(err).__name__}: {err}"``, a module path too)
+TYPE_NAME = re.compile(r"(^|: |; |\()([a-z_.]*[A-Z]\w*(Error|Exception|Invalid|ZipFile))(:|\)|$)")
+
+
+def assert_rows_in_words(rows: list[dict]) -> None:
+    """Every quarantine row of a build: its reason in words (no exception type name), its reason and
+    locator at most 1 KB of UTF-8 (a 1 MB value quoted in one is cut)."""
+    long = [(r["locator"][:60], len(r["reason"].encode())) for r in rows
+            if len(r["reason"].encode()) > 1024 or len(r["locator"].encode()) > 1024]
+    assert not long, long[:5]
+    typed = [(r["locator"], r["reason"]) for r in rows if TYPE_NAME.search(r["reason"])]
+    assert not typed, typed[:5]
 
 
 # --------------------------------------------------------------------------- WildBox
@@ -144,6 +159,54 @@ def test_wildbox_counts_reconcile_with_the_damage(wildbox):
     # nothing read from outside the source: the symlinked frame's target is not published
     outside = (root.parent / "outside.jpg").read_bytes()
     assert outside not in frames.values()
+
+
+def test_wildbox_auxiliary_files_that_cannot_be_read_change_no_label(wildbox):
+    """A point cloud that cannot be read leaves its segment's boxes unmeasured (support_points -1, as without a
+    cloud), never 0 points in every box; a 16-bit mask of 0 and 1 gives the box its SAM3 extent (read as grey
+    at 8 bits it was empty, and the box fell back to VGGT's). Both fail before the fix."""
+    root, built, cases = wildbox
+    boxes = [r for f in (built / "boxes").glob("*.parquet")
+             for r in pq.read_table(f, columns=["segment_id", "track_id", "frame_index", "support_points",
+                                                "bbox_source"]).to_pylist()]
+    clouds = {c.locator.split("/vggt_results/")[0] for c in cases if c.format == "point cloud PLY"}
+    assert len(clouds) == 2
+    for seg in clouds:
+        assert {b["support_points"] for b in boxes if b["segment_id"] == seg} == {-1}, seg
+    assert any(b["support_points"] >= 0 for b in boxes if b["segment_id"] not in clouds)
+    deep = next(c for c in cases if c.name.startswith("16-bit greyscale"))
+    seg, rest = deep.locator.split("/vggt_results/tracking_summary.json#track=")
+    track, frame = rest.split(",frame_index=")
+    (box,) = [b for b in boxes if (b["segment_id"], b["track_id"], b["frame_index"]) == (seg, int(track), int(frame))]
+    assert box["bbox_source"] == 0  # sam3
+
+
+@pytest.fixture(scope="module")
+def omni3d(wildbox, tmp_path_factory):
+    root = tmp_path_factory.mktemp("omni3d-hostile") / "omni3d"
+    cases = hostile.write_omni3d(root, wildbox[1])
+    built = guarded_build("wildbox", root, tmp_path_factory.mktemp("out"), label="wildbox (Omni3D)",
+                          max_bad_fraction=1.0, running_mode="in_memory", num_workers=1)
+    return root, built, cases
+
+
+def test_every_omni3d_case_is_quarantined_with_its_reason(omni3d):
+    """Documents that list one folder's images between them (or the same images twice), and damaged
+    documents and records: each refused alone, the rest published; before the fix the duplicate frame and
+    segment ids stopped the whole build, and the rest crashed their document."""
+    root, built, cases = omni3d
+    assert len(cases) >= 9
+    assert_every_case(cases, quarantine_rows(built))
+    reconciled_units(built)
+    frames = [r for f in (built / "frames").glob("*.parquet")
+              for r in pq.read_table(f, columns=["frame_id", "segment_id"]).to_pylist()]
+    assert len({r["frame_id"] for r in frames}) == len(frames)
+    split = next(c.locator for c in cases if c.outcome == hostile.KEPT)
+    listed = [json.loads((root / "exports" / "omni3d" / f"split_{x}.json").read_text())["images"] for x in "ab"]
+    assert sum(r["segment_id"] == split for r in frames) == sum(map(len, listed)) >= 4
+    segments = [r["segment_id"] for f in (built / "segments").glob("*.parquet")
+                for r in pq.read_table(f, columns=["segment_id"]).to_pylist()]
+    assert segments.count(split) == 1
 
 
 def test_wildbox_mask_bomb_is_refused_before_decoding():
@@ -317,11 +380,11 @@ def hostile_record_error():
 def test_bad_json_lines_are_records_of_their_own(tmp_path):
     """A mapped source's bad JSON Lines line is one quarantined record (the stage function the build runs)."""
     from benchwright.pipelines import vlm_unlearning_sources as sources
-    from benchwright.stage import Reject
+    from benchwright.stage import Reject, reject_row
 
     root, cases = hostile.mapped_lines_vlm_unlearning(tmp_path / "mapped")
     fmt, records, mapping = sources.list_records(str(root))
-    rows = [{"stage": "ParseRecord", **r.__dict__} for element in records
+    rows = [reject_row("ParseRecord", r) for element in records
             for r in sources.parse_record(element, str(root), fmt, mapping) if isinstance(r, Reject)]
     assert_every_case(cases, rows)
     assert sum(r["unit"] == "record" for r in rows) == len(cases)  # the good line is the one record kept
@@ -453,12 +516,33 @@ def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
     assert not (tmp_path / "out" / "wordeval").exists()
 
 
+def test_wordeval_unit_ids_no_folder_can_be_named_by_quarantine_their_cases(tmp_path):
+    """Through the stage function the build runs (``build_atomic``): a unit whose id cannot name a case folder
+    (300 characters, a NUL byte) has its cases quarantined naming it; the catalogue's other units build."""
+    from benchwright.pipelines.wordeval import Gates, build_atomic
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.stage import Reject, reject_row
+
+    root, cases = hostile.wordeval_unit_id_cases(tmp_path / "catalogue")
+    cat = read_catalogue(str(root))
+    rows, built = [], []
+    for uid in [c.locator[:-1] for c in cases] + ["font_bold"]:
+        for out in build_atomic(uid, cat, Gates(), seeds=(0,)):
+            if isinstance(out, Reject):
+                rows.append(reject_row("BuildAtomic", out))
+            else:
+                built.append(out["case_id"])
+    assert_every_case(cases, [r for r in rows if r["kind"] == "quarantine"])
+    assert built and all(b.startswith("font_bold--") for b in built)
+
+
 # --------------------------------------------------------------------------- the README's numbers
 
 
-def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wordeval_case, tmp_path, fixtures_dir):
-    corpus = hostile.full_corpus(tmp_path, fixtures_dir, wildbox=wildbox[2], vlm=vlm[2], workspace=workspace[2],
-                                 wordeval_good=wordeval_case["reference_docx"])
+def test_the_readme_reliability_table_is_the_corpus(wildbox, omni3d, vlm, workspace, wordeval_case, tmp_path,
+                                                    fixtures_dir):
+    corpus = hostile.full_corpus(tmp_path, fixtures_dir, omni3d[2], wildbox=wildbox[2], vlm=vlm[2],
+                                 workspace=workspace[2], wordeval_good=wordeval_case["reference_docx"])
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from benchwright.errors import RecordError
+from benchwright.files import name_problem
 from benchwright.hashing import stable_hash64
 from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
@@ -358,6 +359,17 @@ def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
 
+def case_id(name: str, base_doc: str, seed: int, locator: str) -> str:
+    """A case's id, ``<unit or template>--<base document>--s<seed>``: it names the case's folder
+    (``exports/cases/<case_id>``), so one that no file system takes (a 300-character unit id, a NUL byte)
+    refuses the case (``RecordError``), not the build that would fail writing it."""
+    cid = f"{name}--{base_doc}--s{seed}"
+    problem = name_problem(cid)
+    if problem:
+        raise RecordError(locator, f"case id {cid[:60]!r}... {problem}: a case id names the case's folder")
+    return cid
+
+
 def _resolve_unit(unit: dict, seed: int, base_doc: str, cat: Catalogue, *redraw):
     rng = _rng(unit["id"], base_doc, seed, *redraw)
     roles = cat.basedocs[base_doc].get("roles", {})
@@ -376,6 +388,7 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     if isinstance(unit, str):
         unit = cat.units[unit]
     rng, roles, locator, target, native, human, template = _resolve_unit(unit, seed, base_doc, cat)
+    cid = case_id(unit["id"], base_doc, seed, locator)
 
     def run():
         if unit["precondition"]:
@@ -397,7 +410,7 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     oracle = make_oracle(unit, target, native, ref_target)
     _check_observable(reference_docx, input_docx, oracle, locator)
     return {
-        "case_id": f"{unit['id']}--{base_doc}--s{seed}",
+        "case_id": cid,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,
@@ -519,6 +532,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                     dst["unit"], seed, base_doc, cat, "apart", attempt)
                 dst.update(target=target, native=native, human=human, template=tmpl, rng=rng, roles=roles)
     locator = f"{template['id']}@{base_doc}#seed={seed}"
+    cid = case_id(template["id"], base_doc, seed, locator)
 
     def run():
         wd = WordDoc(base_document(base_doc), locator)
@@ -572,7 +586,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                 linked.append(cands[0])
         atomic = linked
     return {
-        "case_id": f"{template['id']}--{base_doc}--s{seed}",
+        "case_id": cid,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,
