@@ -826,7 +826,8 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     wfile("bomb.yaml", YAML_BOMB.encode(), "YAML / JSON", "YAML alias bomb", "", "file", KEPT)
     wfile("nan.json", b'{"value": NaN, "big": ' + huge_integer().encode() + b"}", "YAML / JSON",
           "NaN and a 5000-digit integer", "json does not parse", "file_references")
-    wfile("deep.json", b"[" * 100_000 + b"]" * 100_000, "YAML / JSON", "100,000-deep nesting (JSON)",
+    wfile("deep.json", b'{"input": "a.csv", "rows": [{"name": "alpha", "value": 1}, {"name": "beta", "value": 2}],\n'
+          b' "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "YAML / JSON", "100,000-deep nesting (JSON)",
           "nested too deeply", "file_references")
     wfile("repeated.json", b'{"input": "a.csv", "input": "b.md"}', "YAML / JSON",
           "a repeated key (every value read for references, none lost)", "", "file", KEPT)

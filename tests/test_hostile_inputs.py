@@ -345,6 +345,17 @@ def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
                 for r in pq.read_table(f, columns=["record_id", "conversations"]).to_pylist() if r["record_id"] == token_id]
         assert rows and all([c["value"].count("<image>") for c in r["conversations"]] == [int(view != "text_only"), 0]
                             and "&lt;image&gt;" in r["conversations"][1]["value"] for r in rows)
+    # a lone surrogate escaped in an instruction: repaired before Beam's coder (beam.Create), counted, kept
+    repaired = next(c.locator.split("#id=", 1)[1] for c in cases if "lone surrogate" in c.name)
+    instructions = [r["instruction"] for f in (built / "multimodal").glob("*.parquet")
+                    for r in pq.read_table(f, columns=["record_id", "instruction"]).to_pylist() if r["record_id"] == repaired]
+    assert instructions and all(i.endswith(" \ufffd") for i in instructions[:1])
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ListRecords"] >= 1
+    # the leak: the training copy is quarantined, the test copy published
+    leaked = next(c.locator.split("#id=", 1)[1] for c in cases if "leak" in c.name)
+    keys = {r["record_key"] for f in (built / "records").glob("*.parquet")
+            for r in pq.read_table(f, columns=["record_key"]).to_pylist()}
+    assert f"test/{leaked}" in keys and f"train/{leaked}" not in keys
     # nothing read from outside the image root: no published image is a linked-out file's bytes
     outside = {(root.parent / "outside.png").read_bytes(), *(p.read_bytes() for p in (root.parent / "linked").iterdir())}
     published = [r["image"] for f in (built / "multimodal").glob("*.parquet")
@@ -446,16 +457,19 @@ def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["task"] == {"read": 8, "written": 4, "quarantined": 4, "filtered": 0, "bad_fraction": 0.5}
+    assert units["task"] == {"read": 11, "written": 5, "quarantined": 6, "filtered": 0, "bad_fraction": round(6 / 11, 6)}
     # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
     assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
                                   "bad_fraction": round(5 / 7, 6)}
     lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
-    # a lone surrogate the file escaped in an instruction is repaired, counted, and the task kept
+    # a lone surrogate the file escaped in an instruction (or a rubric) is repaired, counted, and the task kept
     tasks = {r["task_id"]: r for f in sorted((built / "tasks").glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()}
     assert tasks["31"]["instruction"].endswith(" \ufffd")
-    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1
+    rubrics = [r["rubric"] for f in sorted((built / "rubrics").glob("full-*.parquet"))
+               for r in pq.read_table(f).to_pylist() if r["task_id"] == "32"]
+    assert rubrics and all(r.endswith(" \ufffd") for r in rubrics)
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1 + len(rubrics)
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
