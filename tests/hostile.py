@@ -632,6 +632,8 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
            "mapping YAML", "nested more than 100 levels deep", "mapping.yaml")
     source("duplicate key", {"mapping.yaml": mapping_ok + "fields: {id: id}\n", "forget.jsonl": line}, "mapping YAML",
            "duplicate key 'fields'", "mapping.yaml")
+    source("a NUL byte in a file path", {"mapping.yaml": mapping_ok.replace("forget.jsonl", '"forget\\0.jsonl"'),
+                                         "forget.jsonl": line}, "mapping YAML", "holds a NUL byte", "mapping.yaml")
     source("wrong JSON type: an object, not an array", {"train.json": '{"id": "a"}'}, "VLGuard JSON",
            "expected a JSON array", "train.json")
     for name, text, reason in (
@@ -641,6 +643,8 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
             ("wrong JSON type: a list", "[0.5]", "expected one JSON object"),
             ("duplicate example id", '{"train/a#0": 0.1, "train/a#0": 0.9}', "duplicate key"),
             ("100,000-deep nesting", "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+            ("huge value: a score of 10^400 (past a float's range)", '{"train/a#0": 1%s}' % ("0" * 400),
+             "is not a finite number"),
             ("truncated JSON", '{"train/a#0": 0.', "not JSON")):
         path = root / f"scores_{len(out):02d}.json"
         path.write_text(text)

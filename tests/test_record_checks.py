@@ -134,3 +134,42 @@ def test_names_no_file_system_takes():
     assert "NUL" in name_problem("a\0.png")
     assert "256 bytes" in name_problem("a/" + "é" * 128)
     assert json.loads(json.dumps("a\0b")) == "a\0b"  # JSON carries a NUL: the reader must refuse it
+
+
+def _part(locator: str, names: list[str], boxes_per_frame: int):
+    """A segment part as parse_omni3d_file makes one: frames by path, ``boxes_per_frame`` boxes on each."""
+    import numpy as np
+
+    from benchwright.pipelines.wildbox_sources import Observations, RawFrame
+
+    frames = [RawFrame(i, f"file:///src/seg/{n}", f"seg/{n}", np.eye(3, 4), (10, 10), np.eye(3, 4))
+              for i, n in enumerate(sorted(names))]
+    obs = Observations()
+    for f in frames:
+        for t in range(boxes_per_frame):
+            obs.add(t, f.frame_index, [0, 0, 5], [1, 1, 1], np.eye(3), [1, 1, 4, 4], "giraffe",
+                    f"{locator}#annotation_id={f.image_rel}/{t}")
+    return obs.segment(segment_id="seg", video_id="seg", locator=locator, frames=frames, bbox_source="label")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([f"f{i}.{e}" for i in range(6) for e in ("jpg", "png")]), min_size=1,
+                         max_size=6, unique=True), min_size=1, max_size=4), st.integers(0, 2))
+def test_omni3d_parts_of_one_folder_merge_into_one_segment(listings, boxes):
+    """However documents list a folder's images (split between them, repeated, two images of one stem), the
+    merged segment has one frame per file stem, the first listing's, and every other listing is a quarantined
+    frame with its boxes: frames and boxes are all accounted for."""
+    from benchwright.pipelines.wildbox_sources import merge_segments
+
+    parts = [_part(f"doc{n}.json", names, boxes) for n, names in enumerate(listings)]
+    out = list(merge_segments(("seg", parts)))
+    (seg,) = [o for o in out if not isinstance(o, Reject)]
+    rejects = [o for o in out if isinstance(o, Reject)]
+    stems = {name.split(".")[0] for names in listings for name in names}
+    assert sorted(f.image_rel.split("/")[-1].split(".")[0] for f in seg.frames) == sorted(stems)
+    assert [f.frame_index for f in seg.frames] == list(range(len(seg.frames)))
+    listed = sum(map(len, listings))
+    assert sum(r.unit == "frame" for r in rejects) == listed - len(stems)
+    assert len(seg.track_id) + sum(r.count for r in rejects if r.unit == "box") == listed * boxes
+    assert set(seg.frame_index.tolist()) <= set(range(len(seg.frames)))
+    assert len({(int(f), int(t)) for f, t in zip(seg.frame_index, seg.track_id)}) == len(seg.track_id)

@@ -308,6 +308,10 @@ def parse_mapping(doc, where: str) -> Mapping:
         raise SourceError(f"{where}: invalid mapping: " + "; ".join(
             f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors[:5]))
     files = tuple(MappedFile(f["path"], f.get("role"), f.get("split", "train")) for f in doc["files"])
+    for what, name in [("image_root", doc.get("image_root", "images"))] + [
+            (f"files/{i}/path", f.path) for i, f in enumerate(files)]:
+        if name_problem(name):
+            raise SourceError(f"{where}: invalid mapping: {what} {name[:80]!r} {name_problem(name)}")
     keys: dict[str, str] = {}
     for f in files:  # a file's key starts its records' ids: two files with one key would mix their records
         if file_key(f.path) in keys:
