@@ -59,7 +59,7 @@ def real(tmp_path_factory, fixtures_dir):
     broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"]), ("test", broken["undecodable"]))
                   for r in rs}
     # scores for the forget examples a build will publish: (train unsafes and safe_unsafes)
-    forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids
+    forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids and r["id"] != LEAK_ID
               for i, p in enumerate(r["instr-resp"]) if "safe_instruction" not in p]
     scores = {eid: round(float(np.random.default_rng(stable_hash64(eid) % 2**32).uniform()), 6) for eid in forget}
     scores_file = root.parent / "scores.json"
