@@ -111,7 +111,7 @@ class Unreadable:
 
 
 def _travelling(record, where: str):
-    """``record``, or ``Unreadable`` when it nests too deeply to travel as it is (``strict_json.check_depth``:
+    """``record``, or ``Unreadable`` when it nests too deeply to travel as it is (``strict_json.depth_problem``:
     Beam's coder, ``repr`` and the UTF-8 repair walk it recursively)."""
     problem = strict_json.depth_problem(record)
     return record if problem is None else Unreadable(where, f"the record is {problem}")

@@ -556,7 +556,7 @@ def test_wordeval_unit_ids_no_folder_can_be_named_by_quarantine_their_cases(tmp_
 def test_the_readme_reliability_table_is_the_corpus(wildbox, omni3d, vlm, workspace, wordeval_case, tmp_path,
                                                     fixtures_dir):
     corpus = hostile.full_corpus(tmp_path, fixtures_dir, omni3d[2], wildbox=wildbox[2], vlm=vlm[2],
-                                 workspace=workspace[2], wordeval_good=wordeval_case["reference_docx"])
+                                 workspace=workspace[2], wordeval_case=wordeval_case)
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)

@@ -63,9 +63,9 @@ def test_a_record_nested_too_deeply_to_encode_fails_its_element_not_the_build():
 
 @pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"a": ' * 100_000 + "1" + "}" * 100_000])
 def test_json_nested_100000_deep_is_a_value_error(text):
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(ValueError, match="nested deeper than the JSON decoder"):
         strict_json.loads(text)
-    with pytest.raises(ValueError, match="nested too deeply"):
+    with pytest.raises(ValueError, match="nested deeper than the JSON decoder"):
         strict_json.raw_decode("x = " + text, 4)
 
 
