@@ -15,6 +15,7 @@ import numpy as np
 from datasets import ClassLabel, LargeList, List, Value
 
 from benchwright.errors import RecordError
+from benchwright.fields import quote
 
 _INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _RANGES: dict[int, tuple[object, dict]] = {}  # id(features) -> (features, ranges): Features do not hash
@@ -75,8 +76,7 @@ def _problems(feature, value, path: str, ranges: dict, out: list) -> None:
 
 def out_of_range(path: str, value, bounds: tuple) -> str:
     low, high, dtype = bounds
-    shown = str(value) if len(str(value)) <= 40 else f"{str(value)[:20]}... ({len(str(value))} digits)"
-    return f"{path} = {shown} does not fit the column's {dtype} ({low:,} to {high:,})"
+    return f"{path} = {quote(int(value))} does not fit the column's {dtype} ({low:,} to {high:,})"
 
 
 def record_problems(features, record: dict) -> list[str]:

@@ -21,6 +21,7 @@ import numpy as np
 from benchwright import strict_json
 from benchwright.files import name_problem, outside_of
 from benchwright.errors import RecordError, SourceError
+from benchwright.fields import quote
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
 from benchwright.ranges import check_value, fits, integer_ranges, out_of_range
@@ -97,7 +98,7 @@ class Observations:
             try:
                 value = _integer(value)
             except (TypeError, ValueError, OverflowError):
-                problems.append(f"{column} {str(value)[:40]!r} is not an integer")
+                problems.append(f"{column} {quote(value)} is not an integer")
                 continue
             if not fits(value, *ranges[column][:2]):
                 problems.append(out_of_range(column, value, ranges[column]))
