@@ -372,6 +372,12 @@ def list_wildbox_segments(source: str) -> list[str]:
     return [s if _utf8(s) else s.encode("utf-8", "surrogateescape") for s in found]
 
 
+def _carried(names: list[str]) -> list:
+    """Unit names as Beam can carry them: one that is not UTF-8 (a local file system's surrogate escapes)
+    stays bytes, and its unit is quarantined naming it (``parse_unit``)."""
+    return [n if _utf8(n) else n.encode("utf-8", "surrogateescape") for n in names]
+
+
 def _utf8(name: str) -> bool:
     try:
         name.encode("utf-8")
@@ -607,10 +613,10 @@ def discover(source: str) -> tuple[str, list[str]]:
     if fs.isdir(posixpath.join(root, "label_2")):
         stems = sorted(posixpath.splitext(posixpath.basename(p))[0]
                        for p in fs.glob(posixpath.join(root, "label_2", "*.txt")))
-        return "kitti", stems
+        return "kitti", _carried(stems)
     if fs.isdir(posixpath.join(root, "label_02")):
-        return "kitti_tracking", sorted(posixpath.splitext(posixpath.basename(p))[0]
-                                        for p in fs.glob(posixpath.join(root, "label_02", "*.txt")))
+        return "kitti_tracking", _carried(sorted(posixpath.splitext(posixpath.basename(p))[0]
+                                                 for p in fs.glob(posixpath.join(root, "label_02", "*.txt"))))
     segments = list_wildbox_segments(source)
     if segments:
         return "wildbox", segments
@@ -618,7 +624,7 @@ def discover(source: str) -> tuple[str, list[str]]:
                    if not posixpath.basename(p).startswith("."))
     omni = [j for j in jsons if _looks_like_omni3d(fs, posixpath.join(root, j))]
     if omni:
-        return "omni3d", omni
+        return "omni3d", _carried(omni)
     raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json, no KITTI "
                       "label_2/ or label_02/, no Omni3D JSON; is this a WildBox source? "
                       "(`benchwright synth wildbox --out DIR` writes one)")
@@ -638,6 +644,8 @@ UNIT_OF = {"wildbox": "segment", "kitti": "segment", "kitti_tracking": "segment"
 def parse_unit(source: str, fmt: str, unit: str):
     """Yields RawSegments and Rejects for one unit of a source of format ``fmt``; for an Omni3D document,
     its Rejects and one tuple of the segment parts it holds (``merge_segments`` makes the segments)."""
+    if isinstance(unit, bytes) and fmt != "wildbox":  # (a WildBox segment folder's says it is a folder)
+        raise RecordError(unit.decode("utf-8", "backslashreplace"), "file name is not valid UTF-8")
     if fmt == "wildbox":
         segments, rejects = [parse_wildbox_segment(source, unit)], []
     elif fmt == "omni3d":

@@ -463,6 +463,9 @@ def write_omni3d(root: Path, built: Path) -> list[Case]:
     add("duplicate key in a document", write("repeated_key.json", [], text='{"images": [], "images": [], '
                                                                           '"annotations": []}'),
         "duplicate key 'images'", "omni3d_document")
+    undecodable_name(root / "exports" / "omni3d", b"not_utf8_\xff.json", (root / again).read_bytes())
+    add("a document whose file name is not UTF-8", "exports/omni3d/not_utf8_\\xff.json", "not valid UTF-8",
+        "omni3d_document")
     add("100,000-deep nesting", write("deep.json", [], text='{"images": [' + "[" * 100_000 + "]" * 100_000
                                                              + '], "annotations": []}'),
         TOO_DEEP, "omni3d_document")
@@ -1130,12 +1133,14 @@ def wordeval_unit_id_cases(root: Path) -> tuple[Path, list[Case]]:
     path = sorted((root / "units").glob("*.yaml"))[0]
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     good = doc["units"][0]
-    long_id, nul_id = "u" * 300, "bold\0unit"
-    doc["units"] += [dict(json.loads(json.dumps(good)), id=long_id), dict(json.loads(json.dumps(good)), id=nul_id)]
+    long_id, nul_id, surrogate_id = "u" * 300, "bold\0unit", "bold\ud800unit"
+    doc["units"] += [dict(json.loads(json.dumps(good)), id=uid) for uid in (long_id, nul_id, surrogate_id)]
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     fmt = "catalogue YAML"
     return root, [Case("wordeval", fmt, "a 300-character unit id", f"{long_id}@", "has a name of 3", "atomic_case"),
-                  Case("wordeval", fmt, "a NUL byte in a unit id", f"{nul_id}@", "holds a NUL byte", "atomic_case")]
+                  Case("wordeval", fmt, "a NUL byte in a unit id", f"{nul_id}@", "holds a NUL byte", "atomic_case"),
+                  Case("wordeval", fmt, "a lone surrogate (\\ud800) escaped in a unit id", f"{surrogate_id}@",
+                       "holds a lone surrogate", "atomic_case")]
 
 
 # --------------------------------------------------------------------------- evaluator input (issue 25)
