@@ -74,12 +74,18 @@ NAME_MAX_BYTES = 255  # one path component, on every common file system (ext4, X
 def name_problem(name) -> str | None:
     """Why ``name``, a file name or relative path a record gives (or an id that becomes one), cannot name a
     file on any file system, or None: it is not text, it holds a NUL byte (no system call takes one: Python
-    raises ``ValueError``, far from the record), or one of its parts is longer than ``NAME_MAX_BYTES``
-    bytes of UTF-8 (``OSError: File name too long``, when it is first written or read)."""
+    raises ``ValueError``, far from the record) or a lone surrogate (no UTF-8 name spells one), or one of
+    its parts is longer than ``NAME_MAX_BYTES`` bytes of UTF-8 (``OSError: File name too long``, when it is
+    first written or read)."""
     if not isinstance(name, str):
         return f"is not text ({type(name).__name__})"
     if "\0" in name:
         return f"holds a NUL byte (at character {name.index(chr(0))})"
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as err:  # a lone surrogate a JSON or YAML escape wrote (``"\\ud800"``)
+            return f"holds a lone surrogate (at character {err.start}), which no file name encodes"
     if len(name) * 4 > NAME_MAX_BYTES:  # only a long name can have a part that long
         for part in name.split("/"):
             size = len(part.encode("utf-8", "surrogateescape"))

@@ -102,22 +102,30 @@ def _load_records(url: str, name: str, image_field: str | None = None) -> list:
         raise SourceError(f"{name}: not valid JSON{where}: {getattr(err, 'msg', err)}") from None
     if not isinstance(data, list):
         raise SourceError(f"{name}: expected a JSON array of records, got {type(data).__name__}")
-    return data
+    return [_travelling(record, f"index={i}") for i, record in enumerate(data)]
 
 
 @dataclasses.dataclass(frozen=True)
-class UnparsedLine:
-    """A JSON Lines line that is not a JSON value: its record is quarantined naming the line."""
+class Unreadable:
+    """A record that cannot be read as it is: a JSON Lines line that is not a JSON value, a record nested
+    deeper than the code that carries it walks. Quarantined naming its place (``where``: ``line=N``, ``index=N``)."""
 
-    line: int
+    where: str
     reason: str
+
+
+def _travelling(record, where: str):
+    """``record``, or ``Unreadable`` when it nests too deeply to travel as it is (``strict_json.depth_problem``:
+    Beam's coder, ``repr`` and the UTF-8 repair walk it recursively)."""
+    problem = strict_json.depth_problem(record)
+    return record if problem is None else Unreadable(where, f"the record is {problem}")
 
 
 def _json_line(text: str, number: int):
     try:
-        return strict_json.loads(text)
+        return _travelling(strict_json.loads(text), f"line={number}")
     except ValueError as err:
-        return UnparsedLine(number, f"not valid JSON: {getattr(err, 'msg', err)}")
+        return Unreadable(f"line={number}", f"not valid JSON: {getattr(err, 'msg', err)}")
 
 
 def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
@@ -249,8 +257,8 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
     ``Read("example", n)`` for its good pairs, and ``Reject`` rows for bad pairs or a bad record
     (whose pairs are quarantined with it, so examples reconcile too)."""
     source_file, index, raw = element
-    if isinstance(raw, UnparsedLine):
-        yield from reject_record(f"{source_file}#line={raw.line}", raw.reason, _pairs_in(raw, fmt))
+    if isinstance(raw, Unreadable):
+        yield from reject_record(f"{source_file}#{raw.where}", raw.reason, _pairs_in(raw, fmt))
         return
     root = image_root(url, fmt, source_file, mapping)
     try:

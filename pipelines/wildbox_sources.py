@@ -8,7 +8,6 @@ folders (``label_02/<seq>.txt``, ``calib/<seq>.txt``, ``image_02/<seq>/``) and O
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import posixpath
 import re
@@ -22,8 +21,10 @@ from benchwright import strict_json
 from benchwright.fields import clip
 from benchwright.files import Root, name_problem
 from benchwright.errors import RecordError, SourceError
+from benchwright.fields import quote
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
+from benchwright.ranges import check_value, fits, integer_ranges, out_of_range
 from benchwright.schemas import wildbox as schema
 from benchwright.stage import FILTERED, Reject
 
@@ -62,6 +63,9 @@ class RawSegment:
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
     normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
     folder_species: str | None = None  # the species its source folder names (the authors' per-species tree)
+    # Reject rows of what was refused as the segment was read (observations whose ids no column holds):
+    # yielded by the stage that reads it, so that they count as read
+    refused: list = dataclasses.field(default_factory=list)
 
     def box_species(self) -> tuple[list, list, list]:
         """Per observation: (species or None, what decided it (schema.SPECIES_FROM) or None, why there is
@@ -76,13 +80,33 @@ class RawSegment:
 
 
 class Observations:
-    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment."""
+    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment. An
+    observation whose track id or frame index is not an integer the boxes config can hold (its Features'
+    ``int32``: a track id of 3,000,000,000, a frame index of 10^30) is refused on its own, as a box."""
+
+    IDS = ("track_id", "frame_index")
 
     def __init__(self):
         self.rows = []
+        self.refused = []
 
     def add(self, track_id, frame_index, center, dims_whl, R, bbox2d, class_name, locator, mask_url=None):
-        self.rows.append((int(track_id), int(frame_index), center, dims_whl, R, bbox2d, class_name, locator, mask_url))
+        ranges = integer_ranges(schema.BOXES)
+        problems = []
+        values = []
+        for column, value in zip(self.IDS, (track_id, frame_index)):
+            try:
+                value = _integer(value)
+            except (TypeError, ValueError, OverflowError):
+                problems.append(f"{column} {quote(value)} is not an integer")
+                continue
+            if not fits(value, *ranges[column][:2]):
+                problems.append(out_of_range(column, value, ranges[column]))
+            values.append(value)
+        if problems:
+            self.refused.append(Reject("box", locator, "; ".join(problems)))
+            return
+        self.rows.append((*values, center, dims_whl, R, bbox2d, class_name, locator, mask_url))
 
     def segment(self, **fields) -> RawSegment:
         track, frame, center, dims, R, bbox, cls, loc, mask = (list(c) for c in zip(*self.rows)) if self.rows \
@@ -91,7 +115,7 @@ class Observations:
             track_id=np.array(track, dtype=np.int64), frame_index=np.array(frame, dtype=np.int64),
             center=np.array(center, float).reshape(-1, 3), dims_whl=np.array(dims, float).reshape(-1, 3),
             R=np.array(R, float).reshape(-1, 3, 3), bbox2d=np.array(bbox, float).reshape(-1, 4),
-            class_name=cls, mask_url=mask, track_locator=loc, **fields)
+            class_name=cls, mask_url=mask, track_locator=loc, refused=self.refused, **fields)
 
 
 def _load_json(fs, path: str, locator: str, source: Root):
@@ -171,7 +195,6 @@ def _integer(value) -> int:
     return int(value)
 
 
-INT64_LIMIT = 1 << 63
 OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
 
 
@@ -275,6 +298,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
         if fi in frames:
             raise RecordError(where, f"frame_index {fi} appears twice")
+        check_value(schema.FRAMES, "frame_index", fi, where)
         problem = segment.lexical_problem(name)  # a name no file has, or one leaving the folder: the segment
         if problem:
             raise RecordError(where, f"image_name {clip(name)} {problem}")
@@ -283,6 +307,13 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
                               OUTSIDE_LINK if outside(posixpath.join(root, rel))
                               else None)
+    # a frame's id is its file's stem (``<segment>/frame_000001``): two image names of one stem would be one frame
+    stems: dict[str, int] = {}
+    for i, (fi, frame) in enumerate(sorted(frames.items())):
+        stem = posixpath.splitext(posixpath.basename(frame.image_rel))[0]
+        if stems.setdefault(stem, fi) != fi:
+            raise RecordError(f"{cam_loc}#frame_index={fi}", f"image {frame.image_rel!r} has the file stem of frame "
+                                                             f"{stems[stem]}'s image: a frame's id is its stem")
     summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc, source)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
@@ -294,9 +325,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
         where = f"{trk_loc}#track={tid}"
         try:
             track_id = _integer(tid)
-            fr = [_integer(f) for f in track["frames"]]
-            if not all(-INT64_LIMIT <= v < INT64_LIMIT for v in (track_id, *fr)):
-                raise RecordError(where, "track id or frame index out of range (beyond int64)")
+            fr = [_integer(f) for f in track["frames"]]  # an id no column holds refuses its observations (Observations)
             n = len(fr)
             centers = _matrix(track["centers"], (n, 3), where, "centers")
             dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
@@ -357,6 +386,12 @@ def list_wildbox_segments(source: str) -> list[str]:
     return [s if _utf8(s) else s.encode("utf-8", "surrogateescape") for s in found]
 
 
+def _carried(names: list[str]) -> list:
+    """Unit names as Beam can carry them: one that is not UTF-8 (a local file system's surrogate escapes)
+    stays bytes, and its unit is quarantined naming it (``parse_unit``)."""
+    return [n if _utf8(n) else n.encode("utf-8", "surrogateescape") for n in names]
+
+
 def _utf8(name: str) -> bool:
     try:
         name.encode("utf-8")
@@ -399,10 +434,14 @@ def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, 
     """A RawSegment from KITTI rows (camera frame, so the extrinsic is the identity)."""
     source = _source_root(fs, root)
     calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel, source), calib_rel)
+    rejects, obs = [], Observations()
+    frame_index = integer_ranges(schema.FRAMES)["frame_index"]
+    for fi, rel in frames:  # a frame number (an image's file name) the frames config cannot hold: not a frame
+        if not fits(fi, *frame_index[:2]):
+            rejects.append(Reject("frame", rel, out_of_range("frame_index", fi, frame_index)))
     raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT,
                            OUTSIDE_LINK if source.link_problem(posixpath.join(root, rel)) else None)
-                  for fi, rel in frames]
-    rejects, obs = [], Observations()
+                  for fi, rel in frames if fits(fi, *frame_index[:2])]
     for fi, objs in sorted(objects_by_frame.items()):
         for n, (obj, where) in enumerate(objs):
             if obj.is_dontcare:
@@ -473,14 +512,15 @@ def _pop_line(lines: dict, frame: int, obj) -> int:
 
 
 def parse_omni3d_file(source: str, json_rel: str):
-    """Every segment of an Omni3D document (images grouped by their folder), plus rejects."""
+    """The parts of segments an Omni3D document holds (its images grouped by their folder: a folder's
+    images may be listed by several documents, which ``merge_segments`` joins), plus rejects."""
     fs, root = fsspec.core.url_to_fs(source)
     source_root = _source_root(fs, root)
     _refuse_linked_out(source_root, posixpath.join(root, json_rel), json_rel)
     try:
         with fs.open(posixpath.join(root, json_rel), "rb") as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            doc = strict_json.load(f)
+    except (OSError, ValueError) as err:  # unreadable, malformed, a repeated key, nested too deeply
         raise RecordError(json_rel, f"cannot read Omni3D JSON: {err}") from None
     errors = []
     try:
@@ -551,6 +591,56 @@ def _resolve_image(fs, source: Root, base: str, path) -> tuple[str | None, str |
     return None, f"file_path {clip(path)} {source.lexical_problem(candidates[-1]) if candidates else 'names no file'}"
 
 
+def merge_segments(keyed):
+    """One segment from the parts of it Omni3D documents hold (the stage function after grouping the
+    parts by segment id): Omni3D's own ``KITTI_train.json`` and ``KITTI_val.json`` split one folder's
+    images. A frame's id is its file's stem, so an image listed twice (by two documents, or twice by one),
+    or two images of one stem, is one frame: the first listing (documents in path order, images by path)
+    is kept, every other one is quarantined with its boxes, naming both."""
+    segment_id, parts = keyed
+    parts = sorted(parts, key=lambda part: part.locator)
+    if len({part.normalised for part in parts}) > 1:
+        given = [part.locator for part in parts if part.normalised]
+        raise RecordError(" + ".join(part.locator for part in parts),
+                          f"segment {segment_id}: its images are listed by documents that disagree on its scale "
+                          f"({', '.join(given)} give info.scene_scales, the others do not)")
+    first: dict[str, tuple] = {}  # stem -> (part, frame) of the listing kept
+    kept: list[tuple] = []        # (part number, frame)
+    for n, part in enumerate(parts):
+        for frame in part.frames:
+            stem = posixpath.splitext(posixpath.basename(frame.image_rel))[0]
+            if stem not in first:
+                first[stem] = (part, frame)
+                kept.append((n, frame))
+                continue
+            other_part, other = first[stem]
+            what = (f"listed again (first by {other_part.locator})" if other.image_rel == frame.image_rel else
+                    f"of the stem of {other.image_rel!r} (first listed by {other_part.locator}; a frame's id is its stem)")
+            reason = f"image {frame.image_rel!r} is {what}: one frame, the first listing kept"
+            yield Reject("frame", f"{part.locator}#file_path={frame.image_rel}", reason)
+            for i in np.flatnonzero(part.frame_index == frame.frame_index):
+                yield Reject("box", part.track_locator[i], f"its frame is refused: {reason}")
+    if len(parts) == 1 and len(kept) == len(parts[0].frames):
+        yield parts[0]
+        return
+    kept.sort(key=lambda item: item[1].image_rel)
+    index = {(n, frame.frame_index): fi for fi, (n, frame) in enumerate(kept)}
+    frames = [dataclasses.replace(frame, frame_index=fi) for fi, (_, frame) in enumerate(kept)]
+    columns: dict[str, list] = {k: [] for k in ("track_id", "frame_index", "center", "dims_whl", "R", "bbox2d")}
+    names, masks, locators = [], [], []
+    for n, part in enumerate(parts):
+        rows = [i for i, fi in enumerate(part.frame_index.tolist()) if (n, fi) in index]
+        columns["frame_index"].append(np.array([index[(n, part.frame_index[i])] for i in rows], dtype=np.int64))
+        for key in ("track_id", "center", "dims_whl", "R", "bbox2d"):
+            columns[key].append(getattr(part, key)[rows])
+        names += [part.class_name[i] for i in rows]
+        masks += [part.mask_url[i] for i in rows]
+        locators += [part.track_locator[i] for i in rows]
+    yield dataclasses.replace(parts[0], locator=" + ".join(part.locator for part in parts), frames=frames,
+                              class_name=names, mask_url=masks, track_locator=locators,
+                              **{k: np.concatenate(v) for k, v in columns.items()})
+
+
 # ---------------------------------------------------------------------------------------------
 # Which format a source is
 
@@ -563,10 +653,10 @@ def discover(source: str) -> tuple[str, list[str]]:
     if fs.isdir(posixpath.join(root, "label_2")):
         stems = sorted(posixpath.splitext(posixpath.basename(p))[0]
                        for p in fs.glob(posixpath.join(root, "label_2", "*.txt")))
-        return "kitti", stems
+        return "kitti", _carried(stems)
     if fs.isdir(posixpath.join(root, "label_02")):
-        return "kitti_tracking", sorted(posixpath.splitext(posixpath.basename(p))[0]
-                                        for p in fs.glob(posixpath.join(root, "label_02", "*.txt")))
+        return "kitti_tracking", _carried(sorted(posixpath.splitext(posixpath.basename(p))[0]
+                                                 for p in fs.glob(posixpath.join(root, "label_02", "*.txt"))))
     segments = list_wildbox_segments(source)
     if segments:
         return "wildbox", segments
@@ -574,7 +664,7 @@ def discover(source: str) -> tuple[str, list[str]]:
                    if not posixpath.basename(p).startswith("."))
     omni = [j for j in jsons if _looks_like_omni3d(fs, posixpath.join(root, j))]
     if omni:
-        return "omni3d", omni
+        return "omni3d", _carried(omni)
     raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json, no KITTI "
                       "label_2/ or label_02/, no Omni3D JSON; is this a WildBox source? "
                       "(`benchwright synth wildbox --out DIR` writes one)")
@@ -587,15 +677,27 @@ def _looks_like_omni3d(fs, path: str) -> bool:
     return re.search(rb'"(images|annotations)"\s*:\s*\[', head) is not None
 
 
+# What one unit of work of each format is: the stage reading a source counts these as read.
+UNIT_OF = {"wildbox": "segment", "kitti": "segment", "kitti_tracking": "segment", "omni3d": "omni3d_document"}
+
+
 def parse_unit(source: str, fmt: str, unit: str):
-    """Yields RawSegments and Rejects for one unit of a source of format ``fmt``."""
+    """Yields RawSegments and Rejects for one unit of a source of format ``fmt``; for an Omni3D document,
+    its Rejects and one tuple of the segment parts it holds (``merge_segments`` makes the segments)."""
+    if isinstance(unit, bytes) and fmt != "wildbox":  # (a WildBox segment folder's says it is a folder)
+        raise RecordError(unit.decode("utf-8", "backslashreplace"), "file name is not valid UTF-8")
     if fmt == "wildbox":
-        yield parse_wildbox_segment(source, unit)
-        return
-    if fmt == "omni3d":
+        segments, rejects = [parse_wildbox_segment(source, unit)], []
+    elif fmt == "omni3d":
         segments, rejects = parse_omni3d_file(source, unit)
     else:
         seg, rejects = (parse_kitti_object_frame if fmt == "kitti" else parse_kitti_tracking_sequence)(source, unit)
         segments = [seg]
     yield from rejects
-    yield from segments
+    for seg in segments:
+        yield from seg.refused
+        seg.refused = []
+    if fmt == "omni3d":
+        yield tuple(segments)
+    else:
+        yield from segments

@@ -64,6 +64,10 @@ def jpeg_claiming(width: int, height: int, good: bytes) -> bytes:
     return good[:i + 5] + struct.pack(">HH", height, width) + good[i + 9:]
 
 
+DEEP = "[" * 100_000 + "]" * 100_000  # 100,000-deep nesting (JSON, YAML flow style)
+TOO_DEEP = "nested deeper than the JSON decoder"  # what the strict reader says of it (strict_json)
+
+
 def huge_integer(digits: int = 5000) -> str:
     return "9" * digits
 
@@ -202,6 +206,14 @@ def write_wildbox(root: Path) -> list[Case]:
                  first_camera(lambda c: c.update(image_name="/etc/hostname")))
     cameras_case("duplicate key in an object", "duplicate key 'cameras'",
                  text='{"cameras": [], "cameras": []}')
+    cameras_case("100,000-deep nesting", TOO_DEEP, text=DEEP)
+    cameras_case("a NUL byte in image_name", "holds a NUL byte", first_camera(lambda c: c.update(image_name="frame\0.jpg")))
+    cameras_case("a 300-character image_name", "has a name of 300 bytes",
+                 first_camera(lambda c: c.update(image_name="f" * 296 + ".jpg")))
+    cameras_case("huge value: a frame_index of 3,000,000,000 (past the declared int32)",
+                 "does not fit the column's int32", first_camera(lambda c: c.update(frame_index=3_000_000_000)))
+    cameras_case("two image names of one file stem (frame ids are stems)", "has the file stem of",
+                 lambda d: d["cameras"][1].update(image_name=posixpath.splitext(d["cameras"][0]["image_name"])[0] + ".png"))
 
     # tracking_summary.json: whole-file cases on copied segments, record cases in box_seg
     def tracking_case(name, reason, change=None, text=None, unlink=False):
@@ -220,10 +232,30 @@ def write_wildbox(root: Path) -> list[Case]:
     tracking_case("wrong JSON type: tracks is a list", 'expected {"tracks": {...}}', lambda d: d.update(tracks=[1, 2]))
     tracking_case("wrong JSON type: centers is a string", "centers is not numeric",
                   lambda d: next(iter(d["tracks"].values())).update(centers="up high"))
-    tracking_case("huge value: a track id past int64", "out of range",
-                  lambda d: d["tracks"].update({"9" * 30: next(iter(d["tracks"].values()))}))
-    tracking_case("huge value: a frame index past int64", "out of range",
-                  lambda d: next(iter(d["tracks"].values()))["frames"].__setitem__(0, 10 ** 30))
+    # ids no column can hold (the boxes config declares int32): those observations refused, the segment kept
+    def track_id_case(name, tid, frame=None):
+        seg = copy_segment()
+        path = seg / "vggt_results" / "tracking_summary.json"
+        data = json.loads(path.read_text())
+        first = next(iter(data["tracks"]))
+        if frame is None:
+            data["tracks"][tid] = data["tracks"][first]
+            locator = f"{rel(path)}#track={tid},"
+        else:
+            data["tracks"][first]["frames"][0] = frame
+            locator = f"{rel(path)}#track={first},frame_index={frame}"
+        path.write_text(json.dumps(data))
+        add("tracking_summary.json", name, locator, "does not fit the column's int32", "box")
+
+    track_id_case("huge value: a track id past int64", "9" * 30)
+    track_id_case("huge value: a track id of 3,000,000,000 (past the declared int32)", "3000000000")
+    track_id_case("huge value: a frame index past int64", None, frame=10 ** 30)
+    tracking_case("100,000-deep nesting", TOO_DEEP, text=DEEP)
+    seg = copy_segment()
+    path = seg / "vggt_results" / "tracking_summary.json"
+    _edit_json(path, lambda d: d["tracks"][next(iter(d["tracks"]))].update(class_name="x" * 1_000_000))
+    add("tracking_summary.json", "a 1 MB class name (the reason quoting it is cut to 1 KB)",
+        f"{rel(path)}#track=", "unknown class 'xxxx", "box")
     summary_text = json.dumps(json.loads((template / "vggt_results" / "tracking_summary.json").read_text()))
     first_track = next(iter(json.loads(summary_text)["tracks"]))
     dup = summary_text.replace('"tracks": {', f'"tracks": {{"{first_track}": {{}}, ', 1)
@@ -301,6 +333,30 @@ def write_wildbox(root: Path) -> list[Case]:
     masks[3].symlink_to(outside_mask)
     add("SAM3 mask PNG", "symlink out of the source", mask_box,
         f"{masks[3].parent.name}', '{masks[3].name}'] unreadable: a symlink to a file outside the source", "box")
+
+    # masks in another encoding than a single channel: refused, never read as empty (the box would silently
+    # fall back to another 2D box); a 16-bit greyscale mask of 0 and 1 is read as it is, kept
+    import numpy as np
+    from PIL import Image
+
+    silhouette = np.asarray(Image.open(masks[4]).convert("L"))
+    zero = Image.fromarray(np.zeros_like(silhouette))
+    Image.merge("RGBA", (zero, zero, zero, Image.fromarray(silhouette))).save(masks[4])
+    add("SAM3 mask PNG", "RGBA (the silhouette in the alpha channel, the colour all black)", mask_box,
+        f"{masks[4].parent.name}', '{masks[4].name}'] unreadable: a RGBA PNG, not a single-channel", "box")
+    Image.fromarray((np.asarray(Image.open(masks[5]).convert("L")) > 0).astype(np.uint16)).save(masks[5])
+    cams = {posixpath.splitext(posixpath.basename(c["image_name"]))[0]: c["frame_index"]
+            for c in json.loads((segs[2] / "vggt_results" / "cameras.json").read_text())["cameras"]}
+    add("SAM3 mask PNG", "16-bit greyscale of 0 and 1 (0 once scaled to 8 bits)",
+        f"{mask_box}{masks[5].parent.name.removeprefix('obj_')},frame_index={cams[masks[5].stem]}", "", "box", KEPT)
+
+    # the point cloud: one that cannot be read is no cloud (support_points -1, quarantined naming it), never 0 points
+    for name, damage in (("truncated (half its bytes)", lambda data: data[: len(data) // 2]),
+                         ("not a PLY file", lambda data: b"solid mesh\nendsolid\n")):
+        seg = copy_segment()
+        ply = seg / "vggt_results" / "point_cloud.ply"
+        ply.write_bytes(damage(ply.read_bytes()))
+        add("point cloud PLY", name, rel(ply), "point cloud unreadable", "point_cloud")
 
     # a track's whole mask folder linked out of the source: its boxes quarantined naming each mask, none read
     seg = copy_segment()
@@ -511,6 +567,75 @@ def write_wildbox_omni3d_paths(root: Path, fixtures: Path) -> list[Case]:
                  KEPT)]
 
 
+def write_omni3d(root: Path, built: Path) -> list[Case]:
+    """A WildBox source in Omni3D JSON: documents cut from a build's own Omni3D export (``exports/omni3d``,
+    its frames under ``exports/images``), three of its segments' images spread over documents as real
+    releases spread them (Omni3D's KITTI_train.json and KITTI_val.json split one folder's images), and
+    damaged documents and records beside them."""
+    doc = json.loads((built / "exports" / "omni3d" / "WildBox_train.json").read_text())
+    shutil.copytree(built / "exports" / "images", root / "exports" / "images")
+    folders: dict[str, list] = {}
+    for image in sorted(doc["images"], key=lambda i: i["file_path"]):
+        folders.setdefault(posixpath.dirname(image["file_path"]), []).append(image)
+    split, twice, damaged = [f for f, images in sorted(folders.items()) if len(images) >= 4][:3]
+    cases: list[Case] = []
+    fmt = "Omni3D JSON"
+
+    def write(name: str, images: list, annotations=None, text: str | None = None) -> str:
+        rel = f"exports/omni3d/{name}"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        ids = {i["id"] for i in images}
+        anns = annotations if annotations is not None else [a for a in doc["annotations"] if a["image_id"] in ids]
+        (root / rel).write_text(text if text is not None else json.dumps(
+            {"info": doc["info"], "images": images, "categories": doc["categories"], "annotations": anns}))
+        return rel
+
+    def add(name, locator, reason, unit, outcome=QUARANTINED):
+        cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
+
+    half = len(folders[split]) // 2
+    write("split_a.json", folders[split][:half])
+    write("split_b.json", folders[split][half:])
+    add("two documents splitting one folder's images (as Omni3D's KITTI_train / KITTI_val)", split, "", "segment",
+        KEPT)
+    write("twice.json", folders[twice])
+    again = write("twice_again.json", folders[twice])
+    add("the same images listed by two documents", f"{again}#file_path=", "listed again (first by", "frame")
+
+    images = [json.loads(json.dumps(i)) for i in folders[damaged]]
+    anns = [json.loads(json.dumps(a)) for a in doc["annotations"] if a["image_id"] in {i["id"] for i in images}]
+    by_image = {i["id"]: [a for a in anns if a["image_id"] == i["id"]] for i in images}
+    with_boxes = [i for i in images if by_image[i["id"]]]
+    rel = "exports/omni3d/damaged.json"
+    with_boxes[0]["file_path"] = with_boxes[0]["file_path"].replace(".jpg", "\0.jpg")
+    add("a NUL byte in file_path", f"{rel}#image_id={with_boxes[0]['id']}", "holds a NUL byte", "frame")
+    with_boxes[1]["file_path"] = posixpath.join(posixpath.dirname(with_boxes[1]["file_path"]), "f" * 296 + ".jpg")
+    add("a 300-character file name in file_path", f"{rel}#image_id={with_boxes[1]['id']}", "has a name of 300 bytes",
+        "frame")
+    by_image[with_boxes[2]["id"]][0]["track_id"] = 3_000_000_000
+    add("huge value: a track_id of 3,000,000,000 (past the declared int32)",
+        f"{rel}#annotation_id={by_image[with_boxes[2]['id']][0]['id']}", "does not fit the column's int32", "box")
+    by_image[with_boxes[3]["id"]][0]["track_id"] = 10 ** 19
+    add("huge value: a track_id of 10^19 (past int64)", f"{rel}#annotation_id={by_image[with_boxes[3]['id']][0]['id']}",
+        "does not fit the column's int32", "box")
+    stem_twin = dict(images[-1], id=max(i["id"] for i in doc["images"]) + 1,
+                     file_path=images[-1]["file_path"].replace(".jpg", ".png"))
+    images.append(stem_twin)
+    add("two images of one file stem (a frame's id is its stem)", f"{rel}#file_path={stem_twin['file_path']}",
+        "of the stem of", "frame")
+    write("damaged.json", images, anns)
+    add("duplicate key in a document", write("repeated_key.json", [], text='{"images": [], "images": [], '
+                                                                          '"annotations": []}'),
+        "duplicate key 'images'", "omni3d_document")
+    undecodable_name(root / "exports" / "omni3d", b"not_utf8_\xff.json", (root / again).read_bytes())
+    add("a document whose file name is not UTF-8", "exports/omni3d/not_utf8_\\xff.json", "not valid UTF-8",
+        "omni3d_document")
+    add("100,000-deep nesting", write("deep.json", [], text='{"images": [' + "[" * 100_000 + "]" * 100_000
+                                                             + '], "annotations": []}'),
+        TOO_DEEP, "omni3d_document")
+    return cases
+
+
 # --------------------------------------------------------------------------- VLM unlearning
 
 
@@ -575,6 +700,21 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     dup["id"] = train[0]["id"]
     extra.append(dup)
     add("VLGuard JSON", "duplicate id", dup, "duplicate id", locator=f"train.json#id={dup['id']}[index=")
+    json_case("a lone surrogate (\\ud800) escaped in an instruction (repaired to U+FFFD, counted)", "",
+              lambda r: r["instr-resp"][0].update({k: f"{v} \ud800" for k, v in r["instr-resp"][0].items()
+                                                   if k != "response"}))
+    cases[-1] = dataclasses.replace(cases[-1], outcome=KEPT)
+    json_case("a NUL byte in image", "holds a NUL byte", lambda r: r.update(image=f"hostile/{r['id']}\0.png"))
+    json_case("a 300-character image file name", "has a name of 300 bytes",
+              lambda r: r.update(image="hostile/" + "i" * 296 + ".png"))
+    json_case("a record nested 150 levels deep (past what Beam's coder walks)", "nested more than 100 levels deep",
+              lambda r: r.update(extra=functools.reduce(lambda inner, _: [inner], range(150), 0)),
+              locator="train.json#index=")
+    leaked = record()
+    extra.append(leaked)
+    test = test + [json.loads(json.dumps(leaked))]  # the same id and image in the test file: the test copy is kept
+    add("VLGuard JSON", "the same id and image in train.json and test.json (a leak)", leaked,
+        "is a leak; the test copy is kept")
 
     # images: records whose image file is broken
     broken = {}
@@ -616,7 +756,8 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
         (root / stem).mkdir(parents=True, exist_ok=True)
         (root / f"{stem}.json").write_text(json.dumps(records, indent=1))
         for r in records:
-            if not isinstance(r, dict) or not isinstance(r.get("image"), str) or r["image"].startswith(("/", "..")):
+            if not isinstance(r, dict) or not isinstance(r.get("image"), str) or r["image"].startswith(("/", "..")) \
+                    or "\0" in r["image"] or len(r["image"]) > 255:
                 continue
             path = root / stem / r["image"]
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -690,6 +831,14 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     source("duplicate key in a record", {"train.json": '[{"id": "a", "id": "b"}]'}, "VLGuard JSON",
            "duplicate key 'id'", "train.json")
     source("truncated JSON", {"train.json": '[{"id": "a", "image": '}, "VLGuard JSON", "not valid JSON", "train.json")
+    source("100,000-deep nesting", {"train.json": DEEP}, "VLGuard JSON", TOO_DEEP,
+           "train.json")
+    source("100,000-deep nesting", {"mapping.yaml": "files: " + "[" * 100_000 + "]" * 100_000 + "\n", "forget.jsonl": line},
+           "mapping YAML", "nested more than 100 levels deep", "mapping.yaml")
+    source("duplicate key", {"mapping.yaml": mapping_ok + "fields: {id: id}\n", "forget.jsonl": line}, "mapping YAML",
+           "duplicate key 'fields'", "mapping.yaml")
+    source("a NUL byte in a file path", {"mapping.yaml": mapping_ok.replace("forget.jsonl", '"forget\\0.jsonl"'),
+                                         "forget.jsonl": line}, "mapping YAML", "holds a NUL byte", "mapping.yaml")
     source("wrong JSON type: an object, not an array", {"train.json": '{"id": "a"}'}, "VLGuard JSON",
            "expected a JSON array", "train.json")
     # names that become paths, and empty files (issue 25)
@@ -713,6 +862,9 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
             ("huge value: a 5000-digit score", '{"train/a#0": %s}' % huge_integer(), "not JSON"),
             ("wrong JSON type: a list", "[0.5]", "expected one JSON object"),
             ("duplicate example id", '{"train/a#0": 0.1, "train/a#0": 0.9}', "duplicate key"),
+            ("100,000-deep nesting", "[" * 100_000 + "]" * 100_000, TOO_DEEP),
+            ("huge value: a score of 10^400 (past a float's range)", '{"train/a#0": 1%s}' % ("0" * 400),
+             "is not a finite number"),
             ("truncated JSON", '{"train/a#0": 0.', "not JSON")):
         path = root / f"scores_{len(out):02d}.json"
         path.write_text(text)
@@ -733,7 +885,8 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
     lines = ['{"id": 1, "img": "a.png", "q": "Q?", "a": "A"}', '{"id": 2, "img": "a.png", "q": "Q?", ',
              '{"id": %s, "img": "a.png", "q": "Q?", "a": "A"}' % huge_integer(),
              '{"id": 4, "id": 5, "img": "a.png", "q": "Q?", "a": "A"}', '[1, 2]',
-             '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}']
+             '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}', "[" * 100_000 + "]" * 100_000,
+             '{"id": 8, "img": "a.png", "q": "Q?", "a": "A", "x": %s}' % ("[" * 150 + "]" * 150)]
     (root / "forget.jsonl").write_text("\n".join(lines) + "\n")
     (root / "images" / "a.png").write_bytes(_vlm_image("a.png"))
     fmt = "mapped JSON Lines"
@@ -744,7 +897,10 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
                   Case("vlm_unlearning", fmt, "wrong JSON type: a list", "forget.jsonl#index=4", "a record is an object",
                        "record"),
                   Case("vlm_unlearning", fmt, "path traversal in the image field", "forget.jsonl#id=6",
-                       "leaves the image root", "record")]
+                       "leaves the image root", "record"),
+                  Case("vlm_unlearning", fmt, "100,000-deep nesting", "forget.jsonl#line=7", TOO_DEEP, "record"),
+                  Case("vlm_unlearning", fmt, "a record nested 150 levels deep (past what Beam's coder walks)",
+                       "forget.jsonl#line=8", "nested more than 100 levels deep", "record")]
 
 
 # --------------------------------------------------------------------------- Workspace-Bench
@@ -832,6 +988,13 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add(meta, "duplicate key", task(17, text='{"id": "17", "id": "18"}'), "duplicate key 'id'", "task")
     add(meta, "id differs from its folder", task(18, lambda r: r.update(id="19", absolute_id=19)),
         "is not the folder's name", "task")
+    add(meta, "a manifest listing one file twice", task(26, lambda r: r["data_manifest"].append(
+        dict(r["data_manifest"][0])) or r.update(file_count=4)), "a manifest lists a file once", "task")
+    add(meta, "100,000-deep nesting", task(27, text=DEEP), TOO_DEEP, "task")
+    add(meta, "huge value: an absolute_id of 10^19 (past the declared int64)", task(10 ** 19),
+        "does not fit the column's int64", "task")
+    add(meta, "a lone surrogate (\\ud800) escaped in a rubric (repaired to U+FFFD, counted)",
+        task(28, lambda r: r["rubrics"].__setitem__(0, r["rubrics"][0] + " \ud800")), "", "task", KEPT)
     task(21, lambda r: r["data_manifest"].append({"filename": "passwd", "stored_relpath": "../../../../etc/passwd"})
          or r.update(file_count=4))
     add(meta, "path traversal in the manifest", "tasks/21/metadata.json#data_manifest[3]", "no data file", "data_file")
@@ -887,6 +1050,11 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     wfile("bomb.yaml", YAML_BOMB.encode(), "YAML / JSON", "YAML alias bomb", "", "file", KEPT)
     wfile("nan.json", b'{"value": NaN, "big": ' + huge_integer().encode() + b"}", "YAML / JSON",
           "NaN and a 5000-digit integer", "json does not parse", "file_references")
+    wfile("deep.json", b'{"input": "a.csv", "rows": [{"name": "alpha", "value": 1}, {"name": "beta", "value": 2}],\n'
+          b' "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "YAML / JSON", "100,000-deep nesting (JSON)",
+          "nested too deeply", "file_references")
+    wfile("repeated.json", b'{"input": "a.csv", "input": "b.md"}', "YAML / JSON",
+          "a repeated key (every value read for references, none lost)", "", "file", KEPT)
     wfile("corrupt.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n%%EOF", "PDF", "corrupt",
           "pdf does not parse", "file_references")
     wfile("bomb.png", png_bomb(20000, 20000), "image", "decompression bomb PNG", "", "file", KEPT)
@@ -938,7 +1106,10 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
     Lite list (``tasks-lite.js``, the real file's shape) with two real tasks and bad entries."""
     real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
     bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None),
-           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff")]  # json.dumps escapes it: "\\udcff"
+           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff"),  # json.dumps escapes it: "\\udcff"
+           dict(real[2], absolute_id=10 ** 19), dict(real[2], absolute_id=33, deep=functools.reduce(
+               lambda inner, _: [inner], range(150), 0)),
+           dict(real[2], absolute_id=32, rubrics=[r + " \ud800" for r in real[2]["rubrics"]])]
     root.mkdir(parents=True)
     (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
     lite = [real[0], "3", dict(real[1], absolute_id="two"), real[0], dict(real[2], absolute_id=999),
@@ -963,7 +1134,13 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
                  "duplicate absolute_id", "task"),
             Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task"),
             Case("workspace_bench", fmt, "a lone surrogate (\\udcff) escaped in the instruction",
-                 "tasks.json#absolute_id=31", "", "task", KEPT)]
+                 "tasks.json#absolute_id=31", "", "task", KEPT),
+            Case("workspace_bench", fmt, "huge value: an absolute_id of 10^19 (past the declared int64)",
+                 f"tasks.json#absolute_id={10 ** 19}", "does not fit the column's int64", "task"),
+            Case("workspace_bench", fmt, "a task nested 150 levels deep (past what json.dumps follows)",
+                 f"tasks.json#[{len(real) + 6}]", "nested more than 100 levels deep", "task"),
+            Case("workspace_bench", fmt, "lone surrogates (\\ud800) escaped in the rubrics",
+                 "tasks.json#absolute_id=32", "", "task", KEPT)]
 
 
 def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
@@ -975,6 +1152,12 @@ def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
             ("huge value: a 5000-digit id", {"tasks.json": '{"full": [{"absolute_id": %s}]}' % huge_integer()},
              "not JSON", "tasks.json"),
             ("duplicate key", {"tasks.json": '{"full": [], "full": []}'}, "duplicate key 'full'", "tasks.json"),
+            ("100,000-deep nesting", {"tasks.json": '{"full": ' + "[" * 100_000 + "]" * 100_000 + "}"},
+             TOO_DEEP, "tasks.json"),
+            ("Lite list: 100,000-deep nesting", {
+                "tasks.json": '{"full": []}',
+                "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = " + "[" * 100_000 + "]" * 100_000 + ";"},
+             TOO_DEEP, "tasks-lite.js"),
             ("not UTF-8", {"tasks.json": b'{"full": ["\xff"]}'}, "unreadable", "tasks.json"),
             ("Lite list: code after the array", {"tasks.json": '{"full": []}',
                                                  "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = [];alert(1)"},
@@ -1115,6 +1298,22 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
     source("a missing part", "missing instructions.yaml", "instructions.yaml",
            lambda folder: (folder / "instructions.yaml").unlink())
 
+    def repeat_property(folder):  # Font.Bold given again with Font.StrikeThrough's entry: PyYAML kept the second
+        import yaml
+
+        path = folder / "properties.yaml"
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["properties"].items()]
+        lines.append(f"  {json.dumps('Font.Bold')}: {json.dumps(doc['properties']['Font.StrikeThrough'])}")
+        rest = {k: v for k, v in doc.items() if k != "properties"}
+        path.write_text((yaml.safe_dump(rest) if rest else "") + "properties:\n" + "\n".join(lines) + "\n",
+                        encoding="utf-8")
+
+    source("a repeated key (Font.Bold given twice, the second a strike-through's)", "duplicate key 'Font.Bold'",
+           "properties.yaml", repeat_property)
+    source("100,000-deep nesting", "nested more than 100 levels deep", "units/",
+           lambda folder: (folder / "units" / "zz_deep.yaml").write_text("units: " + "[" * 100_000 + "]" * 100_000))
+
     def link(name, target):
         return lambda folder: os.symlink(target(folder) if callable(target) else target, folder / "units" / name)
 
@@ -1147,15 +1346,16 @@ def write_wordeval_ids(root: Path) -> tuple[Path, list[Case]]:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     good = doc["units"][0]
     refused = {"../../escape": "holds '/'", "/tmp/absolute": "holds '/'", "nested/unit": "holds '/'",
-               "w" * 240: "need 19 bytes more"}
+               "w" * 240: "need 19 bytes more", "u" * 300: "has a name of 3", "bold\0unit": "holds a NUL byte",
+               "bold\ud800unit": "holds a lone surrogate"}
     doc["units"] += [dict(json.loads(json.dumps(good)), id=uid) for uid in [*refused, *HOSTILE_UNIT_IDS]]
     path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
     comp = yaml.safe_load((root / "compositions.yaml").read_text(encoding="utf-8"))
     comp["templates"].append(dict(json.loads(json.dumps(comp["templates"][0])), id="../escape_template"))
     (root / "compositions.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
     fmt = "catalogue ids (case folders)"
-    cases = [Case("wordeval", fmt, f"unit id {uid[:30]!r}{'...' if len(uid) > 30 else ''}", f"{uid}@", reason,
-                  "atomic_case") for uid, reason in refused.items()]
+    cases = [Case("wordeval", fmt, f"unit id {uid[:30]!r}{'...' if len(uid) > 30 else ''}".replace("\\x00", "\\0"),
+                  f"{uid}@", reason, "atomic_case") for uid, reason in refused.items()]
     cases += [Case("wordeval", fmt, "template id '../escape_template'", "../escape_template@", "holds '/'",
                    "compositional_case")]
     cases += [Case("wordeval", fmt, f"unit id {uid!r}", f"{uid}@", "", "atomic_case", KEPT) for uid in HOSTILE_UNIT_IDS]
@@ -1446,8 +1646,10 @@ NOT_APPLICABLE = {
 # --------------------------------------------------------------------------- the README table
 
 
-def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=None, wordeval_case=None) -> dict:
-    """Every case of every dataset (the builds' case lists when given, else written under ``root``)."""
+def full_corpus(root: Path, fixtures: Path, omni3d: list[Case], wildbox=None, vlm=None, workspace=None,
+                wordeval_case=None) -> dict:
+    """Every case of every dataset (the builds' case lists when given, else written under ``root``; the
+    Omni3D cases are cut from a WildBox build's export, so they are always given)."""
     def cases(refusals):
         return [case for case, _, _ in refusals]
 
@@ -1460,7 +1662,7 @@ def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=No
     for case, _ in evaluator_cases(root / "evaluators", fixtures / "kitti" / "training", wordeval_case):
         evaluators.setdefault(case.dataset, []).append(case)
     corpus = {
-        "wildbox": (wildbox if wildbox is not None else write_wildbox(root / "wildbox"))
+        "wildbox": (wildbox if wildbox is not None else write_wildbox(root / "wildbox")) + omni3d
         + write_wildbox_kitti(root / "kitti", fixtures) + write_wildbox_omni3d_paths(root / "omni3d-paths", fixtures),
         "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval"))
         + write_wordeval_ids(root / "wordeval-ids")[1],

@@ -37,8 +37,8 @@ BUILD_PEAK_MB: dict[str, float] = {}  # peak RSS each corpus build added (the pr
 BUILD_TIMEOUT_S = 600  # a hang guard, not a timing assertion
 
 
-def guarded_build(dataset: str, *args, **kw) -> Path:
-    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB."""
+def guarded_build(dataset: str, *args, label: str | None = None, **kw) -> Path:
+    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB[label or dataset]."""
     import signal
 
     def hang(signum, frame):
@@ -48,7 +48,7 @@ def guarded_build(dataset: str, *args, **kw) -> Path:
     signal.alarm(BUILD_TIMEOUT_S)
     try:
         out = []
-        BUILD_PEAK_MB[dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
+        BUILD_PEAK_MB[label or dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
         return out[0]
     finally:
         signal.alarm(0)
@@ -65,10 +65,10 @@ def _build(name: str, source: Path, out: Path, **kw) -> Path:
 
 # Measured on 2 shared cores: WildBox 194 MB, VLM 382 MB, Workspace-Bench 552 MB. The WildBox build decoded
 # its 20000 x 20000 mask before the fix (+765 MB: over its bound); the others' bombs are parser-level below.
-BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200}
+BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200, "wildbox (Omni3D)": 600}
 
 
-def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace):
+def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace, omni3d):
     """Peak RSS each corpus build added, against a bound an expanded bomb would pass."""
     assert set(BUILD_PEAK_MB) >= set(BUILD_PEAK_LIMIT_MB)
     assert all(BUILD_PEAK_MB[d] < limit for d, limit in BUILD_PEAK_LIMIT_MB.items()), BUILD_PEAK_MB
@@ -105,6 +105,21 @@ def case_problem(case: hostile.Case, rows: list[dict]) -> str | None:
 def assert_every_case(cases: list[hostile.Case], rows: list[dict]) -> None:
     problems = [p for c in cases if c.outcome != hostile.REFUSED and (p := case_problem(c, rows))]
     assert not problems, "\n".join(problems)
+    assert_rows_in_words(rows)
+
+
+# an exception's type name where a message puts one (``f"{type(err).__name__}: {err}"``, a module path too)
+TYPE_NAME = re.compile(r"(^|: |; |\()([a-z_.]*[A-Z]\w*(Error|Exception|Invalid|ZipFile))(:|\)|$)")
+
+
+def assert_rows_in_words(rows: list[dict]) -> None:
+    """Every quarantine row of a build: its reason in words (no exception type name), its reason and
+    locator at most 1 KB of UTF-8 (a 1 MB value quoted in one is cut)."""
+    long = [(r["locator"][:60], len(r["reason"].encode())) for r in rows
+            if len(r["reason"].encode()) > 1024 or len(r["locator"].encode()) > 1024]
+    assert not long, long[:5]
+    typed = [(r["locator"], r["reason"]) for r in rows if TYPE_NAME.search(r["reason"])]
+    assert not typed, typed[:5]
 
 
 # --------------------------------------------------------------------------- WildBox
@@ -198,6 +213,54 @@ def test_every_kitti_and_omni3d_path_case_is_met(tmp_path, fixtures_dir):
     assert_every_case(cases + omni3d, rows)
     assert "kitti/frame 08 é" in published["segment_id"] and "images/my frame 01 é.png" in published["image_path"]
     assert not any("omni3d_outside" in path for path in published["image_path"])  # nothing from outside was read
+
+
+def test_wildbox_auxiliary_files_that_cannot_be_read_change_no_label(wildbox):
+    """A point cloud that cannot be read leaves its segment's boxes unmeasured (support_points -1, as without a
+    cloud), never 0 points in every box; a 16-bit mask of 0 and 1 gives the box its SAM3 extent (read as grey
+    at 8 bits it was empty, and the box fell back to VGGT's). Both fail before the fix."""
+    root, built, cases = wildbox
+    boxes = [r for f in (built / "boxes").glob("*.parquet")
+             for r in pq.read_table(f, columns=["segment_id", "track_id", "frame_index", "support_points",
+                                                "bbox_source"]).to_pylist()]
+    clouds = {c.locator.split("/vggt_results/")[0] for c in cases if c.format == "point cloud PLY"}
+    assert len(clouds) == 2
+    for seg in clouds:
+        assert {b["support_points"] for b in boxes if b["segment_id"] == seg} == {-1}, seg
+    assert any(b["support_points"] >= 0 for b in boxes if b["segment_id"] not in clouds)
+    deep = next(c for c in cases if c.name.startswith("16-bit greyscale"))
+    seg, rest = deep.locator.split("/vggt_results/tracking_summary.json#track=")
+    track, frame = rest.split(",frame_index=")
+    (box,) = [b for b in boxes if (b["segment_id"], b["track_id"], b["frame_index"]) == (seg, int(track), int(frame))]
+    assert box["bbox_source"] == 0  # sam3
+
+
+@pytest.fixture(scope="module")
+def omni3d(wildbox, tmp_path_factory):
+    root = tmp_path_factory.mktemp("omni3d-hostile") / "omni3d"
+    cases = hostile.write_omni3d(root, wildbox[1])
+    built = guarded_build("wildbox", root, tmp_path_factory.mktemp("out"), label="wildbox (Omni3D)",
+                          max_bad_fraction=1.0, running_mode="in_memory", num_workers=1)
+    return root, built, cases
+
+
+def test_every_omni3d_case_is_quarantined_with_its_reason(omni3d):
+    """Documents that list one folder's images between them (or the same images twice), and damaged
+    documents and records: each refused alone, the rest published; before the fix the duplicate frame and
+    segment ids stopped the whole build, and the rest crashed their document."""
+    root, built, cases = omni3d
+    assert len(cases) >= 9
+    assert_every_case(cases, quarantine_rows(built))
+    reconciled_units(built)
+    frames = [r for f in (built / "frames").glob("*.parquet")
+              for r in pq.read_table(f, columns=["frame_id", "segment_id"]).to_pylist()]
+    assert len({r["frame_id"] for r in frames}) == len(frames)
+    split = next(c.locator for c in cases if c.outcome == hostile.KEPT)
+    listed = [json.loads((root / "exports" / "omni3d" / f"split_{x}.json").read_text())["images"] for x in "ab"]
+    assert sum(r["segment_id"] == split for r in frames) == sum(map(len, listed)) >= 4
+    segments = [r["segment_id"] for f in (built / "segments").glob("*.parquet")
+                for r in pq.read_table(f, columns=["segment_id"]).to_pylist()]
+    assert segments.count(split) == 1
 
 
 def test_wildbox_mask_bomb_is_refused_before_decoding():
@@ -336,6 +399,17 @@ def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
                 for r in pq.read_table(f, columns=["record_id", "conversations"]).to_pylist() if r["record_id"] == token_id]
         assert rows and all([c["value"].count("<image>") for c in r["conversations"]] == [int(view != "text_only"), 0]
                             and "&lt;image&gt;" in r["conversations"][1]["value"] for r in rows)
+    # a lone surrogate escaped in an instruction: repaired before Beam's coder (beam.Create), counted, kept
+    repaired = next(c.locator.split("#id=", 1)[1] for c in cases if "lone surrogate" in c.name)
+    instructions = [r["instruction"] for f in (built / "multimodal").glob("*.parquet")
+                    for r in pq.read_table(f, columns=["record_id", "instruction"]).to_pylist() if r["record_id"] == repaired]
+    assert instructions and all(i.endswith(" \ufffd") for i in instructions[:1])
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ListRecords"] >= 1
+    # the leak: the training copy is quarantined, the test copy published
+    leaked = next(c.locator.split("#id=", 1)[1] for c in cases if "leak" in c.name)
+    keys = {r["record_key"] for f in (built / "records").glob("*.parquet")
+            for r in pq.read_table(f, columns=["record_key"]).to_pylist()}
+    assert f"test/{leaked}" in keys and f"train/{leaked}" not in keys
     # nothing read from outside the image root: no published image is a linked-out file's bytes
     outside = {(root.parent / "outside.png").read_bytes(), *(p.read_bytes() for p in (root.parent / "linked").iterdir())}
     published = [r["image"] for f in (built / "multimodal").glob("*.parquet")
@@ -395,11 +469,11 @@ def hostile_record_error():
 def test_bad_json_lines_are_records_of_their_own(tmp_path):
     """A mapped source's bad JSON Lines line is one quarantined record (the stage function the build runs)."""
     from benchwright.pipelines import vlm_unlearning_sources as sources
-    from benchwright.stage import Reject
+    from benchwright.stage import Reject, reject_row
 
     root, cases = hostile.mapped_lines_vlm_unlearning(tmp_path / "mapped")
     fmt, records, mapping = sources.list_records(str(root))
-    rows = [{"stage": "ParseRecord", **r.__dict__} for element in records
+    rows = [reject_row("ParseRecord", r) for element in records
             for r in sources.parse_record(element, str(root), fmt, mapping) if isinstance(r, Reject)]
     assert_every_case(cases, rows)
     assert sum(r["unit"] == "record" for r in rows) == len(cases)  # the good line is the one record kept
@@ -461,16 +535,19 @@ def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["task"] == {"read": 8, "written": 4, "quarantined": 4, "filtered": 0, "bad_fraction": 0.5}
+    assert units["task"] == {"read": 11, "written": 5, "quarantined": 6, "filtered": 0, "bad_fraction": round(6 / 11, 6)}
     # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
     assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
                                   "bad_fraction": round(5 / 7, 6)}
     lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
-    # a lone surrogate the file escaped in an instruction is repaired, counted, and the task kept
+    # a lone surrogate the file escaped in an instruction (or a rubric) is repaired, counted, and the task kept
     tasks = {r["task_id"]: r for f in sorted((built / "tasks").glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()}
     assert tasks["31"]["instruction"].endswith(" \ufffd")
-    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1
+    rubrics = [r["rubric"] for f in sorted((built / "rubrics").glob("full-*.parquet"))
+               for r in pq.read_table(f).to_pylist() if r["task_id"] == "32"]
+    assert rubrics and all(r.endswith(" \ufffd") for r in rubrics)
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1 + len(rubrics)
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
@@ -534,9 +611,10 @@ def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
 # --------------------------------------------------------------------------- the README's numbers
 
 
-def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wordeval_case, tmp_path, fixtures_dir):
-    corpus = hostile.full_corpus(tmp_path, fixtures_dir, wildbox=wildbox[2], vlm=vlm[2], workspace=workspace[2],
-                                 wordeval_case=wordeval_case)
+def test_the_readme_reliability_table_is_the_corpus(wildbox, omni3d, vlm, workspace, wordeval_case, tmp_path,
+                                                    fixtures_dir):
+    corpus = hostile.full_corpus(tmp_path, fixtures_dir, omni3d[2], wildbox=wildbox[2], vlm=vlm[2],
+                                 workspace=workspace[2], wordeval_case=wordeval_case)
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)
@@ -546,8 +624,9 @@ def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wor
 
 def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read_back(tmp_path):
     """A catalogue whose unit and template ids become case folder names: the ones that would leave
-    exports/cases (``../``, ``/``) or not fit a file name with the harness's suffixes are quarantined case by
-    case naming the catalogue file, nothing is written outside the build, and the kept ones (spaces, quotes, a
+    exports/cases (``../``, ``/``), not fit a file name with the harness's suffixes, or that no file name can
+    hold (300 characters, a NUL byte, a lone surrogate: before, ``File name too long`` stopped the build) are
+    quarantined case by case naming the catalogue file, the other units build, nothing is written outside the build, and the kept ones (spaces, quotes, a
     leading dash, dots, non-ASCII) publish folders that the batch evaluator finds by case id and passes."""
     from benchwright.build import build
     from benchwright.evaluation.wordeval import evaluate_outputs
