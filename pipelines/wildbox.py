@@ -183,6 +183,8 @@ def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray
     offsets = np.full(len(keep), np.nan)
     if seg.point_cloud_url is None or not keep.any():
         return counts, offsets, None
+    if seg.point_cloud_problem:  # a cloud the source does not hold (a symlink out of it) is not read
+        return counts, offsets, seg.point_cloud_problem
     import open3d as o3d  # ~2 s to import: only segments with a point cloud need it
 
     # A cloud that cannot be read is no cloud (-1, NaN: the labels' "not measured"), said so by the caller;

@@ -59,6 +59,7 @@ class RawSegment:
     mask_url: list            # per observation: the SAM3 mask PNG, or None
     mask_problems: dict = dataclasses.field(default_factory=dict)  # mask URL -> why it is refused unread
     point_cloud_url: str | None = None
+    point_cloud_problem: str | None = None  # why the cloud at point_cloud_url is refused unread
     track_locator: list = dataclasses.field(default_factory=list)
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
     normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
@@ -342,10 +343,13 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             obs.add(track_id, fi, centers[j], dims[j][::-1], rots[j], boxes[j], cls,  # VGGT (l, w, h) -> [W, H, L]
                     f"{where},frame_index={fi}", fs.unstrip_protocol(mask) if mask in masks else None)
     ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
+    has_ply = fs.exists(ply) or (source.local and os.path.islink(ply))  # (a link to a missing file: said unreadable)
+    ply_problem = source.link_problem(ply) if has_ply else None
     return obs.segment(segment_id=segment_id, video_id=video_id, locator=trk_loc,
                        folder_species=schema.folder_species(species_folder) if species_folder else None,
                        frames=[frames[k] for k in sorted(frames)],
-                       point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None,
+                       point_cloud_url=fs.unstrip_protocol(ply) if has_ply else None,
+                       point_cloud_problem=f"the file {ply_problem}" if ply_problem else None,
                        mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
 
 

@@ -154,6 +154,14 @@ def write_wildbox(root: Path) -> list[Case]:
     def add(fmt, name, locator, reason, unit=None, outcome=QUARANTINED):
         cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
 
+    # video folders whose names break naive tools (whitespace splitting, quoting, option parsing, byte counts):
+    # published, and the build's own exports and evaluator read them back (test_hostile_inputs). Copies of
+    # undamaged segments of five species (copies of one would tip the species mix past the validation's bound).
+    for video, seg in zip(HOSTILE_FOLDER_NAMES, segs[2:]):
+        shutil.copytree(seg, root / video / "seg1", symlinks=True)
+        add("segment folder", f"video folder name {video[:40]!r}{'...' if len(video) > 40 else ''}",
+            rel(root / video / "seg1"), "", "segment", KEPT)
+
     # a segment with a track seen in >= 4 frames and at least one other track (the box cases)
     for seg in segs[4:]:
         summary = json.loads((seg / "vggt_results" / "tracking_summary.json").read_text())
@@ -357,6 +365,12 @@ def write_wildbox(root: Path) -> list[Case]:
         ply = seg / "vggt_results" / "point_cloud.ply"
         ply.write_bytes(damage(ply.read_bytes()))
         add("point cloud PLY", name, rel(ply), "point cloud unreadable", "point_cloud")
+    seg = copy_segment()  # a cloud symlinked out of the source: its bytes are not the source's, not read
+    ply = seg / "vggt_results" / "point_cloud.ply"
+    shutil.move(ply, root.parent / "outside_point_cloud.ply")
+    ply.symlink_to(root.parent / "outside_point_cloud.ply")
+    add("point cloud PLY", "symlinked out of the source", rel(ply),
+        "is reached through a symlink to a place outside the source", "point_cloud")
 
     # a track's whole mask folder linked out of the source: its boxes quarantined naming each mask, none read
     seg = copy_segment()
@@ -414,21 +428,14 @@ def write_wildbox(root: Path) -> list[Case]:
         seg = copy_segment()
         _edit_json(seg / "vggt_results" / "cameras.json", first_camera(lambda c: c.update(image_name=image_name)))
         add("cameras.json", f"image_name {image_name!r}", rel(seg / "vggt_results" / "cameras.json"), reason, "segment")
-    # video folders whose names break naive tools (whitespace splitting, quoting, option parsing, byte counts):
-    # published, and the build's own exports and evaluator read them back (test_hostile_inputs)
-    for video in HOSTILE_FOLDER_NAMES:
-        seg = root / video / "seg1"
-        shutil.copytree(template, seg, symlinks=True)
-        add("segment folder", f"video folder name {video[:40]!r}{'...' if len(video) > 40 else ''}", rel(seg), "",
-            "segment", KEPT)
     return cases
 
 
 # Folder names a file system takes that tools trip on: a space (a whitespace-separated list splits it), a tab and
 # a newline (a line-based one), quotes, a leading dash (read as an option), dots, a percent sign (a URL decoder),
-# non-ASCII, and the longest name a file system holds (255 bytes of UTF-8).
+# non-ASCII, the longest name a file system holds (255 bytes of UTF-8), and whitespace only.
 HOSTILE_FOLDER_NAMES = ("DJI 0001 with spaces", "tab\tand\nnewline", "-leading 'single' \"double\" quotes",
-                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125)
+                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125, " \t\r ")
 
 
 def write_wildbox_kitti(root: Path, fixtures: Path) -> list[Case]:
@@ -1017,6 +1024,18 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add(graph, "wrong JSON type: an edge of numbers", "tasks/25/metadata.json#file_dep_graph[3]",
         "an edge must be {from, to}", "task_edge")
 
+    # data file names that break naive tools (whitespace splitting, quoting, option parsing, byte counts), named by
+    # a task's manifest and graph: published, the task's manifest resolved to them and its graph read back through
+    # the loader (test_hostile_inputs)
+    task(29, lambda r: r.update(data_manifest=[{"filename": n, "stored_relpath": f"data/{n}"} for n in WS_HOSTILE_FILE_NAMES],
+                                file_count=len(WS_HOSTILE_FILE_NAMES),
+                                file_dep_graph=[{"from": a, "to": b} for a, b in zip(WS_HOSTILE_FILE_NAMES,
+                                                                                      WS_HOSTILE_FILE_NAMES[1:])]))
+    for n in WS_HOSTILE_FILE_NAMES:
+        (root / "tasks" / "29" / "data" / n).write_text(f"{n}\n")
+        add("folder entry", f"file name {n[:40]!r}{'...' if len(n) > 40 else ''} named by the manifest",
+            f"tasks/29/data/{n}", "", "file", KEPT)
+
     # workspace files of each format, in task 5's folder
     ws = root / "tasks" / "5" / "data"
     docx_bytes, xlsx_bytes = _office_file("docx"), _office_file("xlsx")
@@ -1099,6 +1118,11 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add("Lite folders (tasks_lite/)", "the Lite copy of a quarantined task", "tasks_lite/11",
         "Lite task 11 is quarantined", "lite_task")
     return cases
+
+
+# Data file names a file system takes that tools trip on (see HOSTILE_FOLDER_NAMES), the last 255 bytes of UTF-8
+WS_HOSTILE_FILE_NAMES = ("data with spaces.csv", "tab\tand\nnewline.md", "-leading 'single' \"double\".txt",
+                         "..dots...txt", "ünïcødé 名前 %20.csv", "long_" + "é" * 123 + ".txt")
 
 
 def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
@@ -1354,8 +1378,9 @@ def write_wordeval_ids(root: Path) -> tuple[Path, list[Case]]:
     comp["templates"].append(dict(json.loads(json.dumps(comp["templates"][0])), id="../escape_template"))
     (root / "compositions.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
     fmt = "catalogue ids (case folders)"
+    # (a quarantine row is UTF-8 text: the surrogate in its locator is written repaired, U+FFFD, and counted)
     cases = [Case("wordeval", fmt, f"unit id {uid[:30]!r}{'...' if len(uid) > 30 else ''}".replace("\\x00", "\\0"),
-                  f"{uid}@", reason, "atomic_case") for uid, reason in refused.items()]
+                  f"{uid.replace(chr(0xD800), chr(0xFFFD))}@", reason, "atomic_case") for uid, reason in refused.items()]
     cases += [Case("wordeval", fmt, "template id '../escape_template'", "../escape_template@", "holds '/'",
                    "compositional_case")]
     cases += [Case("wordeval", fmt, f"unit id {uid!r}", f"{uid}@", "", "atomic_case", KEPT) for uid in HOSTILE_UNIT_IDS]

@@ -224,7 +224,7 @@ def test_wildbox_auxiliary_files_that_cannot_be_read_change_no_label(wildbox):
              for r in pq.read_table(f, columns=["segment_id", "track_id", "frame_index", "support_points",
                                                 "bbox_source"]).to_pylist()]
     clouds = {c.locator.split("/vggt_results/")[0] for c in cases if c.format == "point cloud PLY"}
-    assert len(clouds) == 2
+    assert len(clouds) == 3  # truncated, not a PLY, symlinked out of the source (never read)
     for seg in clouds:
         assert {b["support_points"] for b in boxes if b["segment_id"] == seg} == {-1}, seg
     assert any(b["support_points"] >= 0 for b in boxes if b["segment_id"] not in clouds)
@@ -530,6 +530,26 @@ def test_every_workspace_case_is_quarantined_with_its_reason(workspace):
     assert "outside the workspace" not in "".join(r["text_excerpt"] for r in _published(built, "files"))
 
 
+def test_workspace_hostile_file_names_read_back_through_the_loader(workspace):
+    """Data files named with a space, a tab and a newline, quotes and a leading dash, dots, non-ASCII and 255
+    bytes, named by a task's manifest and dependency graph: each published once under its name, the manifest
+    resolved to them (no "no data file" row), the graph's edges kept, and the loader's
+    ``task_dependency_files`` and ``readable_files`` give the names back as they are."""
+    from benchwright.loaders.workspace_bench import readable_files, task_dependency_files
+
+    _, built, _ = workspace
+    names = set(hostile.WS_HOSTILE_FILE_NAMES)
+    assert not [r for r in quarantine_rows(built) if r["locator"].startswith("tasks/29/")]
+    task = next(r for r in _published(built, "tasks") if r["task_id"] == "29")
+    assert task["file_count"] == len(names) and {m["filename"] for m in task["data_manifest"]} == names
+    assert task["manifest_bytes"] == sum(len(f"{n}\n".encode()) for n in names)
+    edges = [r for r in _published(built, "task_edges") if r["task_id"] == "29"]
+    assert len(edges) == len(names) - 1 and {e["src_kind"] for e in edges} == {"manifest"}
+    assert task_dependency_files(built)["29"] == names
+    paths = [f["path"] for f in readable_files(built) if f["task_id"] == "29"]
+    assert all(paths.count(f"data/{n}") == 1 for n in names), paths
+
+
 def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir):
     cases = hostile.write_workspace_website(tmp_path / "website", fixtures_dir)
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
@@ -633,9 +653,18 @@ def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read
     from benchwright.options import BuildOptions
     from benchwright.pipelines.wordeval import WordEval
 
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
     root, cases = hostile.write_wordeval_ids(tmp_path / "work" / "catalogue")
     dataset = WordEval()
     dataset.libreoffice_gate = "none"  # the gate is not under test: the names are
+    # the units of the file the ids were added to and the composition's steps, one seed: a third of the
+    # catalogue's cases to build
+    cat = read_catalogue(str(root))
+    steps = {step["unit"] for template in cat.templates.values() for step in template["steps"]}
+    dataset.unit_ids = tuple(sorted(u for u, unit in cat.units.items()
+                                    if unit["source"] == "units/01_character_formatting.yaml" or u in steps))
+    dataset.seeds = (0,)
     built = Path(build(dataset, str(root), BuildOptions(out=str(tmp_path / "work" / "out"), progress=False,
                                                         max_bad_fraction=1.0)))
     rows = quarantine_rows(built)

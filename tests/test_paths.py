@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from benchwright.files import NAME_MAX_BYTES, OutsideRoot, Root
@@ -116,11 +116,14 @@ FOLDER_NAME = (st.lists(st.sampled_from(FOLDER_PIECES), min_size=1, max_size=10)
                .filter(lambda n: not n.startswith((".", "_")) and len(n.encode()) <= NAME_MAX_BYTES))
 
 
-# One build per run (the build is the expensive part): a few drawn names share it, each run draws new ones, and a
-# failing draw is printed. The source is the tiny one the data-quality tests share (made once per test run);
-# the smallest videos (one segment each) are copied under the drawn names.
+# One build per run (the build is the expensive part): the four drawn names share it, each run draws new ones,
+# and a failing draw is printed. Hypothesis tries the simplest draw first (four one-piece names, the same every
+# run): ``assume`` passes it over, unbuilt, so the one build is of a random draw (whitespace-only names are in the
+# corpus, tests/hostile.py). The source is the tiny one the data-quality tests share (made once per test run);
+# its smallest videos (one segment each) are copied under the drawn names.
 @settings(max_examples=1, deadline=None, database=None, phases=[Phase.generate],
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.filter_too_much])
 @given(names=st.lists(FOLDER_NAME, min_size=4, max_size=4, unique=True))
 def test_hostile_folder_names_build_export_and_evaluate(names, tmp_path_factory):
     """Video folders named from a hostile alphabet -> build -> exports -> the build's own evaluator and the
@@ -137,6 +140,7 @@ def test_hostile_folder_names_build_export_and_evaluate(names, tmp_path_factory)
     from tests.quality_builds import tiny_wildbox
     from tests.wildbox_helpers import build_wildbox, wildbox_stage_rows
 
+    assume(any(len(name) > 2 for name in names))  # not the simplest draw
     source, _ = tiny_wildbox(tmp_path_factory)
     work = tmp_path_factory.mktemp("hostile-names")
     videos = sorted((p for p in source.iterdir() if p.is_dir()),
