@@ -147,6 +147,28 @@ def depth_problem(value, max_depth: int = MAX_DEPTH) -> str | None:
     return None
 
 
+# characters a JSON string may hold as they are that ``str.splitlines`` (and many editors) end a line at
+_LINE_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+_LINE_SEPARATOR = re.compile("[\u2028\u2029\x85]")
+
+
+def json_lines(text: str):
+    """(1-based line number, line) of every non-blank line of JSON Lines text. A line ends at "\\n" only:
+    ``str.splitlines`` also ends one at U+2028, U+2029, U+0085 and a form feed, which a JSON string may hold
+    as they are, and would cut a record in two (and number the lines after it wrongly)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def dumps_line(value, **options) -> str:
+    """``value`` as one JSON Lines line (without its newline): UTF-8 text as it is (``ensure_ascii=False``,
+    ``sort_keys=True``), but for the line separators a string may hold, escaped, so that a reader that ends
+    lines at them (``str.splitlines``) still reads one record per line."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, **options)
+    return _LINE_SEPARATOR.sub(lambda m: _LINE_SEPARATORS[m.group()], text)
+
+
 def read(path, locator: str | None = None):
     """The JSON document of a local file, strictly (``loads``). A file that cannot be opened is a
     ``SourceError``; bytes that are not UTF-8 or text that is not strict JSON a ``RecordError`` at

@@ -94,7 +94,7 @@ def _load_records(url: str, name: str, image_field: str | None = None) -> list:
     except (OSError, UnicodeDecodeError) as err:
         raise SourceError(f"{name}: cannot read: {err}") from None
     if name.endswith(".jsonl"):  # a bad line is one bad record (quarantined by parse_record), not a bad file
-        return [_json_line(line, n) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        return [_json_line(line, n) for n, line in strict_json.json_lines(text)]
     try:
         data = strict_json.loads(text)
     except ValueError as err:  # malformed, a repeated key, an integer past Python's digit limit

@@ -477,7 +477,7 @@ def parse_kitti_tracking_sequence(source: str, seq: str):
     text = _read_text(fs, posixpath.join(root, label_rel), label_rel, _source_root(fs, root))
     by_frame, errors = kitti.parse_tracking_lines(text, label_rel)
     lines = {}  # the label line of each row, for locators
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # numbered as kitti numbers them ("\n" only)
         tokens = line.split()
         if len(tokens) > 2:
             lines.setdefault((tokens[0], tokens[1]), []).append(number)

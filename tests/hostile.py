@@ -435,7 +435,7 @@ def write_wildbox(root: Path) -> list[Case]:
 # a newline (a line-based one), quotes, a leading dash (read as an option), dots, a percent sign (a URL decoder),
 # non-ASCII, the longest name a file system holds (255 bytes of UTF-8), and whitespace only.
 HOSTILE_FOLDER_NAMES = ("DJI 0001 with spaces", "tab\tand\nnewline", "-leading 'single' \"double\" quotes",
-                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125, " \t\r ")
+                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125, " \t\r ", "line\u2028separators\x85")
 
 
 def write_wildbox_kitti(root: Path, fixtures: Path) -> list[Case]:
@@ -880,6 +880,11 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     path.write_text('{"example_id": "train/a#0", "score": 0.5}\n{"example_id": "train/a#0", "score": 0.7}\n')
     out.append((Case("vlm_unlearning", "routing-score file", "duplicate example id (JSON Lines)", f"{path.name}:2",
                      "appears twice", outcome=REFUSED), path, []))
+    path = root / f"scores_{len(out):02d}.jsonl"  # the line numbers are the file's whatever its strings hold
+    path.write_text('{"example_id": "train/a#0", "score": 0.5, "note": "a\u2028b\x85c"}\n'
+                    '{"example_id": "train/a#0", "score": 0.7}\n', encoding="utf-8")
+    out.append((Case("vlm_unlearning", "routing-score file", "a line separator (U+2028) in a line, then a duplicate id",
+                     f"{path.name}:2", "appears twice", outcome=REFUSED), path, []))
     return out
 
 
@@ -893,8 +898,9 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
              '{"id": %s, "img": "a.png", "q": "Q?", "a": "A"}' % huge_integer(),
              '{"id": 4, "id": 5, "img": "a.png", "q": "Q?", "a": "A"}', '[1, 2]',
              '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}', "[" * 100_000 + "]" * 100_000,
-             '{"id": 8, "img": "a.png", "q": "Q?", "a": "A", "x": %s}' % ("[" * 150 + "]" * 150)]
-    (root / "forget.jsonl").write_text("\n".join(lines) + "\n")
+             '{"id": 8, "img": "a.png", "q": "Q?", "a": "A", "x": %s}' % ("[" * 150 + "]" * 150),
+             json.dumps({"id": 9, "img": "a.png", "q": LINE_SEPARATED[0], "a": LINE_SEPARATED[1]}, ensure_ascii=False)]
+    (root / "forget.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (root / "images" / "a.png").write_bytes(_vlm_image("a.png"))
     fmt = "mapped JSON Lines"
     return root, [Case("vlm_unlearning", fmt, "truncated line", "forget.jsonl#line=2", "not valid JSON", "record"),
@@ -907,7 +913,13 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
                        "leaves the image root", "record"),
                   Case("vlm_unlearning", fmt, "100,000-deep nesting", "forget.jsonl#line=7", TOO_DEEP, "record"),
                   Case("vlm_unlearning", fmt, "a record nested 150 levels deep (past what Beam's coder walks)",
-                       "forget.jsonl#line=8", "nested more than 100 levels deep", "record")]
+                       "forget.jsonl#line=8", "nested more than 100 levels deep", "record"),
+                  Case("vlm_unlearning", fmt, "line separators (U+2028, U+0085) as they are in a record's strings",
+                       "forget.jsonl#line=9", "", "record", KEPT)]
+
+
+# text JSON keeps as it is that str.splitlines ends a line at (a JSON Lines line ends at "\n" only)
+LINE_SEPARATED = ("What is\u2028shown?", "An elephant\x85and\u2029a calf.")
 
 
 # --------------------------------------------------------------------------- Workspace-Bench

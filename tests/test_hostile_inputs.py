@@ -476,7 +476,11 @@ def test_bad_json_lines_are_records_of_their_own(tmp_path):
     rows = [reject_row("ParseRecord", r) for element in records
             for r in sources.parse_record(element, str(root), fmt, mapping) if isinstance(r, Reject)]
     assert_every_case(cases, rows)
-    assert sum(r["unit"] == "record" for r in rows) == len(cases)  # the good line is the one record kept
+    # the good lines are the records kept: the first, and the one whose strings hold line separators, intact
+    assert sum(r["unit"] == "record" for r in rows) == sum(c.outcome == hostile.QUARANTINED for c in cases)
+    kept = [r for element in records for r in sources.parse_record(element, str(root), fmt, mapping)
+            if hasattr(r, "examples")]
+    assert [(e.instruction, e.response) for r in kept for e in r.examples][-1] == hostile.LINE_SEPARATED
 
 
 def test_vlm_image_bomb_is_refused_from_its_header():

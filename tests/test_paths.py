@@ -176,3 +176,25 @@ def test_hostile_folder_names_build_export_and_evaluate(names, tmp_path_factory)
             assert metrics["ap2d_agnostic@0.50"]["micro"] == 100.0, (split, names)
             scored += 1
     assert scored
+
+
+# --------------------------------------------------------------------------- text files the build writes and reads back
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(locator=HOSTILE_NAME, reason=st.text(max_size=40) | st.sampled_from(["\u2028", "a\x85b", "\u2029\x0c\x1c"]))
+def test_reject_rows_read_back_whatever_their_text(locator, reason):
+    """The build's quarantine files (JSON Lines written as UTF-8) are read back by its own reconciliation whatever
+    a locator or a reason holds: a line separator a JSON string keeps as it is (U+2028, U+0085: a video folder's
+    name put one in a locator) ended the line for ``str.splitlines`` and the build failed with a JSONDecodeError;
+    the file is one line per row for any reader that splits lines so."""
+    from benchwright.manifest import read_rejects
+    from benchwright.stage import QUARANTINE
+    from benchwright.writer import WriteRejects
+
+    rows = [{"stage": "Parse", "unit": "frame", "kind": QUARANTINE, "count": 1, "locator": locator, "reason": reason},
+            {"stage": "Parse", "unit": "frame", "kind": QUARANTINE, "count": 1, "locator": "next", "reason": "r"}]
+    with tempfile.TemporaryDirectory(prefix="rejects-") as root:
+        WriteRejects(root, QUARANTINE)._write(("Parse", rows))
+        assert sorted(read_rejects(Path(root))[QUARANTINE], key=str) == sorted(rows, key=str)
+        text = next(Path(root).glob("_build/quarantine/*.jsonl")).read_text(encoding="utf-8")
+        assert len(text.splitlines()) == len(rows)

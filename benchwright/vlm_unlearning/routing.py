@@ -239,9 +239,7 @@ def read_scores(url: str) -> dict[str, float]:
     scores: dict[str, float] = {}
     name = url.rsplit("/", 1)[-1].lower()
     if name.endswith(".jsonl"):
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        for n, line in strict_json.json_lines(text):
             try:
                 row = strict_json.loads(line)
             except ValueError as exc:  # malformed, a repeated key, an integer past Python's digit limit
