@@ -509,7 +509,8 @@ class WildBox(Dataset):
 
         parsed = run_stage(
             pipeline | "ListUnits" >> beam.Create(units) | "Spread" >> beam.Reshuffle(),
-            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit=UNIT_OF[fmt], source=True)
+            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit=UNIT_OF[fmt], source=True,
+            total=len(units), what="Omni3D documents" if fmt == "omni3d" else "segments")
         segments, stages = parsed.main, [parsed]
         if fmt == "omni3d":  # a folder's images may be listed by several documents: one segment of them all
             merged = run_stage(
@@ -524,7 +525,8 @@ class WildBox(Dataset):
         )
         splits | "WriteSplits" >> WriteSplits(staging, SPLIT_RULE)
         annotated = run_stage(segments, "AnnotateSegment", annotate_segment, unit="segment",
-                              locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)])
+                              locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)],
+                              total="MergeSegments" if fmt == "omni3d" else "ParseSegment", what="segments")
         tables = {cfg: annotated.main | f"Select{cfg.capitalize()}" >> beam.Map(lambda d, c=cfg: d[c])
                   for cfg in self.configs}
         return tables, stages + [annotated]
