@@ -151,8 +151,13 @@ def load_inputs(build: str) -> dict[str, dict[str, Inputs]]:
         order = np.argsort(np.array(merged.ids, dtype=object), kind="stable")
         out[config] = {"forget": Inputs([merged.ids[i] for i in order], [merged.subsets[i] for i in order],
                                         merged.x_img[order], merged.x_txt[order])}
-    if not len(out["multimodal"]["forget"]) or not len(out["multimodal"]["retain"]):
-        raise SourceError(f"{build}: the baselines need forget and retain rows in the multimodal config")
+    forget, retain = len(out["multimodal"]["forget"]), len(out["multimodal"]["retain"])
+    if not forget or not retain:
+        missing = " and ".join(n for n, rows in (("forget", forget), ("retain", retain)) if not rows)
+        raise SourceError(f"{build}: no {missing} examples ({forget} forget, {retain} retain rows in the multimodal "
+                          "config): the forget set is the source's unsafe training examples and the retain set its "
+                          "safe ones, so the source has none that were kept (the records the build quarantined are "
+                          "in _build/quarantine/); an unlearning set, and its baselines, need both")
     return out
 
 

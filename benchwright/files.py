@@ -8,6 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import fsspec
 
+from benchwright.errors import BenchwrightError
+from benchwright.fields import clip
+
 FILE_THREADS = 4  # file reads, writes and hashing release the GIL: a few threads overlap them
 
 
@@ -65,6 +68,32 @@ def local_files_under(root: str) -> list[tuple[str, int]]:
     return out
 
 
+NAME_MAX_BYTES = 255  # one path component, on every common file system (ext4, XFS, APFS; NTFS: 255 UTF-16 units)
+
+
+def name_problem(name) -> str | None:
+    """Why ``name``, a file name or relative path a record gives (or an id that becomes one), cannot name a
+    file on any file system, or None: it is not text, it holds a NUL byte (no system call takes one: Python
+    raises ``ValueError``, far from the record) or a lone surrogate (no UTF-8 name spells one), or one of
+    its parts is longer than ``NAME_MAX_BYTES`` bytes of UTF-8 (``OSError: File name too long``, when it is
+    first written or read)."""
+    if not isinstance(name, str):
+        return f"is not text ({type(name).__name__})"
+    if "\0" in name:
+        return f"holds a NUL byte (at character {name.index(chr(0))})"
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError as err:  # a lone surrogate a JSON or YAML escape wrote (``"\\ud800"``)
+            return f"holds a lone surrogate (at character {err.start}), which no file name encodes"
+    if len(name) * 4 > NAME_MAX_BYTES:  # only a long name can have a part that long
+        for part in name.split("/"):
+            size = len(part.encode("utf-8", "surrogateescape"))
+            if size > NAME_MAX_BYTES:
+                return f"has a name of {size:,} bytes (a file name is at most {NAME_MAX_BYTES})"
+    return None
+
+
 def resolves_outside(url: str, root: str) -> bool:
     """Whether the local file at ``url`` lies, once the symlinks of its path are resolved (at any level),
     outside the folder ``root`` resolves to: its bytes are not the source's, and a build does not read
@@ -114,6 +143,88 @@ def hf_cache_blobs(folder: str) -> str | None:
                 if os.path.isdir(blobs):
                     return os.path.realpath(blobs)
     return None
+
+
+class OutsideRoot(BenchwrightError, ValueError):
+    """A name that cannot be used as a path below its ``Root``; the message says why, in words."""
+
+
+class Root:
+    """The folder that names given by records are resolved below, for reading and for writing alike: every
+    name that becomes a path (an id that becomes a folder, a file path in a JSON, a folder name) goes
+    through ``join`` (or ``problem``), so one rule decides what stays inside.
+
+    ``join`` refuses (``OutsideRoot``) a name no file can have (``name_problem``: not text, a NUL byte, a
+    part longer than ``NAME_MAX_BYTES``), an empty or absolute path, one whose ``..`` parts climb above
+    the root, and, for a local root, one that reaches a place outside it through a symlink at any level
+    (``outside_of``: its bytes are not the root's, and a write through it would land elsewhere).
+    ``single=True``: the name must be one file or folder name (a case id that becomes
+    ``exports/cases/<case_id>``: no ``/``, not ``.`` or ``..``). ``what`` names the root in messages
+    ("the segment folder", "the source", "exports/cases")."""
+
+    def __init__(self, url, what: str = "its folder", local: bool | None = None):
+        self.url = str(url)
+        self.what = what
+        # ``local``: whether ``url`` is on a local disk (None: told by its protocol; a path fsspec stripped of
+        # its protocol needs telling)
+        self.local = fsspec.core.split_protocol(self.url)[0] in (None, "file", "local") if local is None else local
+        self._outside = None
+
+    def lexical_problem(self, name, single: bool = False, room: int = 0) -> str | None:
+        """Why ``name`` cannot be a path below the root, by its text alone (no file system call), or None.
+        ``room``: bytes a tool appends to the (single) name to name its own files after it (``<id>.json``)."""
+        problem = name_problem(name)
+        if problem:
+            return problem
+        if single:
+            if name in ("", ".", ".."):
+                return "is not a file or folder name"
+            if "/" in name:
+                return "is not one file or folder name (it holds '/')"
+            size = len(name.encode("utf-8", "surrogateescape"))
+            if size + room > NAME_MAX_BYTES:
+                return (f"is {size:,} bytes long: the files named after it need {room} bytes more, and a file name "
+                        f"is at most {NAME_MAX_BYTES}")
+            return None
+        if not name:
+            return "is empty"
+        if name.startswith("/"):
+            return f"is an absolute path (a path here is relative to {self.what})"
+        norm = posixpath.normpath(name)
+        if norm == ".." or norm.startswith("../"):
+            return f"leaves {self.what} (its '..' parts climb above it)"
+        if norm == ".":
+            return f"names {self.what} itself, not a file in it"
+        return None
+
+    def path(self, name: str) -> str:
+        """``name`` below the root (``name`` already passed ``lexical_problem``), normalised."""
+        return posixpath.join(self.url, posixpath.normpath(name))
+
+    def link_problem(self, path: str) -> str | None:
+        """Why the local ``path`` (below the root) is not the root's: a symlink at some level of it resolves
+        outside the root; None on object storage, which has no links."""
+        if not self.local:
+            return None
+        if self._outside is None:  # the root's real path, resolved once, when a link is first asked about
+            self._outside = outside_of(self.url)
+        if self._outside(path):
+            return f"is reached through a symlink to a place outside {self.what} (not followed)"
+        return None
+
+    def problem(self, name, single: bool = False, links: bool = True, room: int = 0) -> str | None:
+        """``join``'s refusal as text (None: ``join`` returns the path)."""
+        problem = self.lexical_problem(name, single, room)
+        if problem is None and links:
+            problem = self.link_problem(self.path(name))
+        return problem
+
+    def join(self, name, field: str = "name", single: bool = False, links: bool = True, room: int = 0) -> str:
+        """The path of ``name`` below the root; ``OutsideRoot`` ("<field> <name> <why>") when it is refused."""
+        problem = self.problem(name, single, links, room)
+        if problem:
+            raise OutsideRoot(f"{field} {clip(name)} {problem}")
+        return self.path(name)
 
 
 def file_version(info: dict) -> str:

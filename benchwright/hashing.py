@@ -16,8 +16,10 @@ from benchwright.files import map_in_threads
 
 
 def stable_hash64(key: str) -> int:
-    """A 64-bit unsigned integer derived from ``key`` (blake2b, stable across processes)."""
-    return int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big")
+    """A 64-bit unsigned integer derived from ``key`` (blake2b, stable across processes). A key holding a
+    lone surrogate (a JSON or YAML escape in an id) hashes as its code units (``surrogatepass``): every
+    other key's bytes are its UTF-8, so no hash changes, and no id stops the build here."""
+    return int.from_bytes(hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
 def stable_int_id(key: str, bits: int = 53) -> int:

@@ -23,6 +23,7 @@ from benchwright.files import local_files_under
 from benchwright.hashing import sha256_files
 from benchwright.layout import BUILD_DIR, MANIFEST, SCREENSHOTS_DIR
 from benchwright.stage import FILTERED, QUARANTINE
+from benchwright.strict_json import json_lines
 from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def read_rejects(root: Path) -> dict[str, list[dict]]:
     for kind in (QUARANTINE, FILTERED):
         rows = []
         for f in sorted((root / BUILD_DIR / kind).glob("*.jsonl")):
-            rows.extend(json.loads(line) for line in f.read_text().splitlines() if line)
+            rows.extend(json.loads(line) for _, line in json_lines(f.read_text(encoding="utf-8")))
         out[kind] = rows
     return out
 

@@ -13,6 +13,11 @@ Every record and quarantine row a stage yields passes through ``benchwright.utf8
 Beam's coder sees it: a string a file put there that UTF-8 cannot encode (a lone surrogate from a JSON
 ``\\udcff`` escape, a Python literal, a notebook cell) is repaired (U+FFFD) instead of stopping the
 build, and counted (``unencodable_strings.<stage>`` in the manifest's counters).
+
+Every quarantine and filtered row is made here (``reject_row``), so one place holds what a row says:
+its reason in words, never an exception's type name (``errors.reason_in_words``: an unexpected
+exception is described by what it means, ``errors.describe_exception``), and its reason and locator at
+most ``errors.MAX_REASON_BYTES`` (a 1 MB value quoted in a reason is cut, saying how much was).
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ from typing import Any, Callable, Iterable
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from benchwright.errors import RecordError
+from benchwright.errors import RecordError, clipped, describe_exception, reason_in_words
 from benchwright.progress import StageReport, attached
 from benchwright.utf8 import encodable
 
@@ -49,6 +54,15 @@ class Read:
 
     unit: str
     count: int = 1
+
+
+def reject_row(stage: str, reject: Reject) -> dict:
+    """The quarantine (or filtered) row of ``reject`` in ``stage``: the one place such a row is made (see
+    the module docstring: its reason in words, reason and locator at most 1 KB)."""
+    row = {"stage": stage, **dataclasses.asdict(reject)}
+    row["reason"] = reason_in_words(row["reason"])
+    row["locator"] = clipped(str(row["locator"]))
+    return row
 
 
 def counter(name: str):
@@ -80,15 +94,17 @@ class Stage(beam.DoFn):
     def process(self, element, *side_inputs):
         self._in.inc()
         try:
-            # Materialise first: a generator that fails half-way must not leak half its output.
-            outputs = list(self._fn(element, *side_inputs))
+            # Materialise first: a generator that fails half-way must not leak half its output; a record
+            # Beam's coder could not carry (nested too deeply to walk) fails its element here, too.
+            outputs = [out if isinstance(out, (Read, Reject)) else self._encodable(out)
+                       for out in self._fn(element, *side_inputs)]
         except RecordError as err:
             self._count(element, 0)
             yield from self._failure(Reject(self._unit, err.locator, err.reason))
             return
         except Exception as err:  # an unexpected failure still names the element; finalize counts it
             self._count(element, 0)
-            yield from self._failure(Reject(self._unit, self._locate(element), f"{type(err).__name__}: {err}"))
+            yield from self._failure(Reject(self._unit, self._locate_safely(element), describe_exception(err)))
             return
         self._count(element, sum(not isinstance(out, (Read, Reject)) for out in outputs))
         for out in outputs:
@@ -102,7 +118,7 @@ class Stage(beam.DoFn):
             else:
                 if self._source:
                     read_counter(self._unit).inc()
-                yield self._encodable(out)
+                yield out
 
     def finish_bundle(self):
         if self._report is not None:
@@ -118,8 +134,14 @@ class Stage(beam.DoFn):
             read_counter(self._unit).inc()
         yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(reject))
 
+    def _locate_safely(self, element) -> str:
+        try:
+            return self._locate(element)
+        except Exception as err:  # noqa: BLE001 - the element's failure is reported, whatever its shape
+            return f"<an element of {self._name} that cannot be named: {describe_exception(err)}>"
+
     def _row(self, reject: Reject) -> dict:
-        return self._encodable({"stage": self._name, **dataclasses.asdict(reject)})
+        return self._encodable(reject_row(self._name, reject))
 
     def _encodable(self, out):
         """``out`` as Beam's coder and Arrow can encode it (see the module docstring), counted."""
@@ -127,6 +149,24 @@ class Stage(beam.DoFn):
         if repaired:
             self._repaired.inc(repaired)
         return out
+
+
+def create(pipeline, label: str, items, **kwargs):
+    """``pipeline | label >> beam.Create(items)`` of values read on the driver (a source's records), each
+    made encodable first as a stage's outputs are (see the module docstring: ``beam.Create`` encodes its
+    values with Beam's coder as the pipeline is built, so one lone surrogate in a record would stop it
+    there); the strings repaired are counted as ``unencodable_strings.<label>``."""
+    fixed, repaired = [], 0
+    for item in items:
+        item, n = encodable(item)
+        fixed.append(item)
+        repaired += n
+    pcoll = pipeline | label >> beam.Create(fixed, **kwargs)
+    if repaired:
+        name = f"unencodable_strings.{label}"
+        _ = (pipeline | f"{label}Repaired" >> beam.Create([repaired])
+             | f"Count{label}Repaired" >> beam.Map(lambda n: counter(name).inc(n)))
+    return pcoll
 
 
 def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False,

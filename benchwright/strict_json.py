@@ -6,6 +6,10 @@ a repeated key, an integer past Python's digit limit and nesting deeper than the
 
 ``read(path, locator)`` is the one reader of a JSON file the evaluators use: bytes that are not
 UTF-8, malformed JSON and the rest are a ``RecordError`` at ``<locator>:<line>``.
+
+A value that parses may still nest deeper than the code that walks it can follow (Beam's coders, ``repr``,
+``json.dumps`` recurse too): a record that travels as it was read is checked with :func:`depth_problem`
+first (``MAX_DEPTH`` levels; source records nest a few).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ _LONG_DIGITS = re.compile(r"\d{%d,}" % (getattr(sys, "get_int_max_str_digits", l
 # strings (skipped) and brackets: the nesting depth at every bracket
 _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
 DEPTH_REPORTED = 256  # where a file too deep for the decoder is said to pass the limit
+MAX_DEPTH = 100  # the nesting a record that travels through a pipeline as it was read may have
 
 
 class RepeatedKey(ValueError):
@@ -99,9 +104,7 @@ def loads(text: str | bytes):
         where = f" in the object at {_line_col(text, pos)}" if pos is not None else ""
         raise ValueError(f"{err}{where}") from None
     except RecursionError:
-        pos = _too_deep_position(text)
-        where = f" (depth {DEPTH_REPORTED} passed at {_line_col(text, pos)})" if pos is not None else ""
-        raise ValueError(f"nested deeper than the JSON decoder can follow{where}") from None
+        raise _too_deep(text) from None
     except ValueError as err:  # an integer past the digit limit (int() inside the decoder)
         m = _LONG_DIGITS.search(text)
         if m is None:
@@ -110,8 +113,60 @@ def loads(text: str | bytes):
                          f"(more than Python converts: {err.args[0].split(':')[0]})") from None
 
 
+def _too_deep(text: str) -> ValueError:
+    pos = _too_deep_position(text)
+    where = f" (depth {DEPTH_REPORTED} passed at {_line_col(text, pos)})" if pos is not None else ""
+    return ValueError(f"nested deeper than the JSON decoder can follow{where}")
+
+
 def load(fp):
     return loads(fp.read())
+
+
+def raw_decode(text: str, start: int = 0):
+    """``json.JSONDecoder.raw_decode`` with ``loads``' refusals: (value, end)."""
+    try:
+        return json.JSONDecoder(object_pairs_hook=unique_keys).raw_decode(text, start)
+    except RecursionError:
+        raise _too_deep(text) from None
+
+
+def depth_problem(value, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why ``value`` nests lists and objects more than ``max_depth`` levels deep (walked without recursion),
+    or None."""
+    if type(value) is not dict and type(value) is not list:
+        return None
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            return f"nested more than {max_depth} levels deep"
+        for child in (node.values() if type(node) is dict else node):
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return None
+
+
+# characters a JSON string may hold as they are that ``str.splitlines`` (and many editors) end a line at
+_LINE_SEPARATORS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+_LINE_SEPARATOR = re.compile("[\u2028\u2029\x85]")
+
+
+def json_lines(text: str):
+    """(1-based line number, line) of every non-blank line of JSON Lines text. A line ends at "\\n" only:
+    ``str.splitlines`` also ends one at U+2028, U+2029, U+0085 and a form feed, which a JSON string may hold
+    as they are, and would cut a record in two (and number the lines after it wrongly)."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def dumps_line(value, **options) -> str:
+    """``value`` as one JSON Lines line (without its newline): UTF-8 text as it is (``ensure_ascii=False``,
+    ``sort_keys=True``), but for the line separators a string may hold, escaped, so that a reader that ends
+    lines at them (``str.splitlines``) still reads one record per line."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, **options)
+    return _LINE_SEPARATOR.sub(lambda m: _LINE_SEPARATORS[m.group()], text)
 
 
 def read(path, locator: str | None = None):

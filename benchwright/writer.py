@@ -7,7 +7,6 @@ an fsspec URL.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import posixpath
@@ -22,6 +21,7 @@ import pyarrow.parquet as pq
 from datasets import Features, Value
 from datasets.table import embed_table_storage
 
+from benchwright import strict_json
 from benchwright.files import map_in_threads
 from benchwright.hashing import stable_hash64
 from benchwright.memory import release_freed_memory
@@ -303,5 +303,5 @@ class WriteRejects(beam.PTransform):
         fs.makedirs(posixpath.dirname(path), exist_ok=True)
         with fs.open(path, "w") as f:
             for row in rows:
-                f.write(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n")
+                f.write(strict_json.dumps_line(row) + "\n")
         return {"kind": self._kind, "stage": stage, "rows": len(rows)}

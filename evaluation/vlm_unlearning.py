@@ -121,11 +121,8 @@ def read_predictions(url: str) -> list[dict]:
         raise SourceError(f"{url}: cannot read the predictions: {exc}") from exc
     # a byte that is not UTF-8 is a RecordError at its line; JSON Lines end at "\n" only (a response may
     # hold U+2028, where str.splitlines would cut the line)
-    lines = decode(data, url).split("\n")
     rows = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    for n, line in strict_json.json_lines(decode(data, url)):
         locator = f"{url}:{n}"
         try:
             row = strict_json.loads(line)

@@ -179,14 +179,13 @@ def _frame_image_ids(root: Path, split: str) -> dict[str, int]:
     frames = wbl.read_config(root, "frames", split, columns=["frame_id", "image_id"])
     by_frame = dict(zip(frames.column("frame_id").to_pylist(), frames.column("image_id").to_pylist()))
     out = {}
-    for number, line in enumerate(kitti.read_text(fmap, str(fmap)).splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) < 2:
-            raise RecordError(f"{fmap}:{number}", "expected '<name> <frame_id> ...'")
-        if parts[1] in by_frame:
-            out[parts[0]] = int(by_frame[parts[1]])
+    for number, line in enumerate(kitti.read_text(fmap, str(fmap)).split("\n"), start=1):
+        try:
+            fields = wbl.parse_frame_map_line(line)
+        except ValueError as err:
+            raise RecordError(f"{fmap}:{number}", str(err)) from None
+        if fields is not None and fields["frame_id"] in by_frame:
+            out[fields["name"]] = int(by_frame[fields["frame_id"]])
     return out
 
 

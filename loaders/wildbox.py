@@ -9,7 +9,10 @@ import errno
 import json
 import math
 import os
+import posixpath
 import shutil
+import unicodedata
+from urllib.parse import quote, unquote
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +22,7 @@ import pyarrow.parquet as pq
 
 from benchwright import tables
 from benchwright.errors import RecordError
-from benchwright.files import map_in_threads
+from benchwright.files import Root, map_in_threads
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import AnnotationColumns, write_omni3d_stream
 from benchwright.hashing import stable_int_id
@@ -193,14 +196,17 @@ def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_image
     if kitti_rotation not in KITTI_ROTATIONS or kitti_images not in KITTI_IMAGE_FORMATS:
         raise ValueError(f"kitti_rotation is one of {KITTI_ROTATIONS}, kitti_images one of {KITTI_IMAGE_FORMATS}")
     image_rel = {}
+    images_dir = Root(root / EXPORTS / "images", f"{EXPORTS}/images")  # our own staging: no links to follow
     for f in sorted((root / "frames").glob("*.parquet")):  # streamed: image bytes never all in memory
         for batch in pq.ParquetFile(f).iter_batches(batch_size=512, columns=["frame_id", "image"]):
             images = batch.column("image")
             files = []
             for fid, path, data in zip(batch.column("frame_id").to_pylist(), images.field("path").to_pylist(),
                                        images.field("bytes").to_pylist()):
-                image_rel[fid] = f"{EXPORTS}/images/{fid}{Path(path).suffix or '.jpg'}"
-                files.append((str(root / image_rel[fid]), data))
+                # a frame id names its image's path: one that would leave exports/images is refused (OutsideRoot)
+                target = images_dir.join(f"{fid}{Path(path).suffix or '.jpg'}", "frame", links=False)
+                image_rel[fid] = posixpath.relpath(target, root)
+                files.append((target, data))
             if omni3d:
                 write_files(files)
     frames = read_config(root, "frames", columns=["frame_id", "image_id", "width", "height", "K", "split",
@@ -440,13 +446,48 @@ class KittiRoot:
         sets.mkdir(parents=True, exist_ok=True)
         (sets / "test.txt").write_text("")
         (self.base / "frame_map.txt").write_text("".join(
-            f"{name} {fid} {self.image_rel[fid]} {self.split_of[fid]}\n"
-            for fid, name in sorted(self.name_of.items(), key=lambda kv: kv[1]) if fid in self.split_of))
+            frame_map_line(name, fid, self.image_rel[fid], self.split_of[fid])
+            for fid, name in sorted(self.name_of.items(), key=lambda kv: kv[1]) if fid in self.split_of),
+            encoding="utf-8")
         (self.base / "not_representable.jsonl").write_text("".join(
             json.dumps({"box_id": box_id, "reason": reason}, sort_keys=True) + "\n"
             for box_id, reason in sorted(self.skipped)))
         return {"layout": "KITTI object root: training/{image_2,label_2,calib}, ImageSets/{train,val,test}.txt",
                 "rotation": self.rotation, "images": self.images, **self.counts}
+
+
+# frame_map.txt: one line per frame, "<name> <frame_id> <image> <split>" separated by single spaces. A frame id is
+# its folder names (a video folder "DJI 0001" has a space), so a character that would split a field or a line
+# (any whitespace, a control or format character) and "%" itself are written percent-encoded (their UTF-8
+# bytes as %XX, RFC 3986: urllib.parse.unquote reads them back): every line is exactly four fields.
+FRAME_MAP_FIELDS = ("name", "frame_id", "image", "split")
+
+
+def _frame_map_escaped(char: str) -> bool:
+    return char == "%" or char.isspace() or unicodedata.category(char)[0] == "C"
+
+
+def frame_map_field(text: str) -> str:
+    """``text`` as a field of frame_map.txt (see ``FRAME_MAP_FIELDS``): unchanged unless it holds a character
+    that would split it, which is percent-encoded."""
+    if text.isprintable() and " " not in text and "%" not in text:  # the common case: nothing to escape
+        return text
+    return "".join(quote(c, safe="") if _frame_map_escaped(c) else c for c in text)
+
+
+def frame_map_line(name: str, frame_id: str, image: str, split: str) -> str:
+    return " ".join(frame_map_field(v) for v in (name, frame_id, image, split)) + "\n"
+
+
+def parse_frame_map_line(line: str) -> dict | None:
+    """The fields of one frame_map.txt line (``FRAME_MAP_FIELDS``, percent-decoded); None for a blank line;
+    ValueError when it does not hold exactly four fields."""
+    parts = line.split()
+    if not parts:
+        return None
+    if len(parts) != len(FRAME_MAP_FIELDS):
+        raise ValueError(f"expected {len(FRAME_MAP_FIELDS)} fields ({' '.join(FRAME_MAP_FIELDS)}), got {len(parts)}")
+    return dict(zip(FRAME_MAP_FIELDS, (unquote(p, errors="strict") for p in parts)))
 
 
 def _kitti_image(item: tuple[str, str]) -> None:

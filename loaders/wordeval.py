@@ -18,15 +18,17 @@ def read_config(root: Path | str, config: str, columns=None, split: str | None =
 
 def export_cases(root: Path) -> dict:
     """``exports/cases/<case_id>/{input.docx, reference.docx, case.json}`` for every case, streamed."""
-    from benchwright.wordeval.cases import write_case_dir
+    from benchwright.files import Root
+    from benchwright.wordeval.cases import CASE_FILE_ROOM, write_case_dir
 
+    folders = Root(root / EXPORTS, EXPORTS)  # a case id that would not name one folder in it is refused
     counts = {}
     for config in schema.CONFIGS:
         n = 0
         for f in sorted((root / config).glob("test-*.parquet")):   # lite's rows are test's rows
             for batch in pq.ParquetFile(f).iter_batches(batch_size=64):
                 for case in batch.to_pylist():
-                    write_case_dir(case, root / EXPORTS / case["case_id"])
+                    write_case_dir(case, folders.join(case["case_id"], "case id", single=True, room=CASE_FILE_ROOM))
                     n += 1
         counts[config] = n
     return {"case_dirs": counts}

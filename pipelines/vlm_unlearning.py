@@ -16,6 +16,7 @@ figstep|dejavu`` (the image-only view's typographic style, ``views.STYLES``; def
 from __future__ import annotations
 
 import io
+import itertools
 from pathlib import Path
 
 import apache_beam as beam
@@ -26,7 +27,7 @@ from benchwright.dataset import Dataset, Unit
 from benchwright.errors import BuildError, RecordError, SourceError
 from benchwright.pipelines import vlm_unlearning_sources as sources
 from benchwright.schemas import vlm_unlearning as schema
-from benchwright.stage import Reject, run_stage
+from benchwright.stage import Reject, create, run_stage
 from benchwright.vlm_unlearning import records as rec
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 
@@ -78,17 +79,37 @@ def read_image(url: str, locator: str) -> bytes:
 
 
 def deduplicate(keyed):
-    """Records sharing a record key (one id twice in one file): the first in the file is kept, the
-    others are quarantined with their examples."""
+    """The records of one id (grouped by ``dedup_key``). One id twice in one file: the first in the file is
+    kept, the others are quarantined with their examples. The same id and image in a training file and the
+    test file: the same example would be trained on and tested on (a leak), so the training copy is
+    quarantined and the test copy kept."""
     _, records = keyed
-    records = sorted(records, key=lambda r: r.index)
-    first = records[0]
-    for dup in records[1:]:
-        yield from sources.reject_record(
-            f"{dup.locator}[index={dup.index}]",
-            f"duplicate id {dup.record_id!r} in {dup.source_file} (records {first.index} and {dup.index}; "
-            "the first is kept)", len(dup.examples))
-    yield first
+    kept = []
+    for _, in_file in itertools.groupby(sorted(records, key=lambda r: (r.source_file, r.index)),
+                                        key=lambda r: r.source_file):
+        first, *duplicates = in_file
+        kept.append(first)
+        for dup in duplicates:
+            yield from sources.reject_record(
+                f"{dup.locator}[index={dup.index}]",
+                f"duplicate id {dup.record_id!r} in {dup.source_file} (records {first.index} and {dup.index}; "
+                "the first is kept)", len(dup.examples))
+    tested = {r.image_path: r for r in kept if r.split == "test"}
+    for record in kept:
+        test = tested.get(record.image_path) if record.split != "test" else None
+        if test is not None:
+            yield from sources.reject_record(
+                record.locator, f"id {record.record_id!r} with image {record.image_path!r} is also test record "
+                                f"{test.locator} (index {test.index}): the same example in training and test data "
+                                "is a leak; the test copy is kept", len(record.examples))
+        else:
+            yield record
+
+
+def dedup_key(record, keyed_by_id: bool) -> str:
+    """What ``deduplicate`` groups by: the record's id where ids name records across files (VLGuard's, a
+    mapping's id field), else its record key (a position in its file names nothing beyond it)."""
+    return record.record_id if keyed_by_id else record.record_key
 
 
 def build_views(record, style: str = "figstep"):
@@ -221,11 +242,13 @@ class VlmUnlearning(Dataset):
         if not raw:
             raise SourceError(f"{source}: a {fmt} source with no records")
         parsed = run_stage(
-            pipeline | "ListRecords" >> beam.Create(raw, reshuffle=False),
+            create(pipeline, "ListRecords", raw, reshuffle=False),
             "ParseRecord", lambda e: sources.parse_record(e, source, fmt, mapping), unit="record", source=True,
             locate=lambda e: f"{e[0]}#index={e[1]}", total=len(raw), what="records")
+        keyed_by_id = fmt == "vlguard" or "id" in mapping.fields
         unique = run_stage(
-            parsed.main | "ByRecordKey" >> beam.Map(lambda r: (r.record_key, r)) | "GroupByKey" >> beam.GroupByKey(),
+            parsed.main | "ByRecordKey" >> beam.Map(lambda r: (dedup_key(r, keyed_by_id), r))
+            | "GroupByKey" >> beam.GroupByKey(),
             "DeduplicateIds", deduplicate, unit="record", locate=lambda kv: kv[0])
         # spread over workers, a Parquet row group's records together (its image column is read once)
         spread = (unique.main

@@ -47,7 +47,8 @@ import yaml
 
 from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
-from benchwright.files import file_version, resolves_outside
+from benchwright.fields import clip
+from benchwright.files import Root, file_version
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning import records as rec
 from benchwright.writer import is_file_storage
@@ -82,6 +83,9 @@ def read_mapping(url: str) -> rec.Mapping:
 
 def _load_records(url: str, name: str, image_field: str | None = None) -> list:
     """A file's records: a JSON array, JSON Lines (``.jsonl``) or Parquet (``.parquet``)."""
+    linked_out = Root(url, "the source").link_problem(posixpath.join(url, name))
+    if linked_out:  # an annotation file whose bytes are not the source's
+        raise SourceError(f"{name}: the file {linked_out}")
     if name.endswith(".parquet"):
         return _load_parquet_records(url, name, image_field)
     try:
@@ -90,7 +94,7 @@ def _load_records(url: str, name: str, image_field: str | None = None) -> list:
     except (OSError, UnicodeDecodeError) as err:
         raise SourceError(f"{name}: cannot read: {err}") from None
     if name.endswith(".jsonl"):  # a bad line is one bad record (quarantined by parse_record), not a bad file
-        return [_json_line(line, n) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        return [_json_line(line, n) for n, line in strict_json.json_lines(text)]
     try:
         data = strict_json.loads(text)
     except ValueError as err:  # malformed, a repeated key, an integer past Python's digit limit
@@ -98,22 +102,30 @@ def _load_records(url: str, name: str, image_field: str | None = None) -> list:
         raise SourceError(f"{name}: not valid JSON{where}: {getattr(err, 'msg', err)}") from None
     if not isinstance(data, list):
         raise SourceError(f"{name}: expected a JSON array of records, got {type(data).__name__}")
-    return data
+    return [_travelling(record, f"index={i}") for i, record in enumerate(data)]
 
 
 @dataclasses.dataclass(frozen=True)
-class UnparsedLine:
-    """A JSON Lines line that is not a JSON value: its record is quarantined naming the line."""
+class Unreadable:
+    """A record that cannot be read as it is: a JSON Lines line that is not a JSON value, a record nested
+    deeper than the code that carries it walks. Quarantined naming its place (``where``: ``line=N``, ``index=N``)."""
 
-    line: int
+    where: str
     reason: str
+
+
+def _travelling(record, where: str):
+    """``record``, or ``Unreadable`` when it nests too deeply to travel as it is (``strict_json.depth_problem``:
+    Beam's coder, ``repr`` and the UTF-8 repair walk it recursively)."""
+    problem = strict_json.depth_problem(record)
+    return record if problem is None else Unreadable(where, f"the record is {problem}")
 
 
 def _json_line(text: str, number: int):
     try:
-        return strict_json.loads(text)
+        return _travelling(strict_json.loads(text), f"line={number}")
     except ValueError as err:
-        return UnparsedLine(number, f"not valid JSON: {getattr(err, 'msg', err)}")
+        return Unreadable(f"line={number}", f"not valid JSON: {getattr(err, 'msg', err)}")
 
 
 def _load_parquet_records(url: str, name: str, image_field: str | None) -> list:
@@ -201,11 +213,11 @@ def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str,
         if not names:
             raise SourceError(f"{url}: no {' or '.join(VLGUARD_FILES)}")
         for name in names:
-            out += [(name, i, raw) for i, raw in enumerate(_load_records(url, name))]
+            out += [(name, i, raw) for i, raw in enumerate(_nonempty(_load_records(url, name), name))]
         return fmt, out, None
     mapping = read_mapping(url)
     for mapped in mapping.files:
-        rows = _load_records(url, mapped.path, mapping.fields["image"])
+        rows = _nonempty(_load_records(url, mapped.path, mapping.fields["image"]), mapped.path)
         keys = set().union(*(r for r in rows if isinstance(r, dict))) if rows else set()
         # the description is optional per record; a file with a fixed role need not hold the role field
         unread = {"description"} | ({"role"} if mapped.role is not None else set())
@@ -215,6 +227,16 @@ def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str,
                                   f"no record of {mapped.path} has (its fields: {', '.join(sorted(keys)[:12])})")
         out += [(mapped.path, i, raw) for i, raw in enumerate(rows)]
     return fmt, out, mapping
+
+
+def _nonempty(records: list, name: str) -> list:
+    """An annotation file's records; a file that holds none is refused naming it (an empty VLGuard train.json
+    would otherwise build a set without forget or retain examples)."""
+    if not records:
+        kind = ("a Parquet file with no rows" if name.endswith(".parquet") else "no JSON Lines"
+                if name.endswith(".jsonl") else "an empty JSON array")
+        raise SourceError(f"{name}: holds no records ({kind}); every annotation file the source has must hold some")
+    return records
 
 
 def image_root(url: str, fmt: str, source_file: str, mapping: rec.Mapping | None) -> str:
@@ -235,8 +257,8 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
     ``Read("example", n)`` for its good pairs, and ``Reject`` rows for bad pairs or a bad record
     (whose pairs are quarantined with it, so examples reconcile too)."""
     source_file, index, raw = element
-    if isinstance(raw, UnparsedLine):
-        yield from reject_record(f"{source_file}#line={raw.line}", raw.reason, _pairs_in(raw, fmt))
+    if isinstance(raw, Unreadable):
+        yield from reject_record(f"{source_file}#{raw.where}", raw.reason, _pairs_in(raw, fmt))
         return
     root = image_root(url, fmt, source_file, mapping)
     try:
@@ -255,9 +277,10 @@ def parse_record(element, url: str, fmt: str, mapping: rec.Mapping | None):
         return
     # path text leaving the root is refused by the parser; a symlink (of the file or a folder above it)
     # leaving it, here: its bytes are not the source's (object storage has no links)
-    if rec.parse_embedded_image_url(record.image_url) is None and resolves_outside(record.image_url, root):
-        yield from reject_record(record.locator, f"image {record.image_path!r} is reached through a symlink to a "
-                                                 "place outside the image root (not followed)", len(record.examples))
+    linked_out = rec.image_link_problem(record.image_url, root) if rec.parse_embedded_image_url(
+        record.image_url) is None else None
+    if linked_out:
+        yield from reject_record(record.locator, f"image {clip(record.image_path)} {linked_out}", len(record.examples))
         return
     yield Read("example", len(record.examples))
     yield record

@@ -24,7 +24,8 @@ from benchwright import geometry
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import SourceError
 from benchwright.hashing import stable_int_id
-from benchwright.pipelines.wildbox_sources import RawSegment, discover, parse_unit, truncation_problem
+from benchwright.pipelines.wildbox_sources import (UNIT_OF, RawSegment, discover, merge_segments, parse_unit,
+                                                   truncation_problem)
 from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import FILTERED, Read, Reject, run_stage
@@ -102,15 +103,32 @@ def _image_size(fs, path: str) -> tuple[int, int]:
         return size
 
 
+PNG_COLOUR_TYPES = {0: "greyscale", 2: "RGB", 3: "palette", 4: "greyscale with alpha", 6: "RGBA"}
+
+
 def _mask_extent(fs, path: str, max_pixels: int):
     """(inclusive xyxy extent, pixel count) of a SAM3 mask PNG; count 0 for an empty mask, None when the
-    bytes are not an image or its header claims more than ``max_pixels`` (its frame's: a decompression bomb)."""
+    bytes are not an image or its header claims more than ``max_pixels`` (its frame's: a decompression bomb).
+
+    A mask is one channel, non-zero on the object: greyscale at any bit depth (read as it is: 16-bit 0/1
+    values would be 0 once scaled to 8 bits) or a palette's indices. Any other encoding (RGB, an alpha
+    channel) is a ``ValueError``: read as grey it could come out empty (an alpha-only silhouette), and the
+    box would silently fall back to another 2D box."""
     data = fs.cat_file(path)
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+    palette = False
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 26:
         width, height = struct.unpack(">II", data[16:24])  # IHDR
         if width * height > max_pixels:
             return None
-    mask = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE) if data else None
+        colour = data[25]
+        if colour not in (0, 3):
+            raise ValueError(f"a {PNG_COLOUR_TYPES.get(colour, f'colour type {colour}')} PNG, not a "
+                             "single-channel (greyscale or palette) mask")
+        palette = colour == 3
+    flags = cv2.IMREAD_GRAYSCALE if palette else cv2.IMREAD_UNCHANGED
+    mask = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
+    if mask is not None and mask.ndim != 2:
+        raise ValueError(f"an image of {mask.shape[2]} channels, not a single-channel mask")
     return None if mask is None else geometry.mask_extent(mask)
 
 
@@ -120,8 +138,40 @@ def _mask_extent(fs, path: str, max_pixels: int):
 GROUND_RANSAC = {"threshold_of_median_height": 0.1, "iterations": 256, "max_points": 2048, "seed": 0}
 
 
-def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(support points, ground offset) per observation from the segment's reconstruction.
+_PLY_SCALAR_BYTES = {"char": 1, "uchar": 1, "int8": 1, "uint8": 1, "short": 2, "ushort": 2, "int16": 2,
+                     "uint16": 2, "int": 4, "uint": 4, "int32": 4, "uint32": 4, "float": 4, "float32": 4,
+                     "double": 8, "float64": 8}
+
+
+def _ply_vertices(data: bytes) -> tuple[int, str | None]:
+    """(the vertex count a PLY file's header declares, why its body cannot hold them or None). Open3D reads
+    a cut file with a warning only, and returns the declared number of points, the missing ones zero."""
+    end = data.find(b"end_header", 0, 1 << 16)
+    if not data.startswith(b"ply") or end < 0:
+        return 0, "not a PLY point cloud (no PLY header)"
+    body = data.index(b"\n", end) + 1 if b"\n" in data[end:end + 16] else len(data)
+    fmt, vertices, size, elements = "", 0, 0, []
+    for line in data[:end].decode("ascii", "replace").splitlines():
+        words = line.split()
+        if words[:1] == ["format"] and len(words) >= 2:
+            fmt = words[1]
+        elif words[:1] == ["element"] and len(words) == 3:
+            elements.append(words[1])
+            if words[1] == "vertex" and words[2].isdigit():
+                vertices = int(words[2])
+        elif words[:1] == ["property"] and elements == ["vertex"] and size is not None:
+            size = size + _PLY_SCALAR_BYTES[words[1]] if len(words) == 3 and words[1] in _PLY_SCALAR_BYTES else None
+    if fmt == "ascii":
+        rows = sum(1 for row in data[body:].splitlines() if row.strip())
+        short = rows < vertices
+    else:  # binary: the vertices (when they come first, with fixed-size properties) fill their bytes
+        short = size is not None and elements[:1] == ["vertex"] and len(data) - body < vertices * size
+    return vertices, (f"cut short: its header declares {vertices:,} points its body does not hold" if short else None)
+
+
+def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """(support points, ground offset, why the cloud was not read or None) per observation from the
+    segment's reconstruction.
 
     support points: cloud points inside the world-frame cuboid (-1 without a point cloud).
     ground offset: height of the box's bottom face centre above the dominant plane of the
@@ -132,19 +182,31 @@ def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray
     counts = np.full(len(keep), -1, dtype=np.int32)
     offsets = np.full(len(keep), np.nan)
     if seg.point_cloud_url is None or not keep.any():
-        return counts, offsets
+        return counts, offsets, None
+    if seg.point_cloud_problem:  # a cloud the source does not hold (a symlink out of it) is not read
+        return counts, offsets, seg.point_cloud_problem
     import open3d as o3d  # ~2 s to import: only segments with a point cloud need it
 
-    with fsspec.open(seg.point_cloud_url, "rb") as f:
-        data = f.read()
+    # A cloud that cannot be read is no cloud (-1, NaN: the labels' "not measured"), said so by the caller;
+    # Open3D itself only warns and returns an empty cloud, which would count 0 points in every box.
+    try:
+        with fsspec.open(seg.point_cloud_url, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        return counts, offsets, f"cannot read: {err}"
+    declared, problem = _ply_vertices(data)
+    if problem:
+        return counts, offsets, problem
     # Open3D reads from a path; a local copy keeps remote (fsspec) sources working.
     with tempfile.NamedTemporaryFile(suffix=".ply") as tmp:
         tmp.write(data)
         tmp.flush()
-        cloud = o3d.io.read_point_cloud(tmp.name)
+        cloud = o3d.io.read_point_cloud(tmp.name, format="ply")
     points = cloud.points
+    if len(points) != declared:
+        return counts, offsets, f"its header declares {declared:,} points, Open3D read {len(points):,}"
     if len(points) == 0:
-        return np.zeros(len(keep), dtype=np.int32), offsets
+        return np.zeros(len(keep), dtype=np.int32), offsets, None
     rows = np.flatnonzero(keep)
     for i in rows:
         extent = seg.dims_whl[i][::-1]  # local x, y, z extents = [L, H, W]
@@ -161,7 +223,7 @@ def _point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray
             normal, d = -normal, -d
         bottom = seg.center[rows] + down * (height / 2)[:, None]
         offsets[rows] = (bottom @ normal + d) / height
-    return counts, offsets
+    return counts, offsets, None
 
 
 def annotate_segment(seg: RawSegment, splits: dict[str, str]):
@@ -266,7 +328,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
                 if seg.mask_url[i] in seg.mask_problems:  # refused unread (a symlink out of the source)
                     raise OSError(seg.mask_problems[seg.mask_url[i]])
                 found = _mask_extent(fs, seg.mask_url[i], max(1, int(w) * int(h)))
-            except OSError as err:
+            except (OSError, ValueError) as err:  # unreadable, or not a mask's encoding
                 found, problem = None, str(err)
             else:
                 problem = f"not a decodable PNG of at most its frame's {w} x {h} pixels"
@@ -316,7 +378,11 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         scale, rule = 1.0, "none"
     center_n, dims_n, corners = center_cam * scale, seg.dims_whl * scale, corners_raw * scale
 
-    support, ground_offset = _point_cloud_measures(seg, keep)
+    support, ground_offset, cloud_problem = _point_cloud_measures(seg, keep)
+    if cloud_problem:  # the boxes are kept with support_points -1 and no ground offset; the cloud is quarantined
+        yield Reject("point_cloud", posixpath.join(posixpath.dirname(seg.locator), "point_cloud.ply"),
+                     f"point cloud unreadable: {cloud_problem}; its segment's boxes have support_points -1 and "
+                     "ground_offset NaN (not measured)")
     ypr = geometry.euler_yaw_pitch_roll(R_cam) if n else np.zeros((0, 3))
     representable, reasons = geometry.kitti_representable(R_cam) if n else (np.zeros(0, bool), [])
 
@@ -443,20 +509,27 @@ class WildBox(Dataset):
 
         parsed = run_stage(
             pipeline | "ListUnits" >> beam.Create(units) | "Spread" >> beam.Reshuffle(),
-            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit="segment", source=True,
-            total=len(units), what="segments")
+            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit=UNIT_OF[fmt], source=True,
+            total=len(units), what="Omni3D documents" if fmt == "omni3d" else "segments")
+        segments, stages = parsed.main, [parsed]
+        if fmt == "omni3d":  # a folder's images may be listed by several documents: one segment of them all
+            merged = run_stage(
+                parsed.main | "SegmentParts" >> beam.FlatMap(lambda parts: [(p.segment_id, p) for p in parts])
+                | "GroupParts" >> beam.GroupByKey(),
+                "MergeSegments", merge_segments, unit="segment", locate=lambda kv: kv[0], source=True)
+            segments, stages = merged.main, stages + [merged]
         splits = (
-            parsed.main
+            segments
             | "VideoSpecies" >> beam.Map(lambda s: (s.video_id, s.species))
             | "AssignSplits" >> AssignSplits(SPLIT_RULE, previous_splits)
         )
         splits | "WriteSplits" >> WriteSplits(staging, SPLIT_RULE)
-        annotated = run_stage(parsed.main, "AnnotateSegment", annotate_segment, unit="segment",
+        annotated = run_stage(segments, "AnnotateSegment", annotate_segment, unit="segment",
                               locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)],
-                              total="ParseSegment", what="segments")
+                              total="MergeSegments" if fmt == "omni3d" else "ParseSegment", what="segments")
         tables = {cfg: annotated.main | f"Select{cfg.capitalize()}" >> beam.Map(lambda d, c=cfg: d[c])
                   for cfg in self.configs}
-        return tables, [parsed, annotated]
+        return tables, stages + [annotated]
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
     # of every worker's start-up.

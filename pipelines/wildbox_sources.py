@@ -8,7 +8,6 @@ folders (``label_02/<seq>.txt``, ``calib/<seq>.txt``, ``image_02/<seq>/``) and O
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import posixpath
 import re
@@ -19,10 +18,13 @@ from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
-from benchwright.files import outside_of
+from benchwright.fields import clip
+from benchwright.files import Root, name_problem
 from benchwright.errors import RecordError, SourceError
+from benchwright.fields import quote
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
+from benchwright.ranges import check_value, fits, integer_ranges, out_of_range
 from benchwright.schemas import wildbox as schema
 from benchwright.stage import FILTERED, Reject
 
@@ -57,10 +59,14 @@ class RawSegment:
     mask_url: list            # per observation: the SAM3 mask PNG, or None
     mask_problems: dict = dataclasses.field(default_factory=dict)  # mask URL -> why it is refused unread
     point_cloud_url: str | None = None
+    point_cloud_problem: str | None = None  # why the cloud at point_cloud_url is refused unread
     track_locator: list = dataclasses.field(default_factory=list)
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
     normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
     folder_species: str | None = None  # the species its source folder names (the authors' per-species tree)
+    # Reject rows of what was refused as the segment was read (observations whose ids no column holds):
+    # yielded by the stage that reads it, so that they count as read
+    refused: list = dataclasses.field(default_factory=list)
 
     def box_species(self) -> tuple[list, list, list]:
         """Per observation: (species or None, what decided it (schema.SPECIES_FROM) or None, why there is
@@ -75,13 +81,33 @@ class RawSegment:
 
 
 class Observations:
-    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment."""
+    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment. An
+    observation whose track id or frame index is not an integer the boxes config can hold (its Features'
+    ``int32``: a track id of 3,000,000,000, a frame index of 10^30) is refused on its own, as a box."""
+
+    IDS = ("track_id", "frame_index")
 
     def __init__(self):
         self.rows = []
+        self.refused = []
 
     def add(self, track_id, frame_index, center, dims_whl, R, bbox2d, class_name, locator, mask_url=None):
-        self.rows.append((int(track_id), int(frame_index), center, dims_whl, R, bbox2d, class_name, locator, mask_url))
+        ranges = integer_ranges(schema.BOXES)
+        problems = []
+        values = []
+        for column, value in zip(self.IDS, (track_id, frame_index)):
+            try:
+                value = _integer(value)
+            except (TypeError, ValueError, OverflowError):
+                problems.append(f"{column} {quote(value)} is not an integer")
+                continue
+            if not fits(value, *ranges[column][:2]):
+                problems.append(out_of_range(column, value, ranges[column]))
+            values.append(value)
+        if problems:
+            self.refused.append(Reject("box", locator, "; ".join(problems)))
+            return
+        self.rows.append((*values, center, dims_whl, R, bbox2d, class_name, locator, mask_url))
 
     def segment(self, **fields) -> RawSegment:
         track, frame, center, dims, R, bbox, cls, loc, mask = (list(c) for c in zip(*self.rows)) if self.rows \
@@ -90,10 +116,11 @@ class Observations:
             track_id=np.array(track, dtype=np.int64), frame_index=np.array(frame, dtype=np.int64),
             center=np.array(center, float).reshape(-1, 3), dims_whl=np.array(dims, float).reshape(-1, 3),
             R=np.array(R, float).reshape(-1, 3, 3), bbox2d=np.array(bbox, float).reshape(-1, 4),
-            class_name=cls, mask_url=mask, track_locator=loc, **fields)
+            class_name=cls, mask_url=mask, track_locator=loc, refused=self.refused, **fields)
 
 
-def _load_json(fs, path: str, locator: str):
+def _load_json(fs, path: str, locator: str, source: Root):
+    _refuse_linked_out(source, path, locator)
     try:
         with fs.open(path, "rb") as f:
             return strict_json.load(f)
@@ -101,6 +128,18 @@ def _load_json(fs, path: str, locator: str):
         raise RecordError(locator, "file is missing") from None
     except ValueError as err:  # JSONDecodeError, UnicodeDecodeError, an integer past Python's digit limit, a duplicate key
         raise RecordError(locator, f"malformed JSON: {err}") from None
+
+
+def _source_root(fs, root: str) -> Root:
+    """The source folder, as the names its files give are resolved below it (``files.Root``)."""
+    return Root(root, "the source", isinstance(fs, LocalFileSystem))
+
+
+def _refuse_linked_out(source: Root, path: str, locator: str) -> None:
+    """A file the parser would read that a symlink puts outside the source: refused unread, naming it."""
+    problem = source.link_problem(path)
+    if problem:
+        raise RecordError(locator, f"the file {problem}")
 
 
 def _matrix(value, shape, locator: str, field: str) -> np.ndarray:
@@ -157,7 +196,6 @@ def _integer(value) -> int:
     return int(value)
 
 
-INT64_LIMIT = 1 << 63
 OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
 
 
@@ -239,13 +277,15 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     video_id = segment_id.split("/")[0]
     cam_loc = f"{seg_rel}/vggt_results/cameras.json"
     trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
-    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
+    source = _source_root(fs, root)
+    cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc, source)
     if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
         raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
     frames = {}
+    segment = Root(seg_path, "the segment folder", source.local)  # what an image_name may name
     # a local frame that, through a symlink at any level of its path, lies outside the source (its bytes
     # are not the source's); object storage has no links
-    outside = outside_of(root) if isinstance(fs, LocalFileSystem) else (lambda path: False)
+    outside = lambda path: source.link_problem(path) is not None  # noqa: E731
     for i, cam in enumerate(cameras["cameras"]):
         where = f"{cam_loc}#cameras[{i}]"
         try:
@@ -259,14 +299,23 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             raise RecordError(where, "intrinsic or extrinsic holds NaN or infinite values")
         if fi in frames:
             raise RecordError(where, f"frame_index {fi} appears twice")
+        check_value(schema.FRAMES, "frame_index", fi, where)
+        problem = segment.lexical_problem(name)  # a name no file has, or one leaving the folder: the segment
+        if problem:
+            raise RecordError(where, f"image_name {clip(name)} {problem}")
         rel = posixpath.normpath(posixpath.join(seg_rel, name))
-        if posixpath.isabs(name) or not rel.startswith(seg_rel + "/"):
-            raise RecordError(where, f"image_name {name!r} leaves the segment folder")
         frames[fi] = RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
                               np.hstack([K, np.zeros((3, 1))]), size, ext,
                               OUTSIDE_LINK if outside(posixpath.join(root, rel))
                               else None)
-    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc)
+    # a frame's id is its file's stem (``<segment>/frame_000001``): two image names of one stem would be one frame
+    stems: dict[str, int] = {}
+    for i, (fi, frame) in enumerate(sorted(frames.items())):
+        stem = posixpath.splitext(posixpath.basename(frame.image_rel))[0]
+        if stems.setdefault(stem, fi) != fi:
+            raise RecordError(f"{cam_loc}#frame_index={fi}", f"image {frame.image_rel!r} has the file stem of frame "
+                                                             f"{stems[stem]}'s image: a frame's id is its stem")
+    summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc, source)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
@@ -277,9 +326,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
         where = f"{trk_loc}#track={tid}"
         try:
             track_id = _integer(tid)
-            fr = [_integer(f) for f in track["frames"]]
-            if not all(-INT64_LIMIT <= v < INT64_LIMIT for v in (track_id, *fr)):
-                raise RecordError(where, "track id or frame index out of range (beyond int64)")
+            fr = [_integer(f) for f in track["frames"]]  # an id no column holds refuses its observations (Observations)
             n = len(fr)
             centers = _matrix(track["centers"], (n, 3), where, "centers")
             dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
@@ -296,10 +343,13 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             obs.add(track_id, fi, centers[j], dims[j][::-1], rots[j], boxes[j], cls,  # VGGT (l, w, h) -> [W, H, L]
                     f"{where},frame_index={fi}", fs.unstrip_protocol(mask) if mask in masks else None)
     ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
+    has_ply = fs.exists(ply) or (source.local and os.path.islink(ply))  # (a link to a missing file: said unreadable)
+    ply_problem = source.link_problem(ply) if has_ply else None
     return obs.segment(segment_id=segment_id, video_id=video_id, locator=trk_loc,
                        folder_species=schema.folder_species(species_folder) if species_folder else None,
                        frames=[frames[k] for k in sorted(frames)],
-                       point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None,
+                       point_cloud_url=fs.unstrip_protocol(ply) if has_ply else None,
+                       point_cloud_problem=f"the file {ply_problem}" if ply_problem else None,
                        mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
 
 
@@ -340,6 +390,12 @@ def list_wildbox_segments(source: str) -> list[str]:
     return [s if _utf8(s) else s.encode("utf-8", "surrogateescape") for s in found]
 
 
+def _carried(names: list[str]) -> list:
+    """Unit names as Beam can carry them: one that is not UTF-8 (a local file system's surrogate escapes)
+    stays bytes, and its unit is quarantined naming it (``parse_unit``)."""
+    return [n if _utf8(n) else n.encode("utf-8", "surrogateescape") for n in names]
+
+
 def _utf8(name: str) -> bool:
     try:
         name.encode("utf-8")
@@ -355,14 +411,17 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _IDENTITY_EXT = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
-def _read_text(fs, path: str, locator: str) -> str:
+def _read_text(fs, path: str, locator: str, source: Root) -> str:
+    """A KITTI text file (labels, calibration) of the source: refused naming the file and its line when it
+    is linked out of the source, missing, unreadable, not UTF-8 or opened by a byte order mark."""
+    _refuse_linked_out(source, path, locator)
     try:
-        with fs.open(path, "rb") as f:
-            return f.read().decode("utf-8")
+        data = fs.cat_file(path)
     except FileNotFoundError:
         raise RecordError(locator, "file is missing") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise RecordError(locator, f"cannot read: {err}") from None
+    except OSError as err:
+        raise RecordError(locator, f"cannot read: {err.strerror or err}") from None
+    return kitti.decode_text(data, locator)
 
 
 def _image_of(fs, root: str, folder: str, stem: str) -> str:
@@ -377,10 +436,16 @@ def _image_of(fs, root: str, folder: str, stem: str) -> str:
 def _kitti_segment(fs, root: str, segment_id: str, video_id: str, frames: list, objects_by_frame: dict,
                    calib_rel: str, label_rel: str, track_of) -> tuple[RawSegment, list[Reject]]:
     """A RawSegment from KITTI rows (camera frame, so the extrinsic is the identity)."""
-    calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel), calib_rel)
-    raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT)
-                  for fi, rel in frames]
+    source = _source_root(fs, root)
+    calib = kitti.parse_calib(_read_text(fs, posixpath.join(root, calib_rel), calib_rel, source), calib_rel)
     rejects, obs = [], Observations()
+    frame_index = integer_ranges(schema.FRAMES)["frame_index"]
+    for fi, rel in frames:  # a frame number (an image's file name) the frames config cannot hold: not a frame
+        if not fits(fi, *frame_index[:2]):
+            rejects.append(Reject("frame", rel, out_of_range("frame_index", fi, frame_index)))
+    raw_frames = [RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel, calib.P2, None, _IDENTITY_EXT,
+                           OUTSIDE_LINK if source.link_problem(posixpath.join(root, rel)) else None)
+                  for fi, rel in frames if fits(fi, *frame_index[:2])]
     for fi, objs in sorted(objects_by_frame.items()):
         for n, (obj, where) in enumerate(objs):
             if obj.is_dontcare:
@@ -397,7 +462,8 @@ def parse_kitti_object_frame(source: str, stem: str):
     """One frame of a KITTI object folder; each frame is its own segment (KITTI has no videos)."""
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_2/{stem}.txt"
-    objects, errors = kitti.parse_label_lines(_read_text(fs, posixpath.join(root, label_rel), label_rel), label_rel)
+    text = _read_text(fs, posixpath.join(root, label_rel), label_rel, _source_root(fs, root))
+    objects, errors = kitti.parse_label_lines(text, label_rel)
     rows = [(o, f"{label_rel}:{n}") for n, o in _numbered(objects, errors)]
     seg, rejects = _kitti_segment(fs, root, f"kitti/{stem}", stem, [(0, _image_of(fs, root, "image_2", stem))],
                                   {0: rows}, f"calib/{stem}.txt", label_rel, lambda obj, n: n)
@@ -408,23 +474,29 @@ def parse_kitti_tracking_sequence(source: str, seq: str):
     """One sequence of a KITTI tracking folder: a segment whose track ids come from the labels."""
     fs, root = fsspec.core.url_to_fs(source)
     label_rel = f"label_02/{seq}.txt"
-    text = _read_text(fs, posixpath.join(root, label_rel), label_rel)
+    text = _read_text(fs, posixpath.join(root, label_rel), label_rel, _source_root(fs, root))
     by_frame, errors = kitti.parse_tracking_lines(text, label_rel)
     lines = {}  # the label line of each row, for locators
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # numbered as kitti numbers them ("\n" only)
         tokens = line.split()
         if len(tokens) > 2:
             lines.setdefault((tokens[0], tokens[1]), []).append(number)
     image_dir = posixpath.join(root, "image_02", seq)
     images = sorted(p for p in (fs.ls(image_dir, detail=False) if fs.isdir(image_dir) else [])
                     if p.lower().endswith(IMAGE_SUFFIXES))
-    frames = [(int(posixpath.splitext(posixpath.basename(p))[0]), posixpath.relpath(p, root)) for p in images]
+    frames, not_frames = [], []
+    for p in images:  # a sequence's images are named by their frame number (000000.png)
+        stem = posixpath.splitext(posixpath.basename(p))[0]
+        (frames if stem.isascii() and stem.isdigit() else not_frames).append(
+            (int(stem) if stem.isascii() and stem.isdigit() else stem, posixpath.relpath(p, root)))
     known = {fi for fi, _ in frames}
     for fi in sorted(set(by_frame) - known):  # labelled frames without an image are still frames (reported later)
         frames.append((fi, f"image_02/{seq}/{fi:06d}.png"))
     rows = {fi: [(o, f"{label_rel}:{_pop_line(lines, fi, o)}") for o in objs] for fi, objs in by_frame.items()}
     seg, rejects = _kitti_segment(fs, root, f"kitti_tracking/{seq}", seq, sorted(frames), rows,
                                   f"calib/{seq}.txt", label_rel, lambda obj, n: obj.track_id)
+    rejects += [Reject("frame", rel, f"image file name {clip(stem)} is not a frame number (a tracking sequence's "
+                                     "images are named 000000.png, 000001.png, ...)") for stem, rel in not_frames]
     return seg, rejects + [Reject("box", e.locator, e.reason) for e in errors]
 
 
@@ -444,12 +516,15 @@ def _pop_line(lines: dict, frame: int, obj) -> int:
 
 
 def parse_omni3d_file(source: str, json_rel: str):
-    """Every segment of an Omni3D document (images grouped by their folder), plus rejects."""
+    """The parts of segments an Omni3D document holds (its images grouped by their folder: a folder's
+    images may be listed by several documents, which ``merge_segments`` joins), plus rejects."""
     fs, root = fsspec.core.url_to_fs(source)
+    source_root = _source_root(fs, root)
+    _refuse_linked_out(source_root, posixpath.join(root, json_rel), json_rel)
     try:
         with fs.open(posixpath.join(root, json_rel), "rb") as f:
-            doc = json.load(f)
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+            doc = strict_json.load(f)
+    except (OSError, ValueError) as err:  # unreadable, malformed, a repeated key, nested too deeply
         raise RecordError(json_rel, f"cannot read Omni3D JSON: {err}") from None
     errors = []
     try:
@@ -465,8 +540,14 @@ def parse_omni3d_file(source: str, json_rel: str):
     base = posixpath.dirname(json_rel)
     by_segment: dict[str, list] = {}
     for rec in records:
-        path = str(rec.image["file_path"])
-        rel = _resolve_image(fs, root, base, path)
+        path = rec.image.get("file_path")
+        rel, problem = _resolve_image(fs, source_root, base, path)
+        if problem:  # a path no file has, or one leaving the source: the image is refused with its annotations
+            where = f"{json_rel}#image_id={rec.image['id']}"
+            rejects.append(Reject("frame", where, problem))
+            rejects += [Reject("box", f"{json_rel}#annotation_id={ann['id']}", f"its image ({where}) is refused: "
+                                                                                f"{problem}") for ann in rec.annotations]
+            continue
         by_segment.setdefault(posixpath.dirname(rel) or ".", []).append((rel, rec))
     segments = []
     for seg_dir, items in sorted(by_segment.items()):
@@ -476,7 +557,8 @@ def parse_omni3d_file(source: str, json_rel: str):
             K = np.asarray(rec.image["K"], float)
             size = (int(rec.image["width"]), int(rec.image["height"]))
             frames.append(RawFrame(fi, fs.unstrip_protocol(posixpath.join(root, rel)), rel,
-                                   np.hstack([K, np.zeros((3, 1))]), size, _IDENTITY_EXT))
+                                   np.hstack([K, np.zeros((3, 1))]), size, _IDENTITY_EXT,
+                                   OUTSIDE_LINK if source_root.link_problem(posixpath.join(root, rel)) else None))
             for n, ann in enumerate(rec.annotations):
                 box = ann.get("bbox2D_tight") or (
                     [ann["bbox"][0], ann["bbox"][1], ann["bbox"][0] + ann["bbox"][2], ann["bbox"][1] + ann["bbox"][3]]
@@ -489,15 +571,78 @@ def parse_omni3d_file(source: str, json_rel: str):
     return segments, rejects
 
 
-def _resolve_image(fs, root: str, base: str, path: str) -> str:
-    """An image path relative to the source root: as given, relative to the JSON's folder, or by
-    the tail of an absolute path (released files carry absolute paths from the authors' machine)."""
-    parts = path.strip("/").split("/")
-    candidates = [path.lstrip("./"), posixpath.join(base, path)] + ["/".join(parts[i:]) for i in range(1, len(parts))]
-    for rel in candidates:
-        if rel and not rel.startswith("..") and fs.exists(posixpath.join(root, rel)):
-            return rel
-    return path.lstrip("/")
+def _resolve_image(fs, source: Root, base: str, path) -> tuple[str | None, str | None]:
+    """(the image's path relative to the source root, None) or (None, why there is none). A relative
+    ``file_path`` is taken relative to the source root, then to the JSON's folder (``base``); an absolute
+    one by the tail of it that is a file of the source (released files carry absolute paths from the
+    authors' machine), never as it is. Every candidate goes through the source's ``Root``: one that
+    leaves the source (``../x.jpg``), or that no file can have, is never a candidate; with none left
+    the image is refused."""
+    problem = name_problem(path) if path is not None else "is missing"
+    if problem:
+        return None, f"file_path {clip(path)} {problem}"
+    if path.startswith("/"):
+        parts = [p for p in path.split("/") if p]
+        candidates = ["/".join(parts[i:]) for i in range(len(parts))]
+    else:
+        candidates = [path, posixpath.join(base, path)] if base else [path]
+    inside = [posixpath.normpath(c) for c in candidates if source.lexical_problem(c) is None]
+    for rel in inside:
+        if fs.exists(source.path(rel)):
+            return rel, None
+    if inside:  # none exists: the first reading, reported as missing when the frame is read
+        return inside[0], None
+    return None, f"file_path {clip(path)} {source.lexical_problem(candidates[-1]) if candidates else 'names no file'}"
+
+
+def merge_segments(keyed):
+    """One segment from the parts of it Omni3D documents hold (the stage function after grouping the
+    parts by segment id): Omni3D's own ``KITTI_train.json`` and ``KITTI_val.json`` split one folder's
+    images. A frame's id is its file's stem, so an image listed twice (by two documents, or twice by one),
+    or two images of one stem, is one frame: the first listing (documents in path order, images by path)
+    is kept, every other one is quarantined with its boxes, naming both."""
+    segment_id, parts = keyed
+    parts = sorted(parts, key=lambda part: part.locator)
+    if len({part.normalised for part in parts}) > 1:
+        given = [part.locator for part in parts if part.normalised]
+        raise RecordError(" + ".join(part.locator for part in parts),
+                          f"segment {segment_id}: its images are listed by documents that disagree on its scale "
+                          f"({', '.join(given)} give info.scene_scales, the others do not)")
+    first: dict[str, tuple] = {}  # stem -> (part, frame) of the listing kept
+    kept: list[tuple] = []        # (part number, frame)
+    for n, part in enumerate(parts):
+        for frame in part.frames:
+            stem = posixpath.splitext(posixpath.basename(frame.image_rel))[0]
+            if stem not in first:
+                first[stem] = (part, frame)
+                kept.append((n, frame))
+                continue
+            other_part, other = first[stem]
+            what = (f"listed again (first by {other_part.locator})" if other.image_rel == frame.image_rel else
+                    f"of the stem of {other.image_rel!r} (first listed by {other_part.locator}; a frame's id is its stem)")
+            reason = f"image {frame.image_rel!r} is {what}: one frame, the first listing kept"
+            yield Reject("frame", f"{part.locator}#file_path={frame.image_rel}", reason)
+            for i in np.flatnonzero(part.frame_index == frame.frame_index):
+                yield Reject("box", part.track_locator[i], f"its frame is refused: {reason}")
+    if len(parts) == 1 and len(kept) == len(parts[0].frames):
+        yield parts[0]
+        return
+    kept.sort(key=lambda item: item[1].image_rel)
+    index = {(n, frame.frame_index): fi for fi, (n, frame) in enumerate(kept)}
+    frames = [dataclasses.replace(frame, frame_index=fi) for fi, (_, frame) in enumerate(kept)]
+    columns: dict[str, list] = {k: [] for k in ("track_id", "frame_index", "center", "dims_whl", "R", "bbox2d")}
+    names, masks, locators = [], [], []
+    for n, part in enumerate(parts):
+        rows = [i for i, fi in enumerate(part.frame_index.tolist()) if (n, fi) in index]
+        columns["frame_index"].append(np.array([index[(n, part.frame_index[i])] for i in rows], dtype=np.int64))
+        for key in ("track_id", "center", "dims_whl", "R", "bbox2d"):
+            columns[key].append(getattr(part, key)[rows])
+        names += [part.class_name[i] for i in rows]
+        masks += [part.mask_url[i] for i in rows]
+        locators += [part.track_locator[i] for i in rows]
+    yield dataclasses.replace(parts[0], locator=" + ".join(part.locator for part in parts), frames=frames,
+                              class_name=names, mask_url=masks, track_locator=locators,
+                              **{k: np.concatenate(v) for k, v in columns.items()})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -512,10 +657,10 @@ def discover(source: str) -> tuple[str, list[str]]:
     if fs.isdir(posixpath.join(root, "label_2")):
         stems = sorted(posixpath.splitext(posixpath.basename(p))[0]
                        for p in fs.glob(posixpath.join(root, "label_2", "*.txt")))
-        return "kitti", stems
+        return "kitti", _carried(stems)
     if fs.isdir(posixpath.join(root, "label_02")):
-        return "kitti_tracking", sorted(posixpath.splitext(posixpath.basename(p))[0]
-                                        for p in fs.glob(posixpath.join(root, "label_02", "*.txt")))
+        return "kitti_tracking", _carried(sorted(posixpath.splitext(posixpath.basename(p))[0]
+                                                 for p in fs.glob(posixpath.join(root, "label_02", "*.txt"))))
     segments = list_wildbox_segments(source)
     if segments:
         return "wildbox", segments
@@ -523,7 +668,7 @@ def discover(source: str) -> tuple[str, list[str]]:
                    if not posixpath.basename(p).startswith("."))
     omni = [j for j in jsons if _looks_like_omni3d(fs, posixpath.join(root, j))]
     if omni:
-        return "omni3d", omni
+        return "omni3d", _carried(omni)
     raise SourceError(f"{source}: no <video>/<segment>/ folders with vggt_results/ or metadata.json, no KITTI "
                       "label_2/ or label_02/, no Omni3D JSON; is this a WildBox source? "
                       "(`benchwright synth wildbox --out DIR` writes one)")
@@ -536,15 +681,27 @@ def _looks_like_omni3d(fs, path: str) -> bool:
     return re.search(rb'"(images|annotations)"\s*:\s*\[', head) is not None
 
 
+# What one unit of work of each format is: the stage reading a source counts these as read.
+UNIT_OF = {"wildbox": "segment", "kitti": "segment", "kitti_tracking": "segment", "omni3d": "omni3d_document"}
+
+
 def parse_unit(source: str, fmt: str, unit: str):
-    """Yields RawSegments and Rejects for one unit of a source of format ``fmt``."""
+    """Yields RawSegments and Rejects for one unit of a source of format ``fmt``; for an Omni3D document,
+    its Rejects and one tuple of the segment parts it holds (``merge_segments`` makes the segments)."""
+    if isinstance(unit, bytes) and fmt != "wildbox":  # (a WildBox segment folder's says it is a folder)
+        raise RecordError(unit.decode("utf-8", "backslashreplace"), "file name is not valid UTF-8")
     if fmt == "wildbox":
-        yield parse_wildbox_segment(source, unit)
-        return
-    if fmt == "omni3d":
+        segments, rejects = [parse_wildbox_segment(source, unit)], []
+    elif fmt == "omni3d":
         segments, rejects = parse_omni3d_file(source, unit)
     else:
         seg, rejects = (parse_kitti_object_frame if fmt == "kitti" else parse_kitti_tracking_sequence)(source, unit)
         segments = [seg]
     yield from rejects
-    yield from segments
+    for seg in segments:
+        yield from seg.refused
+        seg.refused = []
+    if fmt == "omni3d":
+        yield tuple(segments)
+    else:
+        yield from segments

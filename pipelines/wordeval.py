@@ -11,6 +11,7 @@ catalogue the build read is kept as ``_build/catalogue/`` (the plan the replay a
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import apache_beam as beam
@@ -60,8 +61,6 @@ class Gates:
 
 
 def _own_oracle_failures(case: dict) -> list[str]:
-    import json
-
     from benchwright.wordeval.oracle import compare, reference_snapshot
 
     ref, flat = reference_snapshot(case["reference_docx"])
@@ -173,16 +172,21 @@ class WordEval(Dataset):
         copy_catalogue(source, staging)
         unit_ids = sorted(self.unit_ids or cat.units)
         gates = Gates()  # each worker gets its own copy, fresh for this build
-        atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
-                           "BuildAtomic", lambda u: build_atomic(u, cat, gates, self.seeds), unit="atomic_case",
-                           source=True, total=len(unit_ids), what="catalogue units")
+        # ids travel as ASCII JSON text: a lone surrogate a YAML escape wrote in one would stop beam.Create,
+        # and repaired it would name no unit (its cases are refused by name: cases.case_id)
+        atomic = run_stage(pipeline | "ListUnits" >> beam.Create([json.dumps(u) for u in unit_ids])
+                           | "SpreadUnits" >> beam.Reshuffle(),
+                           "BuildAtomic", lambda u: build_atomic(json.loads(u), cat, gates, self.seeds),
+                           unit="atomic_case", source=True, locate=json.loads, total=len(unit_ids),
+                           what="catalogue units")
         atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
         templates = sorted(t for t in cat.templates
                            if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
         compositional = run_stage(
-            pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
-            "BuildCompositional", lambda t, ids: build_compositional(t, ids, cat, gates, self.seeds),
-            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True,
+            pipeline | "ListTemplates" >> beam.Create([json.dumps(t) for t in templates])
+            | "SpreadTemplates" >> beam.Reshuffle(),
+            "BuildCompositional", lambda t, ids: build_compositional(json.loads(t), ids, cat, gates, self.seeds),
+            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True, locate=json.loads,
             total=len(templates), what="templates")
         rejects, published = [atomic, compositional], {}
         for config, built in (("atomic", atomic), ("compositional", compositional)):

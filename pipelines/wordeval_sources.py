@@ -22,7 +22,7 @@ from fsspec.implementations.local import LocalFileSystem
 from benchwright import published
 from benchwright.errors import BuildError, SourceError
 from benchwright.files import file_version, resolves_outside
-from benchwright.wordeval.catalogue import Catalogue, load_catalogue
+from benchwright.wordeval.catalogue import Catalogue, load_catalogue, shape_problem
 
 REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
 
@@ -81,7 +81,9 @@ def _read(url: str, listing: tuple) -> Catalogue:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""
         raise SourceError(f"{url}: malformed catalogue YAML{where}: {err}") from None
-    except (BuildError, KeyError, TypeError, AttributeError) as err:
-        raise SourceError(f"{url}: invalid catalogue: {type(err).__name__}: {err}") from None
+    except BuildError as err:  # names the catalogue file, the item and its line
+        raise SourceError(f"{url}: invalid catalogue: {err}") from None
+    except (KeyError, TypeError, AttributeError) as err:  # an item of the wrong shape the loader did not name
+        raise SourceError(f"{url}: invalid catalogue: {shape_problem(err)}") from None
     except (OSError, ValueError) as err:  # unreadable, not UTF-8, an integer past Python's digit limit
         raise SourceError(f"{url}: unreadable catalogue file: {err}") from None

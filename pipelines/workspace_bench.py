@@ -22,9 +22,11 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from benchwright import strict_json
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
+from benchwright.ranges import check_records
 from benchwright.pipelines.workspace_bench_sources import SOURCE_KINDS, Source, Workspace, is_task_id, open_source
 from benchwright.schemas import workspace_bench as schema
 from benchwright.stage import Read, Reject, run_stage
@@ -63,6 +65,9 @@ def read_task(item, data_sizes: dict):
     sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
     source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
     task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
+    # an integer no column of its rows can hold (an absolute_id of 10^19) refuses the task, not the build
+    check_records(schema.FEATURES, {"tasks": task, "rubrics": rubrics, "task_edges": edges},
+                  release.task_locator(record, kind, source_file))
     yield Read("rubric", len(rubrics))
     yield Read("task_edge", len(edges))
     for p in problems:
@@ -221,7 +226,7 @@ def write_quality(edges: list, source_url: str, staging: str) -> str:
     if not fs.exists(path):
         return ""
     with fs.open(path, "r", encoding="utf-8") as f:
-        truth = [json.loads(line) for line in f if line.strip()]
+        truth = [strict_json.loads(line) for line in f if line.strip()]
     report = deps.extraction_quality(sorted(edges, key=lambda e: (e["workspace"], e["src"], e["edge_id"])), truth)
     out = posixpath.join(staging, QUALITY_FILE)
     fs_out, out_path = fsspec.core.url_to_fs(out)

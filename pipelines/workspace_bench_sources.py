@@ -24,8 +24,10 @@ import posixpath
 import re
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
 from benchwright.errors import SourceError
+from benchwright.files import Root
 from benchwright.schemas.workspace_bench import ROLES
 from benchwright.utf8 import encodable_str
 
@@ -103,6 +105,13 @@ def open_source(url: str, kind: str | None = None) -> Source:
     protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
     as_url = lambda p: protocol + p if protocol else p  # noqa: E731
     names = {posixpath.basename(p.rstrip("/")): p for p in fs.ls(root, detail=False)}
+    # a task folder, its metadata.json or a task list that a symlink puts outside the source is not read (its
+    # bytes, and the workspace under it, are not the source's); a task list is not even opened to tell the kind
+    source = Root(root, "the source", isinstance(fs, LocalFileSystem))
+    for name in (TASKS_JSON, LITE_JS):
+        problem = source.link_problem(names[name]) if name in names else None
+        if problem:
+            raise SourceError(f"{url}: {name} {problem}")
     markers = release_markers(fs, names) if kind is None else [f"--source-kind {kind}"]
     if kind == FOLDER or not markers:
         name = encodable_str(posixpath.basename(root.rstrip("/"))) or "workspace"
@@ -115,10 +124,24 @@ def open_source(url: str, kind: str | None = None) -> Source:
                        if fs.isdir(p)), key=_task_order)
 
     full_dirs, lite_dirs = task_dirs("tasks"), task_dirs("tasks_lite")
-    full_ids, lite_ids = [i for i in full_dirs if is_task_id(i)], [i for i in lite_dirs if is_task_id(i)]
+    linked_out = {}  # refused like a folder that is no task
+
+    def readable(folder: str, i: str) -> bool:
+        for what, path in (("the task folder", _join(names[folder], i)),
+                           ("its metadata.json", _join(names[folder], i, "metadata.json"))):
+            problem = source.link_problem(path)
+            if problem:
+                linked_out[(folder, i)] = f"{what} {problem}"
+                return False
+        return True
+
+    full_ids = [i for i in full_dirs if is_task_id(i) and readable("tasks", i)]
+    # a Lite folder is read only when the full task's folder is absent
+    lite_ids = [i for i in lite_dirs if is_task_id(i) and (i in full_ids or readable("tasks_lite", i))]
     # (a tasks_lite/ folder that is not a task is a refused Lite entry: ``lite_folder_ids`` keeps it)
     not_tasks = tuple((f"tasks/{i}", "not a task folder: its name is not a task id (the runner names each task's "
                                      "folder by its numeric id); not read") for i in full_dirs if not is_task_id(i))
+    not_tasks += tuple((f"{folder}/{i}", reason) for (folder, i), reason in sorted(linked_out.items()))
     task_files = tuple(as_url(_join(names["tasks"], i, "metadata.json")) for i in full_ids)
     task_files += tuple(as_url(_join(names["tasks_lite"], i, "metadata.json")) for i in lite_ids if i not in full_ids)
     workspaces = []

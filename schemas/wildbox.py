@@ -105,7 +105,7 @@ _CUBOID = {
     "truncation": Value("float32"),           # fraction of the projected box outside the image
     "visibility": Value("float32"),           # silhouette share no nearer published cuboid covers (geometry.occlusion_visibility)
     "segmentation_pts": Value("int32"),       # mask pixel count, capped at 10,000
-    "support_points": Value("int32"),         # reconstruction points inside the cuboid (Open3D)
+    "support_points": Value("int32"),         # reconstruction points inside the cuboid (Open3D); -1 without a readable cloud
     "ground_offset": Value("float32"),        # box bottom above the segment's ground plane, in box heights
     "kitti_representable": Value("bool"),
     "kitti_reason": Value("string"),          # why not, empty when representable

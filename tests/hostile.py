@@ -64,6 +64,10 @@ def jpeg_claiming(width: int, height: int, good: bytes) -> bytes:
     return good[:i + 5] + struct.pack(">HH", height, width) + good[i + 9:]
 
 
+DEEP = "[" * 100_000 + "]" * 100_000  # 100,000-deep nesting (JSON, YAML flow style)
+TOO_DEEP = "nested deeper than the JSON decoder"  # what the strict reader says of it (strict_json)
+
+
 def huge_integer(digits: int = 5000) -> str:
     return "9" * digits
 
@@ -150,6 +154,14 @@ def write_wildbox(root: Path) -> list[Case]:
     def add(fmt, name, locator, reason, unit=None, outcome=QUARANTINED):
         cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
 
+    # video folders whose names break naive tools (whitespace splitting, quoting, option parsing, byte counts):
+    # published, and the build's own exports and evaluator read them back (test_hostile_inputs). Copies of
+    # undamaged segments of five species (copies of one would tip the species mix past the validation's bound).
+    for video, seg in zip(HOSTILE_FOLDER_NAMES, segs[2:]):
+        shutil.copytree(seg, root / video / "seg1", symlinks=True)
+        add("segment folder", f"video folder name {video[:40]!r}{'...' if len(video) > 40 else ''}",
+            rel(root / video / "seg1"), "", "segment", KEPT)
+
     # a segment with a track seen in >= 4 frames and at least one other track (the box cases)
     for seg in segs[4:]:
         summary = json.loads((seg / "vggt_results" / "tracking_summary.json").read_text())
@@ -198,10 +210,18 @@ def write_wildbox(root: Path) -> list[Case]:
                  lambda d: d["cameras"][1].update(frame_index=d["cameras"][0]["frame_index"]))
     cameras_case("path traversal in image_name", "leaves the segment folder",
                  first_camera(lambda c: c.update(image_name="../../../../outside.jpg")))
-    cameras_case("absolute image_name", "leaves the segment folder",
+    cameras_case("absolute image_name", "is an absolute path",
                  first_camera(lambda c: c.update(image_name="/etc/hostname")))
     cameras_case("duplicate key in an object", "duplicate key 'cameras'",
                  text='{"cameras": [], "cameras": []}')
+    cameras_case("100,000-deep nesting", TOO_DEEP, text=DEEP)
+    cameras_case("a NUL byte in image_name", "holds a NUL byte", first_camera(lambda c: c.update(image_name="frame\0.jpg")))
+    cameras_case("a 300-character image_name", "has a name of 300 bytes",
+                 first_camera(lambda c: c.update(image_name="f" * 296 + ".jpg")))
+    cameras_case("huge value: a frame_index of 3,000,000,000 (past the declared int32)",
+                 "does not fit the column's int32", first_camera(lambda c: c.update(frame_index=3_000_000_000)))
+    cameras_case("two image names of one file stem (frame ids are stems)", "has the file stem of",
+                 lambda d: d["cameras"][1].update(image_name=posixpath.splitext(d["cameras"][0]["image_name"])[0] + ".png"))
 
     # tracking_summary.json: whole-file cases on copied segments, record cases in box_seg
     def tracking_case(name, reason, change=None, text=None, unlink=False):
@@ -220,10 +240,30 @@ def write_wildbox(root: Path) -> list[Case]:
     tracking_case("wrong JSON type: tracks is a list", 'expected {"tracks": {...}}', lambda d: d.update(tracks=[1, 2]))
     tracking_case("wrong JSON type: centers is a string", "centers is not numeric",
                   lambda d: next(iter(d["tracks"].values())).update(centers="up high"))
-    tracking_case("huge value: a track id past int64", "out of range",
-                  lambda d: d["tracks"].update({"9" * 30: next(iter(d["tracks"].values()))}))
-    tracking_case("huge value: a frame index past int64", "out of range",
-                  lambda d: next(iter(d["tracks"].values()))["frames"].__setitem__(0, 10 ** 30))
+    # ids no column can hold (the boxes config declares int32): those observations refused, the segment kept
+    def track_id_case(name, tid, frame=None):
+        seg = copy_segment()
+        path = seg / "vggt_results" / "tracking_summary.json"
+        data = json.loads(path.read_text())
+        first = next(iter(data["tracks"]))
+        if frame is None:
+            data["tracks"][tid] = data["tracks"][first]
+            locator = f"{rel(path)}#track={tid},"
+        else:
+            data["tracks"][first]["frames"][0] = frame
+            locator = f"{rel(path)}#track={first},frame_index={frame}"
+        path.write_text(json.dumps(data))
+        add("tracking_summary.json", name, locator, "does not fit the column's int32", "box")
+
+    track_id_case("huge value: a track id past int64", "9" * 30)
+    track_id_case("huge value: a track id of 3,000,000,000 (past the declared int32)", "3000000000")
+    track_id_case("huge value: a frame index past int64", None, frame=10 ** 30)
+    tracking_case("100,000-deep nesting", TOO_DEEP, text=DEEP)
+    seg = copy_segment()
+    path = seg / "vggt_results" / "tracking_summary.json"
+    _edit_json(path, lambda d: d["tracks"][next(iter(d["tracks"]))].update(class_name="x" * 1_000_000))
+    add("tracking_summary.json", "a 1 MB class name (the reason quoting it is cut to 1 KB)",
+        f"{rel(path)}#track=", "unknown class 'xxxx", "box")
     summary_text = json.dumps(json.loads((template / "vggt_results" / "tracking_summary.json").read_text()))
     first_track = next(iter(json.loads(summary_text)["tracks"]))
     dup = summary_text.replace('"tracks": {', f'"tracks": {{"{first_track}": {{}}, ', 1)
@@ -302,6 +342,36 @@ def write_wildbox(root: Path) -> list[Case]:
     add("SAM3 mask PNG", "symlink out of the source", mask_box,
         f"{masks[3].parent.name}', '{masks[3].name}'] unreadable: a symlink to a file outside the source", "box")
 
+    # masks in another encoding than a single channel: refused, never read as empty (the box would silently
+    # fall back to another 2D box); a 16-bit greyscale mask of 0 and 1 is read as it is, kept
+    import numpy as np
+    from PIL import Image
+
+    silhouette = np.asarray(Image.open(masks[4]).convert("L"))
+    zero = Image.fromarray(np.zeros_like(silhouette))
+    Image.merge("RGBA", (zero, zero, zero, Image.fromarray(silhouette))).save(masks[4])
+    add("SAM3 mask PNG", "RGBA (the silhouette in the alpha channel, the colour all black)", mask_box,
+        f"{masks[4].parent.name}', '{masks[4].name}'] unreadable: a RGBA PNG, not a single-channel", "box")
+    Image.fromarray((np.asarray(Image.open(masks[5]).convert("L")) > 0).astype(np.uint16)).save(masks[5])
+    cams = {posixpath.splitext(posixpath.basename(c["image_name"]))[0]: c["frame_index"]
+            for c in json.loads((segs[2] / "vggt_results" / "cameras.json").read_text())["cameras"]}
+    add("SAM3 mask PNG", "16-bit greyscale of 0 and 1 (0 once scaled to 8 bits)",
+        f"{mask_box}{masks[5].parent.name.removeprefix('obj_')},frame_index={cams[masks[5].stem]}", "", "box", KEPT)
+
+    # the point cloud: one that cannot be read is no cloud (support_points -1, quarantined naming it), never 0 points
+    for name, damage in (("truncated (half its bytes)", lambda data: data[: len(data) // 2]),
+                         ("not a PLY file", lambda data: b"solid mesh\nendsolid\n")):
+        seg = copy_segment()
+        ply = seg / "vggt_results" / "point_cloud.ply"
+        ply.write_bytes(damage(ply.read_bytes()))
+        add("point cloud PLY", name, rel(ply), "point cloud unreadable", "point_cloud")
+    seg = copy_segment()  # a cloud symlinked out of the source: its bytes are not the source's, not read
+    ply = seg / "vggt_results" / "point_cloud.ply"
+    shutil.move(ply, root.parent / "outside_point_cloud.ply")
+    ply.symlink_to(root.parent / "outside_point_cloud.ply")
+    add("point cloud PLY", "symlinked out of the source", rel(ply),
+        "is reached through a symlink to a place outside the source", "point_cloud")
+
     # a track's whole mask folder linked out of the source: its boxes quarantined naming each mask, none read
     seg = copy_segment()
     linked = sorted(p for p in (seg / "sam3_masks" / "masks").glob("obj_*") if p.is_dir())[0]
@@ -344,6 +414,232 @@ def write_wildbox(root: Path) -> list[Case]:
     (root / bad_video / "seg1").mkdir()
     shutil.copytree(template / "vggt_results", root / bad_video / "seg1" / "vggt_results")
     add("segment folder", "undecodable folder name", "DJI_bad\\xffname/seg1", "not valid UTF-8", "segment")
+
+    # names that become paths (issue 25): JSON files linked out of the source, image names that are no file's
+    for name in ("cameras.json", "tracking_summary.json"):
+        seg = copy_segment()
+        outside_json = root.parent / f"outside_{name}"
+        shutil.move(seg / "vggt_results" / name, outside_json)
+        (seg / "vggt_results" / name).symlink_to(outside_json)
+        add(name, "symlink out of the source", rel(seg / "vggt_results" / name),
+            "is reached through a symlink to a place outside the source", "segment")
+    for image_name, reason in (("", "image_name '' is empty"), (".", "names the segment folder itself"),
+                               ("frames/../../seg1/frame.jpg", "leaves the segment folder")):
+        seg = copy_segment()
+        _edit_json(seg / "vggt_results" / "cameras.json", first_camera(lambda c: c.update(image_name=image_name)))
+        add("cameras.json", f"image_name {image_name!r}", rel(seg / "vggt_results" / "cameras.json"), reason, "segment")
+    return cases
+
+
+# Folder names a file system takes that tools trip on: a space (a whitespace-separated list splits it), a tab and
+# a newline (a line-based one), quotes, a leading dash (read as an option), dots, a percent sign (a URL decoder),
+# non-ASCII, the longest name a file system holds (255 bytes of UTF-8), and whitespace only.
+HOSTILE_FOLDER_NAMES = ("DJI 0001 with spaces", "tab\tand\nnewline", "-leading 'single' \"double\" quotes",
+                        "ünïcødé 名前 %20 ..dots..", "long_" + "é" * 125, " \t\r ", "line\u2028separators\x85")
+
+
+def write_wildbox_kitti(root: Path, fixtures: Path) -> list[Case]:
+    """WildBox sources in KITTI's layouts (real KITTI files, ``tests/fixtures/kitti``): an object folder
+    (``label_2``, ``calib``, ``image_2``) and a tracking folder (``label_02``, ``calib``, ``image_02``) under
+    ``root/object`` and ``root/tracking``, each holding its cases: files that open with a byte order mark
+    or hold a byte that is not UTF-8 (refused naming the file and line, not read as a class '\\ufeffCar' or
+    a calibration "missing P0"), files linked out of the source, a calibration key misspelt, and names with
+    spaces (kept)."""
+    real = fixtures / "kitti" / "training"
+    obj, trk = root / "object", root / "tracking"
+    for sub in ("label_2", "calib", "image_2"):
+        (obj / sub).mkdir(parents=True)
+    outside = root / "outside"
+    outside.mkdir()
+    image = (real / "image_2" / "000000.png").read_bytes()
+    cases: list[Case] = []
+
+    def add(name, locator, reason, unit, outcome=QUARANTINED, fmt="KITTI label / calibration"):
+        cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
+
+    def frame(stem, label=None, calib=None):
+        source = f"{int(stem):06d}" if stem.isdigit() and int(stem) < 6 else "000000"
+        (obj / "label_2" / f"{stem}.txt").write_bytes(label if label is not None else
+                                                     (real / "label_2" / f"{source}.txt").read_bytes())
+        (obj / "calib" / f"{stem}.txt").write_bytes(calib if calib is not None else
+                                                   (real / "calib" / f"{source}.txt").read_bytes())
+        (obj / "image_2" / f"{stem}.png").write_bytes(image)
+
+    def link_out(path: Path):
+        target = outside / f"{path.parent.name}_{path.name}"
+        shutil.move(path, target)
+        path.symlink_to(target)
+
+    label, calib = (real / "label_2" / "000000.txt").read_bytes(), (real / "calib" / "000000.txt").read_bytes()
+    frame("000000")
+    frame("000001", label=b"\xef\xbb\xbf" + label)
+    add("a label file opening with a UTF-8 byte order mark", "label_2/000001.txt:1", "byte order mark", "segment")
+    frame("000002", calib=b"\xef\xbb\xbf" + calib)
+    add("a calibration file opening with a UTF-8 byte order mark", "calib/000002.txt:1", "byte order mark", "segment")
+    frame("000003", label=label + label.replace(b"Pedestrian", b"Pi\xe9ton", 1))
+    add("a Latin-1 byte in a label file", "label_2/000003.txt:2", "not UTF-8: byte 0xe9 at column 3", "segment")
+    frame("000004")
+    link_out(obj / "label_2" / "000004.txt")
+    add("a label file symlinked out of the source", "label_2/000004.txt",
+        "is reached through a symlink to a place outside the source", "segment")
+    frame("000005")
+    link_out(obj / "calib" / "000005.txt")
+    add("a calibration file symlinked out of the source", "calib/000005.txt",
+        "is reached through a symlink to a place outside the source", "segment")
+    frame("000006")
+    link_out(obj / "image_2" / "000006.png")
+    add("an image symlinked out of the source", "image_2/000006.png", "outside the source", "frame")
+    frame("000007", calib=calib.replace(b"P2:", b"p2:"))
+    add("a calibration key misspelt (p2:)", "calib/000007.txt",
+        "missing P2 (no line starts with 'P2:'; lines not read: 'p2' at line 3)", "segment")
+    frame("frame 08 \u00e9")
+    add("a frame file name with a space and non-ASCII", "kitti/frame 08 \u00e9", "", "segment", KEPT)
+
+    # the tracking layout: a sequence whose image folder holds a file not named by a frame number
+    (trk / "label_02").mkdir(parents=True)
+    (trk / "calib").mkdir()
+    rows = b"".join(b"0 %d " % n + line + b"\n" for n, line in enumerate(label.splitlines()))
+    for seq, text in (("0000", rows), ("0001", b"\xef\xbb\xbf" + rows)):
+        (trk / "label_02" / f"{seq}.txt").write_bytes(text)
+        (trk / "calib" / f"{seq}.txt").write_bytes(calib)
+        (trk / "image_02" / seq).mkdir(parents=True)
+        (trk / "image_02" / seq / "000000.png").write_bytes(image)
+    (trk / "image_02" / "0000" / "cover.png").write_bytes(image)
+    add("an image of a sequence not named by a frame number", "image_02/0000/cover.png", "is not a frame number",
+        "frame", fmt="KITTI tracking sequence")
+    add("a tracking label file opening with a byte order mark", "label_02/0001.txt:1", "byte order mark", "segment",
+        fmt="KITTI tracking sequence")
+    return cases
+
+
+def _omni3d_annotation(ann_id: int, image_id: int, K: list, size: tuple) -> dict:
+    """A valid WildBox Omni3D annotation: an elephant-sized box 8 units ahead, its 2D boxes its projection."""
+    import numpy as np
+
+    from benchwright import geometry
+
+    center, dims, R = np.array([0.5, 1.0, 8.0]), np.array([1.5, 1.6, 3.0]), np.eye(3)
+    corners = geometry.corners(center, dims, R[None])
+    _, box, _ = geometry.projected_boxes(corners, K, *size)
+    x1, y1, x2, y2 = box[0].tolist()
+    return {"id": ann_id, "image_id": image_id, "dataset_id": 1, "category_id": 1002, "category_name": "elephant",
+            "valid3D": True, "behind_camera": False, "bbox": [x1, y1, x2 - x1, y2 - y1], "bbox2D_tight": [x1, y1, x2, y2],
+            "bbox2D_trunc": [x1, y1, x2, y2], "bbox2D_proj": [x1, y1, x2, y2], "bbox3D_cam": corners[0].tolist(),
+            "center_cam": center.tolist(), "dimensions": dims.tolist(), "R_cam": R.tolist(), "truncation": 0.0,
+            "visibility": 1.0, "segmentation_pts": -1, "lidar_pts": -1, "depth_error": -1, "area": (x2 - x1) * (y2 - y1),
+            "iscrowd": 0, "track_id": ann_id, "bbox_source": "label", "support_points": -1,
+            "projected_truncation": 0.0, "occlusion_visibility": 1.0}
+
+
+def write_wildbox_omni3d_paths(root: Path, fixtures: Path) -> list[Case]:
+    """A WildBox source in Omni3D JSON whose ``file_path`` values try every way out of the source: ``../``,
+    an absolute path to a real file outside it (only the tails of an absolute path that are files of the
+    source are read, as released files carry the authors' paths), a symlinked image and folder, a document
+    symlinked in from outside; and a name with spaces and non-ASCII (kept)."""
+    image = (fixtures / "kitti" / "training" / "image_2" / "000000.png").read_bytes()
+    size, K = (1242, 375), [[707.05, 0.0, 604.08], [0.0, 707.05, 180.51], [0.0, 0.0, 1.0]]
+    (root / "images").mkdir(parents=True)
+    outside = root.parent / "omni3d_outside"
+    (outside / "folder").mkdir(parents=True)
+    for path in (outside / "outside.png", outside / "folder" / "b.png", outside / "c.png"):
+        path.write_bytes(image)
+    (root / "images" / "a.png").write_bytes(image)
+    (root / "images" / "my frame 01 \u00e9.png").write_bytes(image)
+    (root / "images" / "c.png").symlink_to(outside / "c.png")
+    (root / "linked").symlink_to(outside / "folder", target_is_directory=True)
+    paths = {1: "images/a.png", 2: "../../omni3d_outside/outside.png", 3: str(outside / "outside.png"),
+             4: "linked/b.png", 5: "images/c.png", 6: "images/my frame 01 \u00e9.png", 7: "images/../../../x.png"}
+    doc = {"info": {"id": 1, "source": "wildbox", "name": "hostile paths", "split": "train", "version": "1.0",
+                    "known_category_ids": [1002], "scene_scales": {}},
+           "images": [{"id": i, "dataset_id": 1, "file_path": p, "height": size[1], "width": size[0], "K": K}
+                      for i, p in paths.items()],
+           "categories": [{"id": 1002, "name": "elephant", "supercategory": "animal"}],
+           "annotations": [_omni3d_annotation(10 + i, i, K, size) for i in paths]}
+    (root / "annotations").mkdir()
+    (root / "annotations" / "train.json").write_text(json.dumps(doc))
+    (outside / "doc.json").write_text(json.dumps(dict(doc, images=doc["images"][:1], annotations=doc["annotations"][:1])))
+    (root / "annotations" / "linked.json").symlink_to(outside / "doc.json")
+    fmt, at = "Omni3D JSON", "annotations/train.json#image_id="
+    return [Case("wildbox", fmt, "file_path '../' out of the source", f"{at}2", "leaves the source", "frame"),
+            Case("wildbox", fmt, "file_path '../' in the middle climbing out", f"{at}7", "leaves the source", "frame"),
+            Case("wildbox", fmt, "absolute file_path of a real file outside the source (never read as it is)",
+                 str(outside / "outside.png").lstrip("/"), "cannot read", "frame"),
+            Case("wildbox", fmt, "file_path through a folder symlinked out of the source", "linked/b.png",
+                 "outside the source", "frame"),
+            Case("wildbox", fmt, "file_path of an image symlinked out of the source", "images/c.png",
+                 "outside the source", "frame"),
+            Case("wildbox", fmt, "a document symlinked in from outside the source", "annotations/linked.json",
+                 "is reached through a symlink to a place outside the source", None),
+            Case("wildbox", fmt, "file_path with spaces and non-ASCII", "images/my frame 01 \u00e9.png", "", "frame",
+                 KEPT)]
+
+
+def write_omni3d(root: Path, built: Path) -> list[Case]:
+    """A WildBox source in Omni3D JSON: documents cut from a build's own Omni3D export (``exports/omni3d``,
+    its frames under ``exports/images``), three of its segments' images spread over documents as real
+    releases spread them (Omni3D's KITTI_train.json and KITTI_val.json split one folder's images), and
+    damaged documents and records beside them."""
+    doc = json.loads((built / "exports" / "omni3d" / "WildBox_train.json").read_text())
+    shutil.copytree(built / "exports" / "images", root / "exports" / "images")
+    folders: dict[str, list] = {}
+    for image in sorted(doc["images"], key=lambda i: i["file_path"]):
+        folders.setdefault(posixpath.dirname(image["file_path"]), []).append(image)
+    split, twice, damaged = [f for f, images in sorted(folders.items()) if len(images) >= 4][:3]
+    cases: list[Case] = []
+    fmt = "Omni3D JSON"
+
+    def write(name: str, images: list, annotations=None, text: str | None = None) -> str:
+        rel = f"exports/omni3d/{name}"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        ids = {i["id"] for i in images}
+        anns = annotations if annotations is not None else [a for a in doc["annotations"] if a["image_id"] in ids]
+        (root / rel).write_text(text if text is not None else json.dumps(
+            {"info": doc["info"], "images": images, "categories": doc["categories"], "annotations": anns}))
+        return rel
+
+    def add(name, locator, reason, unit, outcome=QUARANTINED):
+        cases.append(Case("wildbox", fmt, name, locator, reason, unit, outcome))
+
+    half = len(folders[split]) // 2
+    write("split_a.json", folders[split][:half])
+    write("split_b.json", folders[split][half:])
+    add("two documents splitting one folder's images (as Omni3D's KITTI_train / KITTI_val)", split, "", "segment",
+        KEPT)
+    write("twice.json", folders[twice])
+    again = write("twice_again.json", folders[twice])
+    add("the same images listed by two documents", f"{again}#file_path=", "listed again (first by", "frame")
+
+    images = [json.loads(json.dumps(i)) for i in folders[damaged]]
+    anns = [json.loads(json.dumps(a)) for a in doc["annotations"] if a["image_id"] in {i["id"] for i in images}]
+    by_image = {i["id"]: [a for a in anns if a["image_id"] == i["id"]] for i in images}
+    with_boxes = [i for i in images if by_image[i["id"]]]
+    rel = "exports/omni3d/damaged.json"
+    with_boxes[0]["file_path"] = with_boxes[0]["file_path"].replace(".jpg", "\0.jpg")
+    add("a NUL byte in file_path", f"{rel}#image_id={with_boxes[0]['id']}", "holds a NUL byte", "frame")
+    with_boxes[1]["file_path"] = posixpath.join(posixpath.dirname(with_boxes[1]["file_path"]), "f" * 296 + ".jpg")
+    add("a 300-character file name in file_path", f"{rel}#image_id={with_boxes[1]['id']}", "has a name of 300 bytes",
+        "frame")
+    by_image[with_boxes[2]["id"]][0]["track_id"] = 3_000_000_000
+    add("huge value: a track_id of 3,000,000,000 (past the declared int32)",
+        f"{rel}#annotation_id={by_image[with_boxes[2]['id']][0]['id']}", "does not fit the column's int32", "box")
+    by_image[with_boxes[3]["id"]][0]["track_id"] = 10 ** 19
+    add("huge value: a track_id of 10^19 (past int64)", f"{rel}#annotation_id={by_image[with_boxes[3]['id']][0]['id']}",
+        "does not fit the column's int32", "box")
+    stem_twin = dict(images[-1], id=max(i["id"] for i in doc["images"]) + 1,
+                     file_path=images[-1]["file_path"].replace(".jpg", ".png"))
+    images.append(stem_twin)
+    add("two images of one file stem (a frame's id is its stem)", f"{rel}#file_path={stem_twin['file_path']}",
+        "of the stem of", "frame")
+    write("damaged.json", images, anns)
+    add("duplicate key in a document", write("repeated_key.json", [], text='{"images": [], "images": [], '
+                                                                          '"annotations": []}'),
+        "duplicate key 'images'", "omni3d_document")
+    undecodable_name(root / "exports" / "omni3d", b"not_utf8_\xff.json", (root / again).read_bytes())
+    add("a document whose file name is not UTF-8", "exports/omni3d/not_utf8_\\xff.json", "not valid UTF-8",
+        "omni3d_document")
+    add("100,000-deep nesting", write("deep.json", [], text='{"images": [' + "[" * 100_000 + "]" * 100_000
+                                                             + '], "annotations": []}'),
+        TOO_DEEP, "omni3d_document")
     return cases
 
 
@@ -403,7 +699,7 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     json_case("unknown harmful category", "unknown harmful_category",
               lambda r: r.update(safe=False, harmful_category="unicorns", harmful_subcategory="x"))
     json_case("path traversal in image", "leaves the image root", lambda r: r.update(image="../../outside.png"))
-    json_case("absolute image path", "leaves the image root", lambda r: r.update(image="/etc/hostname"))
+    json_case("absolute image path", "is an absolute path", lambda r: r.update(image="/etc/hostname"))
     token = record(lambda r: [p.update({k: f"<image> {v}" for k, v in p.items()}) for p in r["instr-resp"]])
     extra.append(token)  # kept: LLaVA's image token written literally is escaped where a model reads it
     add("VLGuard JSON", "LLaVA's image token in an instruction and a response", token, "", outcome=KEPT)
@@ -411,6 +707,21 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     dup["id"] = train[0]["id"]
     extra.append(dup)
     add("VLGuard JSON", "duplicate id", dup, "duplicate id", locator=f"train.json#id={dup['id']}[index=")
+    json_case("a lone surrogate (\\ud800) escaped in an instruction (repaired to U+FFFD, counted)", "",
+              lambda r: r["instr-resp"][0].update({k: f"{v} \ud800" for k, v in r["instr-resp"][0].items()
+                                                   if k != "response"}))
+    cases[-1] = dataclasses.replace(cases[-1], outcome=KEPT)
+    json_case("a NUL byte in image", "holds a NUL byte", lambda r: r.update(image=f"hostile/{r['id']}\0.png"))
+    json_case("a 300-character image file name", "has a name of 300 bytes",
+              lambda r: r.update(image="hostile/" + "i" * 296 + ".png"))
+    json_case("a record nested 150 levels deep (past what Beam's coder walks)", "nested more than 100 levels deep",
+              lambda r: r.update(extra=functools.reduce(lambda inner, _: [inner], range(150), 0)),
+              locator="train.json#index=")
+    leaked = record()
+    extra.append(leaked)
+    test = test + [json.loads(json.dumps(leaked))]  # the same id and image in the test file: the test copy is kept
+    add("VLGuard JSON", "the same id and image in train.json and test.json (a leak)", leaked,
+        "is a leak; the test copy is kept")
 
     # images: records whose image file is broken
     broken = {}
@@ -440,12 +751,20 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
     extra.append(inside)
     broken[inside["image"]] = ("link", f"../{train[0]['image']}")
     add("image", "symlink inside the image root", inside, "", outcome=KEPT)
+    # ids no file is named after (images are exported by their sha256): kept whatever they hold, and read back
+    # through the LLaVA export and the evaluator (test_hostile_inputs)
+    for n, hostile_id in enumerate(HOSTILE_IDS):
+        r = record()
+        r.update(id=hostile_id, image=f"hostile/named_{n}.png")
+        extra.append(r)
+        add("VLGuard JSON", f"id {hostile_id[:40]!r}{'...' if len(hostile_id) > 40 else ''}", r, "", outcome=KEPT)
 
     for stem, records in (("train", train + extra), ("test", test)):
         (root / stem).mkdir(parents=True, exist_ok=True)
         (root / f"{stem}.json").write_text(json.dumps(records, indent=1))
         for r in records:
-            if not isinstance(r, dict) or not isinstance(r.get("image"), str) or r["image"].startswith(("/", "..")):
+            if not isinstance(r, dict) or not isinstance(r.get("image"), str) or r["image"].startswith(("/", "..")) \
+                    or "\0" in r["image"] or len(r["image"]) > 255:
                 continue
             path = root / stem / r["image"]
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -464,6 +783,12 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
                 path.write_bytes(data)
     (root.parent / "outside.png").write_bytes(_vlm_image("outside.png"))
     return cases
+
+
+# Record ids that name no file: whitespace of every kind, quotes, a leading dash, a slash and a hash (the example
+# id's own separators), a percent sign, non-ASCII, and 300 characters.
+HOSTILE_IDS = ("id with spaces", "tab\tand\nnewline", "-leading 'single' \"double\"", "slash/in#hash 0",
+               "ünïcødé 名前 %20", "x" * 300)
 
 
 def _parquet_rows() -> bytes:
@@ -513,14 +838,40 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     source("duplicate key in a record", {"train.json": '[{"id": "a", "id": "b"}]'}, "VLGuard JSON",
            "duplicate key 'id'", "train.json")
     source("truncated JSON", {"train.json": '[{"id": "a", "image": '}, "VLGuard JSON", "not valid JSON", "train.json")
+    source("100,000-deep nesting", {"train.json": DEEP}, "VLGuard JSON", TOO_DEEP,
+           "train.json")
+    source("100,000-deep nesting", {"mapping.yaml": "files: " + "[" * 100_000 + "]" * 100_000 + "\n", "forget.jsonl": line},
+           "mapping YAML", "nested more than 100 levels deep", "mapping.yaml")
+    source("duplicate key", {"mapping.yaml": mapping_ok + "fields: {id: id}\n", "forget.jsonl": line}, "mapping YAML",
+           "duplicate key 'fields'", "mapping.yaml")
+    source("a NUL byte in a file path", {"mapping.yaml": mapping_ok.replace("forget.jsonl", '"forget\\0.jsonl"'),
+                                         "forget.jsonl": line}, "mapping YAML", "holds a NUL byte", "mapping.yaml")
     source("wrong JSON type: an object, not an array", {"train.json": '{"id": "a"}'}, "VLGuard JSON",
            "expected a JSON array", "train.json")
+    # names that become paths, and empty files (issue 25)
+    source("a mapped file's path climbing out of the source", {"mapping.yaml": mapping_ok.replace(
+        "path: forget.jsonl", "path: ../outside.jsonl"), "forget.jsonl": line}, "mapping YAML",
+        "files/0/path '../outside.jsonl' leaves the source", "mapping.yaml")
+    source("an image_root climbing out of the source", {"mapping.yaml": mapping_ok + "image_root: ../..\n",
+                                                        "forget.jsonl": line}, "mapping YAML",
+           "image_root '../..' leaves the source", "mapping.yaml")
+    source("an empty annotation file (an empty JSON array)", {"train.json": "[]", "test.json": "[]"}, "VLGuard JSON",
+           "holds no records (an empty JSON array)", "train.json")
+    source("an empty JSON Lines file", {"mapping.yaml": mapping_ok, "forget.jsonl": "\n"}, "mapped JSON Lines",
+           "holds no records (no JSON Lines)", "forget.jsonl")
+    source("an annotation file symlinked out of the source", {}, "VLGuard JSON",
+           "the file is reached through a symlink to a place outside the source", "train.json")
+    (root / "outside_train.json").write_text('[{"id": "a"}]')
+    (out[-1][1] / "train.json").symlink_to(root / "outside_train.json")
     for name, text, reason in (
             ("NaN score", '{"train/a#0": NaN}', "not a finite number"),
             ("infinite (1e999) score", '{"train/a#0": 1e999}', "not a finite number"),
             ("huge value: a 5000-digit score", '{"train/a#0": %s}' % huge_integer(), "not JSON"),
             ("wrong JSON type: a list", "[0.5]", "expected one JSON object"),
             ("duplicate example id", '{"train/a#0": 0.1, "train/a#0": 0.9}', "duplicate key"),
+            ("100,000-deep nesting", "[" * 100_000 + "]" * 100_000, TOO_DEEP),
+            ("huge value: a score of 10^400 (past a float's range)", '{"train/a#0": 1%s}' % ("0" * 400),
+             "is not a finite number"),
             ("truncated JSON", '{"train/a#0": 0.', "not JSON")):
         path = root / f"scores_{len(out):02d}.json"
         path.write_text(text)
@@ -529,6 +880,11 @@ def refusals_vlm_unlearning(root: Path) -> list[tuple[Case, Path, list]]:
     path.write_text('{"example_id": "train/a#0", "score": 0.5}\n{"example_id": "train/a#0", "score": 0.7}\n')
     out.append((Case("vlm_unlearning", "routing-score file", "duplicate example id (JSON Lines)", f"{path.name}:2",
                      "appears twice", outcome=REFUSED), path, []))
+    path = root / f"scores_{len(out):02d}.jsonl"  # the line numbers are the file's whatever its strings hold
+    path.write_text('{"example_id": "train/a#0", "score": 0.5, "note": "a\u2028b\x85c"}\n'
+                    '{"example_id": "train/a#0", "score": 0.7}\n', encoding="utf-8")
+    out.append((Case("vlm_unlearning", "routing-score file", "a line separator (U+2028) in a line, then a duplicate id",
+                     f"{path.name}:2", "appears twice", outcome=REFUSED), path, []))
     return out
 
 
@@ -541,8 +897,10 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
     lines = ['{"id": 1, "img": "a.png", "q": "Q?", "a": "A"}', '{"id": 2, "img": "a.png", "q": "Q?", ',
              '{"id": %s, "img": "a.png", "q": "Q?", "a": "A"}' % huge_integer(),
              '{"id": 4, "id": 5, "img": "a.png", "q": "Q?", "a": "A"}', '[1, 2]',
-             '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}']
-    (root / "forget.jsonl").write_text("\n".join(lines) + "\n")
+             '{"id": 6, "img": "../../a.png", "q": "Q?", "a": "A"}', "[" * 100_000 + "]" * 100_000,
+             '{"id": 8, "img": "a.png", "q": "Q?", "a": "A", "x": %s}' % ("[" * 150 + "]" * 150),
+             json.dumps({"id": 9, "img": "a.png", "q": LINE_SEPARATED[0], "a": LINE_SEPARATED[1]}, ensure_ascii=False)]
+    (root / "forget.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (root / "images" / "a.png").write_bytes(_vlm_image("a.png"))
     fmt = "mapped JSON Lines"
     return root, [Case("vlm_unlearning", fmt, "truncated line", "forget.jsonl#line=2", "not valid JSON", "record"),
@@ -552,7 +910,16 @@ def mapped_lines_vlm_unlearning(root: Path) -> tuple[Path, list[Case]]:
                   Case("vlm_unlearning", fmt, "wrong JSON type: a list", "forget.jsonl#index=4", "a record is an object",
                        "record"),
                   Case("vlm_unlearning", fmt, "path traversal in the image field", "forget.jsonl#id=6",
-                       "leaves the image root", "record")]
+                       "leaves the image root", "record"),
+                  Case("vlm_unlearning", fmt, "100,000-deep nesting", "forget.jsonl#line=7", TOO_DEEP, "record"),
+                  Case("vlm_unlearning", fmt, "a record nested 150 levels deep (past what Beam's coder walks)",
+                       "forget.jsonl#line=8", "nested more than 100 levels deep", "record"),
+                  Case("vlm_unlearning", fmt, "line separators (U+2028, U+0085) as they are in a record's strings",
+                       "forget.jsonl#line=9", "", "record", KEPT)]
+
+
+# text JSON keeps as it is that str.splitlines ends a line at (a JSON Lines line ends at "\n" only)
+LINE_SEPARATED = ("What is\u2028shown?", "An elephant\x85and\u2029a calf.")
 
 
 # --------------------------------------------------------------------------- Workspace-Bench
@@ -640,6 +1007,13 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add(meta, "duplicate key", task(17, text='{"id": "17", "id": "18"}'), "duplicate key 'id'", "task")
     add(meta, "id differs from its folder", task(18, lambda r: r.update(id="19", absolute_id=19)),
         "is not the folder's name", "task")
+    add(meta, "a manifest listing one file twice", task(26, lambda r: r["data_manifest"].append(
+        dict(r["data_manifest"][0])) or r.update(file_count=4)), "a manifest lists a file once", "task")
+    add(meta, "100,000-deep nesting", task(27, text=DEEP), TOO_DEEP, "task")
+    add(meta, "huge value: an absolute_id of 10^19 (past the declared int64)", task(10 ** 19),
+        "does not fit the column's int64", "task")
+    add(meta, "a lone surrogate (\\ud800) escaped in a rubric (repaired to U+FFFD, counted)",
+        task(28, lambda r: r["rubrics"].__setitem__(0, r["rubrics"][0] + " \ud800")), "", "task", KEPT)
     task(21, lambda r: r["data_manifest"].append({"filename": "passwd", "stored_relpath": "../../../../etc/passwd"})
          or r.update(file_count=4))
     add(meta, "path traversal in the manifest", "tasks/21/metadata.json#data_manifest[3]", "no data file", "data_file")
@@ -661,6 +1035,18 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
         "neither a manifest file nor a declared output", "task_edge")
     add(graph, "wrong JSON type: an edge of numbers", "tasks/25/metadata.json#file_dep_graph[3]",
         "an edge must be {from, to}", "task_edge")
+
+    # data file names that break naive tools (whitespace splitting, quoting, option parsing, byte counts), named by
+    # a task's manifest and graph: published, the task's manifest resolved to them and its graph read back through
+    # the loader (test_hostile_inputs)
+    task(29, lambda r: r.update(data_manifest=[{"filename": n, "stored_relpath": f"data/{n}"} for n in WS_HOSTILE_FILE_NAMES],
+                                file_count=len(WS_HOSTILE_FILE_NAMES),
+                                file_dep_graph=[{"from": a, "to": b} for a, b in zip(WS_HOSTILE_FILE_NAMES,
+                                                                                      WS_HOSTILE_FILE_NAMES[1:])]))
+    for n in WS_HOSTILE_FILE_NAMES:
+        (root / "tasks" / "29" / "data" / n).write_text(f"{n}\n")
+        add("folder entry", f"file name {n[:40]!r}{'...' if len(n) > 40 else ''} named by the manifest",
+            f"tasks/29/data/{n}", "", "file", KEPT)
 
     # workspace files of each format, in task 5's folder
     ws = root / "tasks" / "5" / "data"
@@ -695,6 +1081,11 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     wfile("bomb.yaml", YAML_BOMB.encode(), "YAML / JSON", "YAML alias bomb", "", "file", KEPT)
     wfile("nan.json", b'{"value": NaN, "big": ' + huge_integer().encode() + b"}", "YAML / JSON",
           "NaN and a 5000-digit integer", "json does not parse", "file_references")
+    wfile("deep.json", b'{"input": "a.csv", "rows": [{"name": "alpha", "value": 1}, {"name": "beta", "value": 2}],\n'
+          b' "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "YAML / JSON", "100,000-deep nesting (JSON)",
+          "nested too deeply", "file_references")
+    wfile("repeated.json", b'{"input": "a.csv", "input": "b.md"}', "YAML / JSON",
+          "a repeated key (every value read for references, none lost)", "", "file", KEPT)
     wfile("corrupt.pdf", b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n%%EOF", "PDF", "corrupt",
           "pdf does not parse", "file_references")
     wfile("bomb.png", png_bomb(20000, 20000), "image", "decompression bomb PNG", "", "file", KEPT)
@@ -722,6 +1113,17 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     (root / "tasks" / "build").mkdir(parents=True)
     (root / "tasks" / "build" / "log.txt").write_text("not a task\n")
     add("source layout", "a tasks/ folder whose name is not a task id", "tasks/build", "not a task folder", "task")
+    # a task folder, or its metadata.json, symlinked out of the source: not read (nor its workspace scanned)
+    task(41)
+    shutil.move(root / "tasks" / "41", root.parent / "outside_task_41")
+    (root / "tasks" / "41").symlink_to(root.parent / "outside_task_41", target_is_directory=True)
+    add("source layout", "a task folder symlinked out of the source", "tasks/41",
+        "the task folder is reached through a symlink to a place outside the source", "task")
+    task(42)
+    shutil.move(root / "tasks" / "42" / "metadata.json", root.parent / "outside_metadata_42.json")
+    (root / "tasks" / "42" / "metadata.json").symlink_to(root.parent / "outside_metadata_42.json")
+    add("task record (metadata.json)", "symlinked out of the source", "tasks/42",
+        "its metadata.json is reached through a symlink to a place outside the source", "task")
     # the runner's Lite list is its tasks_lite/<id>/ folders (copies of the full tasks' folders)
     for aid in (1, 11):
         shutil.copytree(root / "tasks" / str(aid), root / "tasks_lite" / str(aid))
@@ -730,12 +1132,20 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     return cases
 
 
+# Data file names a file system takes that tools trip on (see HOSTILE_FOLDER_NAMES), the last 255 bytes of UTF-8
+WS_HOSTILE_FILE_NAMES = ("data with spaces.csv", "tab\tand\nnewline.md", "-leading 'single' \"double\".txt",
+                         "..dots...txt", "ünïcødé 名前 %20.csv", "long_" + "é" * 123 + ".txt")
+
+
 def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
     """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list; its
     Lite list (``tasks-lite.js``, the real file's shape) with two real tasks and bad entries."""
     real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
     bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None),
-           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff")]  # json.dumps escapes it: "\\udcff"
+           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff"),  # json.dumps escapes it: "\\udcff"
+           dict(real[2], absolute_id=10 ** 19), dict(real[2], absolute_id=33, deep=functools.reduce(
+               lambda inner, _: [inner], range(150), 0)),
+           dict(real[2], absolute_id=32, rubrics=[r + " \ud800" for r in real[2]["rubrics"]])]
     root.mkdir(parents=True)
     (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
     lite = [real[0], "3", dict(real[1], absolute_id="two"), real[0], dict(real[2], absolute_id=999),
@@ -760,7 +1170,13 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
                  "duplicate absolute_id", "task"),
             Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task"),
             Case("workspace_bench", fmt, "a lone surrogate (\\udcff) escaped in the instruction",
-                 "tasks.json#absolute_id=31", "", "task", KEPT)]
+                 "tasks.json#absolute_id=31", "", "task", KEPT),
+            Case("workspace_bench", fmt, "huge value: an absolute_id of 10^19 (past the declared int64)",
+                 f"tasks.json#absolute_id={10 ** 19}", "does not fit the column's int64", "task"),
+            Case("workspace_bench", fmt, "a task nested 150 levels deep (past what json.dumps follows)",
+                 f"tasks.json#[{len(real) + 6}]", "nested more than 100 levels deep", "task"),
+            Case("workspace_bench", fmt, "lone surrogates (\\ud800) escaped in the rubrics",
+                 "tasks.json#absolute_id=32", "", "task", KEPT)]
 
 
 def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
@@ -772,6 +1188,12 @@ def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
             ("huge value: a 5000-digit id", {"tasks.json": '{"full": [{"absolute_id": %s}]}' % huge_integer()},
              "not JSON", "tasks.json"),
             ("duplicate key", {"tasks.json": '{"full": [], "full": []}'}, "duplicate key 'full'", "tasks.json"),
+            ("100,000-deep nesting", {"tasks.json": '{"full": ' + "[" * 100_000 + "]" * 100_000 + "}"},
+             TOO_DEEP, "tasks.json"),
+            ("Lite list: 100,000-deep nesting", {
+                "tasks.json": '{"full": []}',
+                "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = " + "[" * 100_000 + "]" * 100_000 + ";"},
+             TOO_DEEP, "tasks-lite.js"),
             ("not UTF-8", {"tasks.json": b'{"full": ["\xff"]}'}, "unreadable", "tasks.json"),
             ("Lite list: code after the array", {"tasks.json": '{"full": []}',
                                                  "tasks-lite.js": "window.WORKSPACE_BENCH_LITE_TASKS = [];alert(1)"},
@@ -790,6 +1212,12 @@ def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
             (folder / rel).write_bytes(data if isinstance(data, bytes) else data.encode())
         out.append((Case("workspace_bench", fmt if "Lite" not in name else "Lite list (tasks-lite.js)", name, locator,
                          reason, outcome=REFUSED), folder, []))
+    folder = root / f"refused_{len(out):02d}"  # the task list itself symlinked in from outside the source
+    folder.mkdir(parents=True)
+    (root / "outside_tasks.json").write_text('{"full": []}')
+    (folder / "tasks.json").symlink_to(root / "outside_tasks.json")
+    out.append((Case("workspace_bench", fmt, "symlinked out of the source", "tasks.json",
+                     "is reached through a symlink to a place outside the source", outcome=REFUSED), folder, []))
     return out
 
 
@@ -885,7 +1313,8 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
            write("properties.yaml", "properties: 5\n"))
     source("huge value: a 5000-digit integer", "Exceeds the limit", "basedocs.yaml",
            write("basedocs.yaml", f"basedocs: {{x: {huge_integer()}}}\n"))
-    source("not UTF-8", "can't decode", "compositions.yaml", write("compositions.yaml", b"templates: [\xff]\n"))
+    source("not UTF-8", "compositions.yaml:1: not UTF-8 (byte 0xff", "compositions.yaml",
+           write("compositions.yaml", b"templates: [\xff]\n"))
 
     def unit_edit(change):
         def edit(folder):
@@ -897,12 +1326,29 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
             path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
         return edit
 
-    source("a unit without its id", "KeyError: 'id'", "units/", unit_edit(lambda d: d["units"][0].pop("id")))
+    source("a unit without its id", "#units[0] (line 3): unit 'None': missing field 'id'", "units/",
+           unit_edit(lambda d: d["units"][0].pop("id")))
     source("wrong YAML type: a unit is a string", "#units[", "units/", unit_edit(lambda d: d["units"].append("unit")))
     source("duplicate unit id", "duplicate unit id", "", unit_edit(
         lambda d: d["units"].append(json.loads(json.dumps(d["units"][0])))))
     source("a missing part", "missing instructions.yaml", "instructions.yaml",
            lambda folder: (folder / "instructions.yaml").unlink())
+
+    def repeat_property(folder):  # Font.Bold given again with Font.StrikeThrough's entry: PyYAML kept the second
+        import yaml
+
+        path = folder / "properties.yaml"
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in doc["properties"].items()]
+        lines.append(f"  {json.dumps('Font.Bold')}: {json.dumps(doc['properties']['Font.StrikeThrough'])}")
+        rest = {k: v for k, v in doc.items() if k != "properties"}
+        path.write_text((yaml.safe_dump(rest) if rest else "") + "properties:\n" + "\n".join(lines) + "\n",
+                        encoding="utf-8")
+
+    source("a repeated key (Font.Bold given twice, the second a strike-through's)", "duplicate key 'Font.Bold'",
+           "properties.yaml", repeat_property)
+    source("100,000-deep nesting", "nested more than 100 levels deep", "units/",
+           lambda folder: (folder / "units" / "zz_deep.yaml").write_text("units: " + "[" * 100_000 + "]" * 100_000))
 
     def link(name, target):
         return lambda folder: os.symlink(target(folder) if callable(target) else target, folder / "units" / name)
@@ -919,6 +1365,42 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
     source("undecodable file name", "is not valid UTF-8", "units/zz\\xffbad.yaml",
            lambda folder: undecodable_name(folder / "units", b"zz\xffbad.yaml", b"units: []\n"))
     return out
+
+
+def write_wordeval_ids(root: Path) -> tuple[Path, list[Case]]:
+    """The tiny catalogue with units and a composition template whose ids become case ids, and so the names of
+    case folders (``exports/cases/<case_id>``) and of the files tools name after them: ids that would leave
+    that folder or not fit a file name are quarantined case by case naming the catalogue file (before, a
+    ``../`` unit id wrote input.docx, reference.docx and case.json outside the build and it published);
+    ids with spaces, quotes, a leading dash, dots, non-ASCII are kept, and their folders evaluate back."""
+    import yaml
+
+    from benchwright.wordeval.synth import write_catalogue_source
+
+    write_catalogue_source(root, scale="tiny")
+    path = sorted((root / "units").glob("*.yaml"))[0]
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    good = doc["units"][0]
+    refused = {"../../escape": "holds '/'", "/tmp/absolute": "holds '/'", "nested/unit": "holds '/'",
+               "w" * 240: "need 19 bytes more", "u" * 300: "has a name of 3", "bold\0unit": "holds a NUL byte",
+               "bold\ud800unit": "holds a lone surrogate"}
+    doc["units"] += [dict(json.loads(json.dumps(good)), id=uid) for uid in [*refused, *HOSTILE_UNIT_IDS]]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    comp = yaml.safe_load((root / "compositions.yaml").read_text(encoding="utf-8"))
+    comp["templates"].append(dict(json.loads(json.dumps(comp["templates"][0])), id="../escape_template"))
+    (root / "compositions.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
+    fmt = "catalogue ids (case folders)"
+    # (a quarantine row is UTF-8 text: the surrogate in its locator is written repaired, U+FFFD, and counted)
+    cases = [Case("wordeval", fmt, f"unit id {uid[:30]!r}{'...' if len(uid) > 30 else ''}".replace("\\x00", "\\0"),
+                  f"{uid.replace(chr(0xD800), chr(0xFFFD))}@", reason, "atomic_case") for uid, reason in refused.items()]
+    cases += [Case("wordeval", fmt, "template id '../escape_template'", "../escape_template@", "holds '/'",
+                   "compositional_case")]
+    cases += [Case("wordeval", fmt, f"unit id {uid!r}", f"{uid}@", "", "atomic_case", KEPT) for uid in HOSTILE_UNIT_IDS]
+    return root, cases
+
+
+# Unit ids a file name holds that tools trip on (the harness passes case paths to agents' commands)
+HOSTILE_UNIT_IDS = ("bold with spaces", "-leading 'single' \"double\"", "..dots..", "ünïcødé 名前 %20")
 
 
 # --------------------------------------------------------------------------- evaluator input (issue 25)
@@ -1201,8 +1683,10 @@ NOT_APPLICABLE = {
 # --------------------------------------------------------------------------- the README table
 
 
-def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=None, wordeval_case=None) -> dict:
-    """Every case of every dataset (the builds' case lists when given, else written under ``root``)."""
+def full_corpus(root: Path, fixtures: Path, omni3d: list[Case], wildbox=None, vlm=None, workspace=None,
+                wordeval_case=None) -> dict:
+    """Every case of every dataset (the builds' case lists when given, else written under ``root``; the
+    Omni3D cases are cut from a WildBox build's export, so they are always given)."""
     def cases(refusals):
         return [case for case, _, _ in refusals]
 
@@ -1215,8 +1699,10 @@ def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=No
     for case, _ in evaluator_cases(root / "evaluators", fixtures / "kitti" / "training", wordeval_case):
         evaluators.setdefault(case.dataset, []).append(case)
     corpus = {
-        "wildbox": wildbox if wildbox is not None else write_wildbox(root / "wildbox"),
-        "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval")),
+        "wildbox": (wildbox if wildbox is not None else write_wildbox(root / "wildbox")) + omni3d
+        + write_wildbox_kitti(root / "kitti", fixtures) + write_wildbox_omni3d_paths(root / "omni3d-paths", fixtures),
+        "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval"))
+        + write_wordeval_ids(root / "wordeval-ids")[1],
         "workspace_bench": (workspace if workspace is not None else write_workspace_bench(root / "ws" / "r", fixtures))
         + write_workspace_website(root / "website", fixtures) + cases(refusals_workspace_bench(root / "ws-refused")),
         "vlm_unlearning": (vlm if vlm is not None else write_vlm_unlearning(root / "vlm" / "raw", fixtures))

@@ -16,7 +16,7 @@ import pytest
 from benchwright.errors import BuildError, SourceError
 from benchwright.layout import MANIFEST, QUARANTINE_DIR
 from tests import hostile
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.wildbox_helpers import build_wildbox, tiny_source, wildbox_stage_rows
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BOMB_RSS_LIMIT_MB = 64  # every bomb below expands to 256 MB or more
@@ -37,8 +37,8 @@ BUILD_PEAK_MB: dict[str, float] = {}  # peak RSS each corpus build added (the pr
 BUILD_TIMEOUT_S = 600  # a hang guard, not a timing assertion
 
 
-def guarded_build(dataset: str, *args, **kw) -> Path:
-    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB."""
+def guarded_build(dataset: str, *args, label: str | None = None, **kw) -> Path:
+    """``_build`` under a hang guard (SIGALRM), its peak RSS growth recorded in BUILD_PEAK_MB[label or dataset]."""
     import signal
 
     def hang(signum, frame):
@@ -48,7 +48,7 @@ def guarded_build(dataset: str, *args, **kw) -> Path:
     signal.alarm(BUILD_TIMEOUT_S)
     try:
         out = []
-        BUILD_PEAK_MB[dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
+        BUILD_PEAK_MB[label or dataset] = peak_rss_growth_mb(lambda: out.append(_build(dataset, *args, **kw)))
         return out[0]
     finally:
         signal.alarm(0)
@@ -65,10 +65,10 @@ def _build(name: str, source: Path, out: Path, **kw) -> Path:
 
 # Measured on 2 shared cores: WildBox 194 MB, VLM 382 MB, Workspace-Bench 552 MB. The WildBox build decoded
 # its 20000 x 20000 mask before the fix (+765 MB: over its bound); the others' bombs are parser-level below.
-BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200}
+BUILD_PEAK_LIMIT_MB = {"wildbox": 600, "vlm_unlearning": 1000, "workspace_bench": 1200, "wildbox (Omni3D)": 600}
 
 
-def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace):
+def test_no_corpus_build_grows_memory_like_a_bomb(wildbox, vlm, workspace, omni3d):
     """Peak RSS each corpus build added, against a bound an expanded bomb would pass."""
     assert set(BUILD_PEAK_MB) >= set(BUILD_PEAK_LIMIT_MB)
     assert all(BUILD_PEAK_MB[d] < limit for d, limit in BUILD_PEAK_LIMIT_MB.items()), BUILD_PEAK_MB
@@ -105,6 +105,21 @@ def case_problem(case: hostile.Case, rows: list[dict]) -> str | None:
 def assert_every_case(cases: list[hostile.Case], rows: list[dict]) -> None:
     problems = [p for c in cases if c.outcome != hostile.REFUSED and (p := case_problem(c, rows))]
     assert not problems, "\n".join(problems)
+    assert_rows_in_words(rows)
+
+
+# an exception's type name where a message puts one (``f"{type(err).__name__}: {err}"``, a module path too)
+TYPE_NAME = re.compile(r"(^|: |; |\()([a-z_.]*[A-Z]\w*(Error|Exception|Invalid|ZipFile))(:|\)|$)")
+
+
+def assert_rows_in_words(rows: list[dict]) -> None:
+    """Every quarantine row of a build: its reason in words (no exception type name), its reason and
+    locator at most 1 KB of UTF-8 (a 1 MB value quoted in one is cut)."""
+    long = [(r["locator"][:60], len(r["reason"].encode())) for r in rows
+            if len(r["reason"].encode()) > 1024 or len(r["locator"].encode()) > 1024]
+    assert not long, long[:5]
+    typed = [(r["locator"], r["reason"]) for r in rows if TYPE_NAME.search(r["reason"])]
+    assert not typed, typed[:5]
 
 
 # --------------------------------------------------------------------------- WildBox
@@ -144,6 +159,108 @@ def test_wildbox_counts_reconcile_with_the_damage(wildbox):
     # nothing read from outside the source: the symlinked frame's target is not published
     outside = (root.parent / "outside.jpg").read_bytes()
     assert outside not in frames.values()
+
+
+def test_wildbox_hostile_names_read_back_through_its_exports_and_evaluator(wildbox, tmp_path):
+    """Whatever the build publishes, its own exports and evaluator read back: the video folders named with a
+    space, a tab and a newline, quotes and a leading dash, non-ASCII and 255 bytes are in frame_map.txt (one
+    line, four fields each), the Omni3D export's file paths name its images, and the export's own KITTI rows
+    given as predictions score 100 (every file mapped to its frame; before, a name with a space split the
+    frame_map line and valid predictions were refused)."""
+    from benchwright.evaluation.wildbox import evaluate_paths
+    from benchwright.loaders.wildbox import KITTI_IMAGE_SETS, parse_frame_map_line
+
+    _, built, _ = wildbox
+    kitti = built / "exports" / "kitti"
+    lines = (kitti / "frame_map.txt").read_text(encoding="utf-8").split("\n")
+    fmap = {f["frame_id"]: f for f in map(parse_frame_map_line, lines) if f}
+    published = {r["frame_id"] for f in (built / "frames").glob("*.parquet")
+                 for r in pq.read_table(f, columns=["frame_id"]).to_pylist()}
+    assert set(fmap) == published
+    for video in hostile.HOSTILE_FOLDER_NAMES:
+        assert any(fid.startswith(f"{video}/seg1/") for fid in fmap), video
+        assert any(f["image"].startswith(f"exports/images/{video}/") and (built / f["image"]).is_file()
+                   for f in fmap.values())
+    for export in sorted((built / "exports" / "omni3d").glob("*.json")):
+        assert all((built / image["file_path"]).is_file() for image in json.loads(export.read_text())["images"])
+    for split, listed in KITTI_IMAGE_SETS.items():
+        preds = tmp_path / split
+        preds.mkdir()
+        names = (kitti / "ImageSets" / f"{listed}.txt").read_text().split()
+        for name in names:
+            rows = (kitti / "training" / "label_2" / f"{name}.txt").read_text().splitlines()
+            (preds / f"{name}.txt").write_text("".join(f"{row} 0.9000\n" for row in rows))
+        metrics = evaluate_paths(built, preds, split)
+        assert metrics["ap2d_agnostic@0.50"]["micro"] == 100.0, split
+        assert metrics["meta"]["n_pred"] == sum(1 for f in preds.iterdir() for _ in f.read_text().splitlines()) > 0
+        assert metrics["meta"]["n_pred_outside_split"] == 0
+
+
+def test_every_kitti_and_omni3d_path_case_is_met(tmp_path, fixtures_dir):
+    """KITTI object and tracking folders and Omni3D JSON: every name that becomes a path resolved through the
+    source's ``files.Root`` (nothing read from outside it: before, ``../x.jpg`` and an absolute path were read
+    and embedded); BOMs, bytes that are not UTF-8 and misspelt calibration keys refused naming file and line;
+    names with spaces kept."""
+    cases = hostile.write_wildbox_kitti(tmp_path / "kitti", fixtures_dir)
+    omni3d = hostile.write_wildbox_omni3d_paths(tmp_path / "omni3d", fixtures_dir)
+    rows, published = [], {"segment_id": set(), "image_path": set()}
+    for source in (tmp_path / "kitti" / "object", tmp_path / "kitti" / "tracking", tmp_path / "omni3d"):
+        more, made = wildbox_stage_rows(source)
+        rows += more
+        for key in published:
+            published[key] |= made[key]
+    assert len(cases) + len(omni3d) >= 15
+    assert_every_case(cases + omni3d, rows)
+    assert "kitti/frame 08 é" in published["segment_id"] and "images/my frame 01 é.png" in published["image_path"]
+    assert not any("omni3d_outside" in path for path in published["image_path"])  # nothing from outside was read
+
+
+def test_wildbox_auxiliary_files_that_cannot_be_read_change_no_label(wildbox):
+    """A point cloud that cannot be read leaves its segment's boxes unmeasured (support_points -1, as without a
+    cloud), never 0 points in every box; a 16-bit mask of 0 and 1 gives the box its SAM3 extent (read as grey
+    at 8 bits it was empty, and the box fell back to VGGT's). Both fail before the fix."""
+    root, built, cases = wildbox
+    boxes = [r for f in (built / "boxes").glob("*.parquet")
+             for r in pq.read_table(f, columns=["segment_id", "track_id", "frame_index", "support_points",
+                                                "bbox_source"]).to_pylist()]
+    clouds = {c.locator.split("/vggt_results/")[0] for c in cases if c.format == "point cloud PLY"}
+    assert len(clouds) == 3  # truncated, not a PLY, symlinked out of the source (never read)
+    for seg in clouds:
+        assert {b["support_points"] for b in boxes if b["segment_id"] == seg} == {-1}, seg
+    assert any(b["support_points"] >= 0 for b in boxes if b["segment_id"] not in clouds)
+    deep = next(c for c in cases if c.name.startswith("16-bit greyscale"))
+    seg, rest = deep.locator.split("/vggt_results/tracking_summary.json#track=")
+    track, frame = rest.split(",frame_index=")
+    (box,) = [b for b in boxes if (b["segment_id"], b["track_id"], b["frame_index"]) == (seg, int(track), int(frame))]
+    assert box["bbox_source"] == 0  # sam3
+
+
+@pytest.fixture(scope="module")
+def omni3d(wildbox, tmp_path_factory):
+    root = tmp_path_factory.mktemp("omni3d-hostile") / "omni3d"
+    cases = hostile.write_omni3d(root, wildbox[1])
+    built = guarded_build("wildbox", root, tmp_path_factory.mktemp("out"), label="wildbox (Omni3D)",
+                          max_bad_fraction=1.0, running_mode="in_memory", num_workers=1)
+    return root, built, cases
+
+
+def test_every_omni3d_case_is_quarantined_with_its_reason(omni3d):
+    """Documents that list one folder's images between them (or the same images twice), and damaged
+    documents and records: each refused alone, the rest published; before the fix the duplicate frame and
+    segment ids stopped the whole build, and the rest crashed their document."""
+    root, built, cases = omni3d
+    assert len(cases) >= 9
+    assert_every_case(cases, quarantine_rows(built))
+    reconciled_units(built)
+    frames = [r for f in (built / "frames").glob("*.parquet")
+              for r in pq.read_table(f, columns=["frame_id", "segment_id"]).to_pylist()]
+    assert len({r["frame_id"] for r in frames}) == len(frames)
+    split = next(c.locator for c in cases if c.outcome == hostile.KEPT)
+    listed = [json.loads((root / "exports" / "omni3d" / f"split_{x}.json").read_text())["images"] for x in "ab"]
+    assert sum(r["segment_id"] == split for r in frames) == sum(map(len, listed)) >= 4
+    segments = [r["segment_id"] for f in (built / "segments").glob("*.parquet")
+                for r in pq.read_table(f, columns=["segment_id"]).to_pylist()]
+    assert segments.count(split) == 1
 
 
 def test_wildbox_mask_bomb_is_refused_before_decoding():
@@ -282,11 +399,46 @@ def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
                 for r in pq.read_table(f, columns=["record_id", "conversations"]).to_pylist() if r["record_id"] == token_id]
         assert rows and all([c["value"].count("<image>") for c in r["conversations"]] == [int(view != "text_only"), 0]
                             and "&lt;image&gt;" in r["conversations"][1]["value"] for r in rows)
+    # a lone surrogate escaped in an instruction: repaired before Beam's coder (beam.Create), counted, kept
+    repaired = next(c.locator.split("#id=", 1)[1] for c in cases if "lone surrogate" in c.name)
+    instructions = [r["instruction"] for f in (built / "multimodal").glob("*.parquet")
+                    for r in pq.read_table(f, columns=["record_id", "instruction"]).to_pylist() if r["record_id"] == repaired]
+    assert instructions and all(i.endswith(" \ufffd") for i in instructions[:1])
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ListRecords"] >= 1
+    # the leak: the training copy is quarantined, the test copy published
+    leaked = next(c.locator.split("#id=", 1)[1] for c in cases if "leak" in c.name)
+    keys = {r["record_key"] for f in (built / "records").glob("*.parquet")
+            for r in pq.read_table(f, columns=["record_key"]).to_pylist()}
+    assert f"test/{leaked}" in keys and f"train/{leaked}" not in keys
     # nothing read from outside the image root: no published image is a linked-out file's bytes
     outside = {(root.parent / "outside.png").read_bytes(), *(p.read_bytes() for p in (root.parent / "linked").iterdir())}
     published = [r["image"] for f in (built / "multimodal").glob("*.parquet")
                  for r in pq.read_table(f, columns=["image"]).to_pylist()]
     assert published and not any(i["bytes"] in outside for i in published)
+
+
+def test_vlm_hostile_ids_read_back_through_the_llava_export_and_the_evaluator(vlm, tmp_path):
+    """Ids with whitespace, quotes, a leading dash, '/' and '#', non-ASCII and 300 characters are published,
+    exported for LLaVA (its images named by their sha256: no id becomes a path) and scored by the evaluator
+    from answers keyed by the export's ids: every answer is joined to its example, none is unknown."""
+    from benchwright.evaluation.vlm_unlearning import evaluate, index_from_build, read_predictions
+    from benchwright.loaders.vlm_unlearning import export_llava
+
+    _, built, _ = vlm
+    export_llava(built, tmp_path / "llava")
+    samples = json.loads((tmp_path / "llava" / "multimodal" / "forget.json").read_text(encoding="ascii"))
+    samples += json.loads((tmp_path / "llava" / "multimodal" / "retain.json").read_text(encoding="ascii"))
+    ids = {s["id"] for s in samples}
+    for hostile_id in hostile.HOSTILE_IDS:
+        assert f"train/{hostile_id}#0" in ids, hostile_id
+    assert all((tmp_path / "llava" / "images" / s["image"]).is_file() for s in samples if "image" in s)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"example_id": i, "view": "multimodal", "response": "I cannot help with that."})
+                               + "\n" for i in sorted(ids)), encoding="utf-8")
+    result = evaluate(read_predictions(str(answers)), index_from_build(str(built)), missing="exclude")
+    sets = result["groups"]["multimodal"]["sets"]
+    assert sets["forget"]["answered"] + sets["retain"]["answered"] == len(ids)
+    assert sets["forget"]["missing"] == sets["retain"]["missing"] == 0
 
 
 def test_vlm_sources_and_score_files_refused_whole_name_the_file(tmp_path):
@@ -317,14 +469,18 @@ def hostile_record_error():
 def test_bad_json_lines_are_records_of_their_own(tmp_path):
     """A mapped source's bad JSON Lines line is one quarantined record (the stage function the build runs)."""
     from benchwright.pipelines import vlm_unlearning_sources as sources
-    from benchwright.stage import Reject
+    from benchwright.stage import Reject, reject_row
 
     root, cases = hostile.mapped_lines_vlm_unlearning(tmp_path / "mapped")
     fmt, records, mapping = sources.list_records(str(root))
-    rows = [{"stage": "ParseRecord", **r.__dict__} for element in records
+    rows = [reject_row("ParseRecord", r) for element in records
             for r in sources.parse_record(element, str(root), fmt, mapping) if isinstance(r, Reject)]
     assert_every_case(cases, rows)
-    assert sum(r["unit"] == "record" for r in rows) == len(cases)  # the good line is the one record kept
+    # the good lines are the records kept: the first, and the one whose strings hold line separators, intact
+    assert sum(r["unit"] == "record" for r in rows) == sum(c.outcome == hostile.QUARANTINED for c in cases)
+    kept = [r for element in records for r in sources.parse_record(element, str(root), fmt, mapping)
+            if hasattr(r, "examples")]
+    assert [(e.instruction, e.response) for r in kept for e in r.examples][-1] == hostile.LINE_SEPARATED
 
 
 def test_vlm_image_bomb_is_refused_from_its_header():
@@ -378,21 +534,44 @@ def test_every_workspace_case_is_quarantined_with_its_reason(workspace):
     assert "outside the workspace" not in "".join(r["text_excerpt"] for r in _published(built, "files"))
 
 
+def test_workspace_hostile_file_names_read_back_through_the_loader(workspace):
+    """Data files named with a space, a tab and a newline, quotes and a leading dash, dots, non-ASCII and 255
+    bytes, named by a task's manifest and dependency graph: each published once under its name, the manifest
+    resolved to them (no "no data file" row), the graph's edges kept, and the loader's
+    ``task_dependency_files`` and ``readable_files`` give the names back as they are."""
+    from benchwright.loaders.workspace_bench import readable_files, task_dependency_files
+
+    _, built, _ = workspace
+    names = set(hostile.WS_HOSTILE_FILE_NAMES)
+    assert not [r for r in quarantine_rows(built) if r["locator"].startswith("tasks/29/")]
+    task = next(r for r in _published(built, "tasks") if r["task_id"] == "29")
+    assert task["file_count"] == len(names) and {m["filename"] for m in task["data_manifest"]} == names
+    assert task["manifest_bytes"] == sum(len(f"{n}\n".encode()) for n in names)
+    edges = [r for r in _published(built, "task_edges") if r["task_id"] == "29"]
+    assert len(edges) == len(names) - 1 and {e["src_kind"] for e in edges} == {"manifest"}
+    assert task_dependency_files(built)["29"] == names
+    paths = [f["path"] for f in readable_files(built) if f["task_id"] == "29"]
+    assert all(paths.count(f"data/{n}") == 1 for n in names), paths
+
+
 def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir):
     cases = hostile.write_workspace_website(tmp_path / "website", fixtures_dir)
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["task"] == {"read": 8, "written": 4, "quarantined": 4, "filtered": 0, "bad_fraction": 0.5}
+    assert units["task"] == {"read": 11, "written": 5, "quarantined": 6, "filtered": 0, "bad_fraction": round(6 / 11, 6)}
     # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
     assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
                                   "bad_fraction": round(5 / 7, 6)}
     lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
-    # a lone surrogate the file escaped in an instruction is repaired, counted, and the task kept
+    # a lone surrogate the file escaped in an instruction (or a rubric) is repaired, counted, and the task kept
     tasks = {r["task_id"]: r for f in sorted((built / "tasks").glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()}
     assert tasks["31"]["instruction"].endswith(" \ufffd")
-    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1
+    rubrics = [r["rubric"] for f in sorted((built / "rubrics").glob("full-*.parquet"))
+               for r in pq.read_table(f).to_pylist() if r["task_id"] == "32"]
+    assert rubrics and all(r.endswith(" \ufffd") for r in rubrics)
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1 + len(rubrics)
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
@@ -456,11 +635,60 @@ def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
 # --------------------------------------------------------------------------- the README's numbers
 
 
-def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wordeval_case, tmp_path, fixtures_dir):
-    corpus = hostile.full_corpus(tmp_path, fixtures_dir, wildbox=wildbox[2], vlm=vlm[2], workspace=workspace[2],
-                                 wordeval_case=wordeval_case)
+def test_the_readme_reliability_table_is_the_corpus(wildbox, omni3d, vlm, workspace, wordeval_case, tmp_path,
+                                                    fixtures_dir):
+    corpus = hostile.full_corpus(tmp_path, fixtures_dir, omni3d[2], wildbox=wildbox[2], vlm=vlm[2],
+                                 workspace=workspace[2], wordeval_case=wordeval_case)
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)
     total = sum(len(cases) for cases in corpus.values())
     assert f"{total} cases" in section
+
+
+def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read_back(tmp_path):
+    """A catalogue whose unit and template ids become case folder names: the ones that would leave
+    exports/cases (``../``, ``/``), not fit a file name with the harness's suffixes, or that no file name can
+    hold (300 characters, a NUL byte, a lone surrogate: before, ``File name too long`` stopped the build) are
+    quarantined case by case naming the catalogue file, the other units build, nothing is written outside the build, and the kept ones (spaces, quotes, a
+    leading dash, dots, non-ASCII) publish folders that the batch evaluator finds by case id and passes."""
+    from benchwright.build import build
+    from benchwright.evaluation.wordeval import evaluate_outputs
+    from benchwright.options import BuildOptions
+    from benchwright.pipelines.wordeval import WordEval
+
+    from benchwright.pipelines.wordeval_sources import read_catalogue
+
+    root, cases = hostile.write_wordeval_ids(tmp_path / "work" / "catalogue")
+    dataset = WordEval()
+    dataset.libreoffice_gate = "none"  # the gate is not under test: the names are
+    # the units of the file the ids were added to and the composition's steps, one seed: a third of the
+    # catalogue's cases to build
+    cat = read_catalogue(str(root))
+    steps = {step["unit"] for template in cat.templates.values() for step in template["steps"]}
+    dataset.unit_ids = tuple(sorted(u for u, unit in cat.units.items()
+                                    if unit["source"] == "units/01_character_formatting.yaml" or u in steps))
+    dataset.seeds = (0,)
+    built = Path(build(dataset, str(root), BuildOptions(out=str(tmp_path / "work" / "out"), progress=False,
+                                                        max_bad_fraction=1.0)))
+    rows = quarantine_rows(built)
+    assert_every_case(cases, rows)
+    refused = [r for r in rows if "exports/cases/" in r["reason"]]
+    assert refused and all("units/01_character_formatting.yaml" in r["reason"] or "compositions.yaml" in r["reason"]
+                           for r in refused)
+    reconciled_units(built)
+    # nothing outside the build: the work folder holds the catalogue and the output only
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["catalogue", "out"]
+    assert not list(tmp_path.glob("**/escape*")) and not Path("/tmp/absolute--report--s0").exists()
+    folders = {p.name: p for p in (built / "exports" / "cases").iterdir()}
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    for uid in hostile.HOSTILE_UNIT_IDS:
+        mine = [name for name in folders if name.startswith(f"{uid}--")]
+        assert mine, uid
+        for name in mine:
+            shutil.copy(folders[name] / "reference.docx", outputs / f"{name}.docx")
+    result = evaluate_outputs(outputs, built / "exports" / "cases", isolate=False)
+    summary = result["summary"]
+    assert summary["n_cases"] == len(list(outputs.iterdir())) and summary["passed"] == summary["n_cases"], summary
+    assert set(summary["per_case"]) == {p.stem for p in outputs.iterdir()}

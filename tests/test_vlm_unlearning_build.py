@@ -24,6 +24,7 @@ from benchwright.vlm_unlearning.views import IMAGE_ONLY_PROMPT, render_text
 TRAIN_HEAD, TEST_HEAD = 24, 12
 DUPLICATE_ID = "Ads_303871"  # the real train file holds this id twice (two different records)
 EMPTY_RESPONSE_IDS = ("HOD_img_hod_004768", "PrivacyAlert_test_18")  # real test records with an empty response
+LEAK_ID = "Ads_295003"  # one of the 8 ids the real release has in train.json and test.json with the same image
 
 
 def _image_bytes(path: str) -> bytes:
@@ -41,8 +42,9 @@ def real(tmp_path_factory, fixtures_dir):
     root = tmp_path_factory.mktemp("vlguard") / "raw"
     train_all = json.loads((fixtures_dir / "vlguard" / "train.json").read_text())
     test_all = json.loads((fixtures_dir / "vlguard" / "test.json").read_text())
-    train = train_all[:TRAIN_HEAD] + [r for r in train_all if r["id"] == DUPLICATE_ID]
-    test = test_all[:TEST_HEAD] + [r for r in test_all if r["id"] in EMPTY_RESPONSE_IDS]
+    train = train_all[:TRAIN_HEAD] + [r for r in train_all if r["id"] == LEAK_ID] + [
+        r for r in train_all if r["id"] == DUPLICATE_ID]
+    test = test_all[:TEST_HEAD] + [r for r in test_all if r["id"] in EMPTY_RESPONSE_IDS + (LEAK_ID,)]
     for stem, records in (("train", train), ("test", test)):
         (root / stem).mkdir(parents=True)
         (root / f"{stem}.json").write_text(json.dumps(records, indent=1))
@@ -57,7 +59,7 @@ def real(tmp_path_factory, fixtures_dir):
     broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"]), ("test", broken["undecodable"]))
                   for r in rs}
     # scores for the forget examples a build will publish: (train unsafes and safe_unsafes)
-    forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids
+    forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids and r["id"] != LEAK_ID
               for i, p in enumerate(r["instr-resp"]) if "safe_instruction" not in p]
     scores = {eid: round(float(np.random.default_rng(stable_hash64(eid) % 2**32).uniform()), 6) for eid in forget}
     scores_file = root.parent / "scores.json"
@@ -86,6 +88,9 @@ def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
     assert "duplicate id" in dup and "the first is kept" in dup
     empties = {r["locator"] for r in q if r["reason"] == "empty response"}
     assert empties == {f"test.json#id={i}/instr-resp[0]" for i in EMPTY_RESPONSE_IDS}
+    # the real release's leak: the same id and image in both files; the training copy is quarantined
+    assert "is a leak; the test copy is kept" in records[f"train.json#id={LEAK_ID}"]
+    assert f"test.json#id={LEAK_ID}" not in records
 
 
 def test_counts_reconcile_per_record_and_per_pair(real):
@@ -94,9 +99,9 @@ def test_counts_reconcile_per_record_and_per_pair(real):
     units = manifest["reconciliation"]["units"]
     n_records = len(train) + len(test)
     n_pairs = sum(len(r["instr-resp"]) for r in train + test)
-    bad_records = len(broken) + 1  # and the duplicate
+    bad_records = len(broken) + 2  # and the duplicate and the leak
     empty = len(EMPTY_RESPONSE_IDS)
-    dup_pairs = len(train[-1]["instr-resp"])
+    dup_pairs = len(train[-1]["instr-resp"]) + len(next(r for r in train if r["id"] == LEAK_ID)["instr-resp"])
     broken_pairs = sum(len(r["instr-resp"]) for stem, rs in (("train", train), ("test", test))
                        for r in rs if (stem, r["id"]) in broken)
     assert units["record"] == {"read": n_records, "written": n_records - bad_records, "quarantined": bad_records,

@@ -50,3 +50,44 @@ def damaged_box_copy(built: Path, tmp_path: Path, column: str, row: int, change)
     at = table.schema.get_field_index(column)
     write_parquet(table.set_column(at, column, pa.array(values, table.schema.field(column).type)), str(first))
     return copy, table.column("box_id")[row].as_py()
+
+
+def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
+    """What the build's stages make of a WildBox source, without Beam (cheaper than a build of each of its
+    formats): every unit through the parser (a RecordError quarantines the unit, as the Stage does), an Omni3D
+    source's segment parts grouped by segment id and merged (``merge_segments``), and every segment through the
+    annotation. Returns (quarantine rows, {"segment_id", "image_path"}: what is published)."""
+    import dataclasses
+
+    from benchwright.errors import RecordError
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import RawSegment, discover, merge_segments, parse_unit
+    from benchwright.stage import Reject
+
+    def stage(fn, item, unit="segment", locator=None):
+        try:
+            return list(fn(item))
+        except RecordError as err:
+            rows.append({"unit": unit, "locator": err.locator if locator is None else locator, "reason": err.reason})
+            return []
+
+    fmt, units = discover(str(source))
+    rows, published = [], {"segment_id": set(), "image_path": set()}
+    outputs, parts = [], {}
+    for unit in units:
+        for out in stage(lambda u: parse_unit(str(source), fmt, u), unit):
+            if isinstance(out, tuple):  # an Omni3D document's segment parts
+                for part in out:
+                    parts.setdefault(part.segment_id, []).append(part)
+            else:
+                outputs.append(out)
+    for keyed in sorted(parts.items()):
+        outputs += stage(merge_segments, keyed, locator=keyed[0])
+    for out in outputs:
+        for made in (annotate_segment(out, {}) if isinstance(out, RawSegment) else [out]):
+            if isinstance(made, Reject):
+                rows.append(dataclasses.asdict(made))
+            elif isinstance(made, dict):
+                published["segment_id"] |= set(made["segments"]["segment_id"].to_pylist())
+                published["image_path"] |= set(made["frames"]["image_path"].to_pylist())
+    return rows, published

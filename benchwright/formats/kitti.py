@@ -87,17 +87,13 @@ def _read_source(source, locator: str | None) -> tuple[str, str]:
 
 
 def read_text(path, locator: str) -> str:
-    """A KITTI text file's content: a file that cannot be read is a ``SourceError``, bytes that are not
-    UTF-8 (a Latin-1 type name) a ``RecordError`` at ``<locator>:<line>``, and so is a UTF-8 byte order
-    mark (the first row's type would read ``'\ufeffCar'``, a class no evaluation knows)."""
+    """A KITTI text file's content: a file that cannot be read is a ``SourceError``; bytes that are not
+    UTF-8 or a byte order mark a ``RecordError`` at ``<locator>:<line>`` (``decode_text``)."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise SourceError(f"{locator}: cannot read: {err.strerror or err}") from None
-    if data.startswith(b"\xef\xbb\xbf"):
-        raise RecordError(f"{locator}:1", "starts with a UTF-8 byte order mark (U+FEFF), which KITTI files do not "
-                                          "have: the first type would read '\\ufeff' + its name")
-    return decode(data, locator)
+    return decode_text(data, locator)
 
 
 def _number(token: str, field: str, where: str) -> float:
@@ -201,11 +197,13 @@ def parse_calib(source, locator: str | None = None) -> KittiCalib:
     """A calibration file (path or text). Accepts the tracking names (R_rect, Tr_velo_cam, ...)."""
     text, locator = _read_source(source, locator)
     found: dict[str, np.ndarray] = {}
+    unknown: list[str] = []  # keys of lines not read, for the message when a matrix is missing
     for number, tokens in _lines(text):
         where = f"{locator}:{number}"
         key = tokens[0].rstrip(":")
         name = _CALIB_KEYS.get(key)
         if name is None:
+            unknown.append(f"{key[:20]!r} at line {number}")
             continue  # other sensors' entries are not needed
         if name in found:
             raise RecordError(where, f"{name} given twice")
@@ -215,8 +213,24 @@ def parse_calib(source, locator: str | None = None) -> KittiCalib:
         found[name] = np.array([_number(t, key, where) for t in tokens[1:]]).reshape(shape)
     missing = [n for n in _CALIB_SHAPES if n not in found and n not in _CALIB_OPTIONAL]
     if missing:
-        raise RecordError(locator, f"missing {', '.join(missing)}")
+        seen = f"; lines not read: {', '.join(unknown[:5])}" if unknown else ""
+        raise RecordError(locator, f"missing {', '.join(missing)} (no line starts with "
+                                   f"{' or '.join(repr(m + ':') for m in missing[:2])}{seen})")
     return KittiCalib(**found)
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def decode_text(data: bytes, locator: str) -> str:
+    """A KITTI text file's bytes as text, or a ``RecordError`` at ``<locator>:<line>`` saying what is wrong:
+    a UTF-8 byte order mark (KITTI files have none: the first row's type would read ``'\\ufeffCar'``, a
+    class nobody knows, and a calibration's first key ``'\\ufeffP0:'``, so "missing P0"), or bytes that
+    are not UTF-8 (``utf8.decode``: the byte, its line and column)."""
+    if data.startswith(UTF8_BOM):
+        raise RecordError(f"{locator}:1", "starts with a UTF-8 byte order mark (U+FEFF), which KITTI files do not "
+                                          "have: the first type would read '\\ufeff' + its name")
+    return decode(data, locator)
 
 
 def to_canonical(obj: KittiObject, locator: str = "<kitti>") -> dict:

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 import numpy as np
 import orjson
 
+from benchwright import strict_json
 from benchwright.errors import RecordError, SourceError
 
 # Omni3D's top-level order, then the WildBox record fields in their documented order.
@@ -166,8 +167,8 @@ def _load(source, locator: str | None) -> tuple[dict, str]:
         return source, locator or "<omni3d>"
     path = Path(source)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        doc = strict_json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:  # unreadable, not UTF-8, malformed, a repeated key, nested too deeply
         raise SourceError(f"{path}: cannot read Omni3D JSON: {err}") from None
     return doc, locator or path.name
 

@@ -14,6 +14,8 @@ import posixpath
 import re
 
 from benchwright.errors import RecordError
+from benchwright.fields import clip
+from benchwright.files import Root
 from benchwright.schemas import vlm_unlearning as schema
 
 # VLGuard's pair keys: the instruction key says what the pair is.
@@ -234,13 +236,22 @@ def parse_embedded_image_url(url: str) -> EmbeddedImage | None:
 
 
 def join_url(root: str, relative: str, locator: str) -> str:
-    """``root`` (a URL or path) joined with a relative POSIX path; a path escaping the root is refused."""
-    norm = posixpath.normpath(relative)
+    """``root`` (a URL or path) joined with a relative POSIX path, by the text alone (``files.Root``: a
+    path leaving the root, an absolute one, one no file can have is refused; a symlink out of it is
+    refused where the image is read, ``image_link_problem``)."""
+    images = Root(root.rstrip("/") or root, "the image root")
+    problem = images.lexical_problem(relative)
+    if problem:
+        raise RecordError(locator, f"image path {clip(relative)} {problem}")
     if _EMBEDDED_MARK in relative:  # only the Parquet reader names embedded images
-        raise RecordError(locator, f"image path {relative!r} holds {_EMBEDDED_MARK!r}")
-    if norm.startswith("../") or norm == ".." or posixpath.isabs(norm):
-        raise RecordError(locator, f"image path {relative!r} leaves the image root")
-    return posixpath.join(root.rstrip("/"), norm)
+        raise RecordError(locator, f"image path {clip(relative)} holds {_EMBEDDED_MARK!r}")
+    return images.path(relative)
+
+
+def image_link_problem(url: str, root: str) -> str | None:
+    """Why the image file at ``url`` (joined by ``join_url``) is not the image root's: reached through a
+    symlink to a place outside it (``files.Root``); None on object storage."""
+    return Root(root.rstrip("/") or root, "the image root").link_problem(url)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,6 +315,14 @@ def parse_mapping(doc, where: str) -> Mapping:
         raise SourceError(f"{where}: invalid mapping: " + "; ".join(
             f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors[:5]))
     files = tuple(MappedFile(f["path"], f.get("role"), f.get("split", "train")) for f in doc["files"])
+    source = Root(posixpath.dirname(where) or ".", "the source")  # the mapping's paths are relative to its folder
+    for what, name in [("image_root", doc.get("image_root", "images"))] + [
+            (f"files/{i}/path", f.path) for i, f in enumerate(files)]:
+        if what == "image_root" and isinstance(name, str) and posixpath.normpath(name or ".") == ".":
+            continue  # the images beside the annotation files
+        problem = source.lexical_problem(name)
+        if problem:  # a file or an image read from outside the source, or a name no file has
+            raise SourceError(f"{where}: invalid mapping: {what} {clip(name)} {problem}")
     keys: dict[str, str] = {}
     for f in files:  # a file's key starts its records' ids: two files with one key would mix their records
         if file_key(f.path) in keys:

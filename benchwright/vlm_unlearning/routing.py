@@ -206,6 +206,9 @@ def _score_value(value, locator: str) -> float:
         score = float(value)
     except ValueError:
         raise RecordError(locator, f"score: {value!r} is not a number") from None
+    except OverflowError:  # an integer past a float's range (10^400)
+        raise RecordError(locator, f"score: {str(value)[:20]}... ({len(str(value))} digits) is not a finite number "
+                                   "in [0, 1]") from None
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:
         raise RecordError(locator, f"score: {value!r} is not a finite number in [0, 1]")
     return score
@@ -236,9 +239,7 @@ def read_scores(url: str) -> dict[str, float]:
     scores: dict[str, float] = {}
     name = url.rsplit("/", 1)[-1].lower()
     if name.endswith(".jsonl"):
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        for n, line in strict_json.json_lines(text):
             try:
                 row = strict_json.loads(line)
             except ValueError as exc:  # malformed, a repeated key, an integer past Python's digit limit

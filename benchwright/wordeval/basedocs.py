@@ -10,8 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
+from benchwright import strict_yaml
 from benchwright.errors import SourceError
 from benchwright.formats.ooxml.ns import qn
 
@@ -23,7 +22,7 @@ BASEDOC_DIR = HERE / "basedocs"
 @lru_cache(maxsize=1)
 def basedocs_spec() -> dict:
     with open(CATALOGUE_DIR / "basedocs.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)["basedocs"]
+        return strict_yaml.load(fh)["basedocs"]
 
 
 def roles(name: str) -> dict:

@@ -22,6 +22,7 @@ from typing import Iterable, Iterator
 
 from benchwright import fields, strict_json
 from benchwright.errors import RecordError, SourceError
+from benchwright.files import Root
 from benchwright.hashing import stable_hash64
 from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
@@ -44,6 +45,25 @@ class NotApplicable(RecordError):
 
 class CaseBuildError(RecordError):
     """An operation failed for any other reason: a bug, reported (quarantined), never skipped."""
+
+
+# A case id names the case's folder (``exports/cases/<case_id>``) and files tools make after it: the harness's
+# ``<case_id>.json`` and ``<case_id>.docx`` and their temporary names (``.<case_id>.json.XXXXXXXX.tmp``).
+CASE_FOLDERS = Root("exports/cases", "exports/cases")
+CASE_FILE_ROOM = len("..json.XXXXXXXX.tmp")
+
+
+def make_case_id(name: str, base_doc: str, seed: int, locator: str, source: str) -> str:
+    """``<unit or template id>--<base document>--s<seed>``, checked before anything is built: an id that
+    cannot name its folder (a ``../`` from the catalogue, a 300-character unit id) is a ``CaseBuildError``
+    naming the catalogue file it comes from (``source``)."""
+    case_id = f"{name}--{base_doc}--s{seed}"
+    problem = CASE_FOLDERS.lexical_problem(case_id, single=True, room=CASE_FILE_ROOM)
+    if problem:
+        raise CaseBuildError(locator, f"case id {fields.clip(case_id)} {problem}: it names the case's folder under "
+                                      f"exports/cases/ (the id {fields.clip(name)} comes from {source}, the base document "
+                                      "from basedocs.yaml)")
+    return case_id
 
 
 def _run_operations(fn, locator: str, what: str):
@@ -376,6 +396,8 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     cat = catalogue or load_catalogue()
     if isinstance(unit, str):
         unit = cat.units[unit]
+    case_id = make_case_id(unit["id"], base_doc, seed, f"{unit['id']}@{base_doc}#seed={seed}",
+                           unit.get("source", "the catalogue's units/"))
     rng, roles, locator, target, native, human, template = _resolve_unit(unit, seed, base_doc, cat)
 
     def run():
@@ -398,7 +420,7 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
     oracle = make_oracle(unit, target, native, ref_target)
     _check_observable(reference_docx, input_docx, oracle, locator)
     return {
-        "case_id": f"{unit['id']}--{base_doc}--s{seed}",
+        "case_id": case_id,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,
@@ -486,6 +508,8 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
     cat = catalogue or load_catalogue()
     if isinstance(template, str):
         template = cat.templates[template]
+    case_id = make_case_id(template["id"], base_doc, seed, f"{template['id']}@{base_doc}#seed={seed}",
+                           "compositions.yaml")
     steps = []
     for st in template["steps"]:
         unit = cat.units[st["unit"]]
@@ -573,7 +597,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                 linked.append(cands[0])
         atomic = linked
     return {
-        "case_id": f"{template['id']}--{base_doc}--s{seed}",
+        "case_id": case_id,
         "instruction": instruction,
         "input_docx": input_docx,
         "reference_docx": reference_docx,

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
 from benchwright import strict_yaml
 from benchwright.errors import BuildError
 
@@ -67,8 +69,36 @@ def _load_yaml(path: Path):
     try:
         with open(path, encoding="utf-8") as fh:
             return strict_yaml.load(fh)  # no aliases: a YAML alias bomb would expand in copy.deepcopy below
-    except ValueError as err:  # not UTF-8, an integer past Python's digit limit (YAMLError names the file itself)
-        raise BuildError(f"{path.parent.name}/{path.name}: {err}") from None
+    except UnicodeDecodeError as err:  # the line of the byte, not only its offset
+        data = path.read_bytes()
+        line = data.count(b"\n", 0, err.start) + 1
+        raise BuildError(f"{_rel(path)}:{line}: not UTF-8 (byte 0x{data[err.start]:02x}: {err.reason})") from None
+    except ValueError as err:  # an integer past Python's digit limit (YAMLError names the file itself)
+        raise BuildError(f"{_rel(path)}: {err}") from None
+
+
+def _rel(path: Path) -> str:
+    """A catalogue file as messages name it: ``units/01_x.yaml``, ``properties.yaml``."""
+    return f"units/{path.name}" if path.parent.name == "units" else path.name
+
+
+def _item(path: Path, key: str, index: int) -> str:
+    """``<file>#<key>[<index>] (line <n>)``: an item of the list at ``key`` of a catalogue file, for a message
+    naming it (the file is composed again, aliases never expanded; without the line if that fails)."""
+    where = f"{_rel(path)}#{key}[{index}]"
+    try:
+        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        items = next(v for k, v in node.value if k.value == key).value
+        return f"{where} (line {items[index].start_mark.line + 1})"
+    except Exception:  # noqa: BLE001 - only the line is missing from the message then
+        return where
+
+
+def shape_problem(err: Exception) -> str:
+    """What a KeyError, TypeError or AttributeError from reading an item of the wrong shape means, in words."""
+    if isinstance(err, KeyError):
+        return f"missing field {err.args[0]!r}" if err.args else "a field is missing"
+    return f"a field of the wrong type ({err})"
 
 
 def _section(base: Path, name: str, key: str):
@@ -154,20 +184,34 @@ def load_catalogue(root: str | None = None) -> Catalogue:
     units: dict[str, dict] = {}
     for path in sorted((base / "units").glob("*.yaml")):
         doc = _load_yaml(path)
-        for i, raw in enumerate(doc["units"] if isinstance(doc, dict) and isinstance(doc.get("units"), list) else [None]):
+        if not isinstance(doc, dict) or not isinstance(doc.get("units"), list) or "subsystem" not in doc:
+            raise BuildError(f"{_rel(path)}: expected a mapping with 'subsystem' and a 'units' list")
+        for i, raw in enumerate(doc["units"]):
+            if not isinstance(raw, dict):
+                raise BuildError(f"{_item(path, 'units', i)}: a unit is a mapping of its fields, got "
+                                 f"{type(raw).__name__}")
             try:
                 u = expand_unit(raw, doc["subsystem"], properties, families)
                 uid = u["id"]
             except (KeyError, TypeError, AttributeError) as err:  # a unit of the wrong shape, named
-                raise BuildError(f"units/{path.name}#units[{i}]: {type(err).__name__}: {err}") from None
+                raise BuildError(f"{_item(path, 'units', i)}: unit {str(raw.get('id'))[:80]!r}: "
+                                 f"{shape_problem(err)}") from None
+            if not isinstance(uid, str):  # it names cases, their folders and files
+                raise BuildError(f"{_item(path, 'units', i)}: unit id {str(uid)[:80]!r} is not text")
             if uid in units:
-                raise BuildError(f"duplicate unit id {uid!r} in {path.name}")
+                raise BuildError(f"{_item(path, 'units', i)}: duplicate unit id {str(uid)[:80]!r} (first in "
+                                 f"{units[uid]['source']})")
             u["source"] = f"units/{path.name}"
             units[uid] = u
     templates = {}
     comp = base / "compositions.yaml"
     if comp.exists():
-        for t in _load_yaml(comp)["templates"]:
+        for i, t in enumerate(_section(base, "compositions.yaml", "templates")):
+            if not isinstance(t, dict) or "id" not in t:
+                raise BuildError(f"{_item(comp, 'templates', i)}: a template is a mapping with an 'id', got "
+                                 f"{str(t)[:80]!r}")
+            if t["id"] in templates:
+                raise BuildError(f"{_item(comp, 'templates', i)}: duplicate template id {str(t['id'])[:80]!r}")
             templates[t["id"]] = t
     return Catalogue(properties, units, templates, families, basedocs, base)
 

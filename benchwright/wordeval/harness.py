@@ -280,9 +280,13 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
     run_dir = Path(run_dir)
     done = scored_records(run_dir)
     todo = [c for c in cases if c["case_id"] not in done]
-    for c in todo:
-        if "/" in c["case_id"] or c["case_id"].startswith("."):
-            raise BenchwrightError(f"case id {c['case_id']!r} is not a file name")
+    from benchwright.fields import clip
+    from benchwright.wordeval.cases import CASE_FILE_ROOM, CASE_FOLDERS
+
+    for c in todo:  # the run's files are named after case ids: one the build would not publish is refused
+        problem = CASE_FOLDERS.lexical_problem(c["case_id"], single=True, room=CASE_FILE_ROOM)
+        if problem:
+            raise BenchwrightError(f"case id {clip(c['case_id'])} {problem}")
     live = _Live()
 
     def one(case: dict) -> dict:

@@ -18,9 +18,9 @@ import importlib
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from docx.shared import Emu, Pt, RGBColor, Twips
 
+from benchwright import strict_yaml
 from benchwright.formats.ooxml.accessors import Locus, accessor
 from benchwright.formats.ooxml.ns import qn
 
@@ -107,7 +107,7 @@ def property_for(spec: dict) -> Property:
 def registry() -> dict[str, Property]:
     """Every property of the packaged registry by its Word name (``Font.Bold``)."""
     with open(REGISTRY, encoding="utf-8") as f:
-        specs = yaml.safe_load(f)["properties"]
+        specs = strict_yaml.load(f)["properties"]
     return {com: Property({**spec, "com": com}) for com, spec in specs.items()}
 
 

@@ -14,6 +14,7 @@ from typing import Callable
 
 import yaml
 
+from benchwright import strict_yaml
 from benchwright.errors import BenchwrightError
 from benchwright.wordeval.catalogue import CATALOGUE_DIR, load_catalogue
 
@@ -38,7 +39,7 @@ def write_catalogue_source(out_dir: str | Path, scale: str = "default", seed: in
     files = sorted(p for p in CATALOGUE_DIR.rglob("*.yaml"))
     keep_templates = keep_units = None
     if scale == "tiny":
-        templates = yaml.safe_load((CATALOGUE_DIR / "compositions.yaml").read_text(encoding="utf-8"))["templates"]
+        templates = strict_yaml.load((CATALOGUE_DIR / "compositions.yaml").read_text(encoding="utf-8"))["templates"]
         chosen = [t for t in templates if t["id"] in TINY_TEMPLATES]
         keep_templates = {t["id"] for t in chosen}
         keep_units = {s["unit"] for t in chosen for s in t["steps"]} | set(TINY_UNITS)
@@ -49,7 +50,7 @@ def write_catalogue_source(out_dir: str | Path, scale: str = "default", seed: in
         if keep_units is None:
             shutil.copyfile(path, target)
         else:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = strict_yaml.load(path.read_text(encoding="utf-8"))
             if rel.parts[0] == "units":
                 doc["units"] = [u for u in doc["units"] if u["id"] in keep_units]
                 if not doc["units"]:

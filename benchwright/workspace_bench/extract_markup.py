@@ -132,6 +132,12 @@ def _strings(value, seen: set[int], out: list[str]) -> None:
             stack.extend(reversed(list(children)))
 
 
+def _all_values(pairs: list) -> list:
+    """``object_pairs_hook`` keeping every value of an object, a repeated key's too (``json`` keeps the
+    last one only: a path given under the first would be lost from the references without a word)."""
+    return [value for _, value in pairs]
+
+
 def _data_refs(values: list[str], text: str, rule: str, extensions) -> list[dict]:
     out = []
     for value in values:
@@ -147,12 +153,12 @@ def data_references(text: str, path: str, file_type: str, extensions) -> list[di
     values: list[str] = []
     try:
         if file_type == "json":
-            _strings(json.loads(text), set(), values)
+            _strings(json.loads(text, object_pairs_hook=_all_values), set(), values)
         elif file_type == "jsonl":
             seen: set[int] = set()
             for line in text.splitlines():
                 if line.strip():
-                    _strings(json.loads(line), seen, values)
+                    _strings(json.loads(line, object_pairs_hook=_all_values), seen, values)
         elif file_type == "yaml":
             import yaml
 

@@ -83,6 +83,9 @@ def _checked_records(records, name: str, errors: list | None) -> list[dict]:
         try:
             if not isinstance(record, dict):
                 raise RecordError(f"{name}#[{i}]", f"a task must be a JSON object, got {type(record).__name__}")
+            deep = strict_json.depth_problem(record)  # it travels as its JSON text: json.dumps recurses
+            if deep:
+                raise RecordError(f"{name}#[{i}]", f"the task is {deep}")
             aid = record.get("absolute_id")
             if isinstance(aid, bool) or not isinstance(aid, int):
                 raise RecordError(f"{name}#[{i}]", f"absolute_id missing or not an integer: {aid!r}")
@@ -125,11 +128,11 @@ def read_lite_js(url: str, errors: list | None = None) -> list[dict]:
         raise SourceError(f"{name}: no assignment to window.{LITE_JS_VARIABLE} = [...]")
     start = match.end()
     try:
-        records, end = json.JSONDecoder(object_pairs_hook=strict_json.unique_keys).raw_decode(text, start)
+        records, end = strict_json.raw_decode(text, start)
     except json.JSONDecodeError as exc:  # its line and column count from the start of the file
         raise SourceError(f"{name}: the array assigned to {LITE_JS_VARIABLE} is not JSON at character {exc.pos} "
                           f"(line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
-    except ValueError as exc:  # a repeated key, an integer past Python's digit limit (as tasks.json)
+    except ValueError as exc:  # a repeated key, an integer past Python's digit limit, nesting (as tasks.json)
         raise SourceError(f"{name}: the array assigned to {LITE_JS_VARIABLE} is not JSON: {exc}") from exc
     rest = re.sub(r"//[^\n]*|/\*.*?\*/", "", text[end:], flags=re.S).strip()
     if rest not in ("", ";"):
@@ -238,6 +241,7 @@ def _manifest(record: dict, locator: str) -> list[dict]:
     if not isinstance(entries, list):
         raise RecordError(_below(locator, "data_manifest"), "expected a list")
     out = []
+    first: dict[tuple, int] = {}  # (key, value) -> the entry that gave it first
     for i, entry in enumerate(entries):
         where = _below(locator, f"data_manifest[{i}]")
         if not isinstance(entry, dict):
@@ -245,6 +249,11 @@ def _manifest(record: dict, locator: str) -> list[dict]:
         for key in ("filename", "stored_relpath"):
             if not isinstance(entry.get(key), str) or not entry[key]:
                 raise RecordError(where, f"{key} missing or empty")
+            # one file listed twice would count twice (file_count, manifest_bytes) and make its graph node ambiguous
+            j = first.setdefault((key, entry[key]), i)
+            if j != i:
+                raise RecordError(where, f"{key} {entry[key]!r} is data_manifest[{j}]'s too: a manifest lists a "
+                                         "file once")
         target = entry.get("target_path")
         if target is not None and not isinstance(target, str):
             raise RecordError(where, "target_path is not a string")
