@@ -112,7 +112,7 @@ class _Written:
             if output_faults.no_space(fault):
                 previous = published.committed_manifest(self.dataset_url)
                 needed = output_faults.estimate(
-                    written=written, input_bytes=self.watch and self.watch.state.bytes,
+                    written=written, input_bytes=self.watch and self.watch.state and self.watch.state.bytes,
                     previous=previous if previous and previous.get("dataset") == self.dataset.name else None,
                     ratio=self.dataset.output_per_input_byte, block=place.block(), dataset=self.dataset.name)
             raise BuildError(output_faults.fault_line(fault, place, needed=needed, removed=written)) from None
@@ -379,11 +379,11 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "shards": files,
     }
     manifest["files"] = write_croissant(dataset, staging, manifest)  # croissant.json, then every file's sha256
+    if watch is not None:  # the source as it was listed, or nothing is published (after the last read of it)
+        watch.check()
+        timings.update(source_listing_s=watch.listed_s, source_check_s=watch.check_s)
     write_json(staging / MANIFEST, manifest)
     published.fault_point("finalize")
-    if watch is not None:
-        watch.check()  # the source as it was listed, or nothing is published
-        timings["source_check_s"] = watch.check_s
 
     report = validate_build(dataset, staging, described=manifest["files"], data=data_checks)
     if not report["passed"]:

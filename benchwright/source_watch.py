@@ -29,7 +29,7 @@ from benchwright.errors import BuildError
 from benchwright.files import map_in_threads
 from benchwright.forked import ForkedCall
 from benchwright.hashing import sha256_files
-from benchwright.manifest import fingerprint_files
+from benchwright.manifest import fingerprint_files, fingerprint_source
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,10 @@ def _fingerprint_as_listed(state: SourceState) -> tuple[dict, list]:
     return fingerprint, trusted
 
 
+def _fingerprint_unlisted(dataset, source: str) -> tuple[dict, list]:
+    return fingerprint_source(dataset, source), []
+
+
 class SourceWatch:
     """The source's fingerprint, computed in a forked child while the build goes on, and the check that
     the source did not change meanwhile. ``result()``: the fingerprint (the manifest's ``input``);
@@ -108,9 +112,13 @@ class SourceWatch:
     def __init__(self, dataset, source: str):
         self.dataset, self.source = dataset, source
         t = time.perf_counter()
-        self.state = SourceState.of(dataset, source)
+        try:
+            self.state: SourceState | None = SourceState.of(dataset, source)
+        except OSError:  # a source that cannot be listed: the pipeline refuses it, naming it
+            self.state = None
         self.listed_s = round(time.perf_counter() - t, 3)
-        self._child = ForkedCall(_fingerprint_as_listed, self.state)
+        self._child = ForkedCall(_fingerprint_as_listed, self.state) if self.state is not None else \
+            ForkedCall(_fingerprint_unlisted, dataset, source)
         self._fingerprint: dict | None = None
         self._digests: dict[str, str | None] = {}
         self.check_s: float | None = None
@@ -119,8 +127,10 @@ class SourceWatch:
     def result(self) -> dict:
         if self._fingerprint is None:
             fingerprint, digests = self._child.result()
-            self._digests = dict(zip(self.state.files, digests))
-            self._fingerprint = dict(fingerprint, bytes=self.state.bytes)
+            if self.state is not None:
+                self._digests = dict(zip(self.state.files, digests))
+                fingerprint = dict(fingerprint, bytes=self.state.bytes)
+            self._fingerprint = fingerprint
         return self._fingerprint
 
     def cancel(self) -> None:
@@ -129,6 +139,8 @@ class SourceWatch:
     def check(self) -> None:
         """Raise ``BuildError`` when a source file changed, appeared or went since the first listing."""
         self.result()
+        if self.state is None:
+            return  # it could not be listed, yet the build read it: nothing to compare with
         t = time.perf_counter()
         before = self.state.files
         files = self.dataset.source_files(self.source)
