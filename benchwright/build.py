@@ -64,10 +64,11 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
         dataset_url = published.join(options.out, dataset.name)
         staging_url = published.join(dataset_url, published.STAGING, uuid.uuid4().hex[:12])
         sources_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "benchwright" / "sources"
-    written = _Written(dataset, options, local_out, dataset_url, staging_url, sources_dir)
+    written = _Written(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
     # a full disk, a read-only output: one line (the build's own faults: below), not Beam's traceback
     with written.told(), output_faults.quiet_beam_write_faults():
         if local_out:
+            written.made = [f for f in (out, *out.parents) if not f.exists()]  # removed again on a fault
             out.mkdir(parents=True, exist_ok=True)
             with published.local_lock(out, dataset.name) as left:
                 with written.told(clean_up=True):  # under the lock: the staging is this build's
@@ -85,9 +86,14 @@ class _Written:
     """Where a build writes, and what it has written: what the line for a full disk or a read-only output
     (``benchwright.output_faults``) needs, and what such a build removes before it says it."""
 
-    def __init__(self, dataset: Dataset, options: BuildOptions, local_out: bool, dataset_url: str,
-                 staging_url: str, sources_dir: Path):
+    def __init__(self, dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool,
+                 dataset_url: str, staging_url: str, sources_dir: Path):
         self.dataset, self.options, self.local_out = dataset, options, local_out
+        # a fault naming a file of the given source is one of reading it (the pipeline's to tell)
+        self.source = (fsspec.core.url_to_fs(source)[1] if source is not None and published.is_local(source)
+                       else None)
+        self.made: list[Path] = []  # the output's folders this build made (none made yet)
+        self._said: str | None = None  # the line told, once a fault was
         self.dataset_url, self.staging_url, self.sources_dir = dataset_url, staging_url, sources_dir
         out = str(Path(dataset_url).parent) if local_out else None
         self.places = [output_faults.Place(out, options.out if local_out else dataset_url),
@@ -100,22 +106,38 @@ class _Written:
 
     @contextlib.contextmanager
     def told(self, clean_up: bool = False):
+        """A write fault raised inside becomes ``BuildError`` with its one line; ``clean_up``: this build
+        holds the output's lock, so what it staged is removed first. The outermost (no ``clean_up``: the
+        lock is released) also removes the output's folders this build made, once they are empty."""
         try:
             yield
         except BaseException as err:
-            fault = output_faults.write_fault(err)
-            place = fault is not None and output_faults.fault_place(fault, self.places)
-            if not place:
+            line = self._said if isinstance(err, BuildError) and str(err) == self._said else self._line(err, clean_up)
+            if line is None:
                 raise
-            written, files = self._remove_staged() if clean_up else (0, 0)
-            needed = None
-            if output_faults.no_space(fault):
-                previous = published.committed_manifest(self.dataset_url)
-                needed = output_faults.estimate(
-                    written=written, input_bytes=self.watch and self.watch.state and self.watch.state.bytes,
-                    previous=previous if previous and previous.get("dataset") == self.dataset.name else None,
-                    ratio=self.dataset.output_per_input_byte, block=place.block(), dataset=self.dataset.name)
-            raise BuildError(output_faults.fault_line(fault, place, needed=needed, removed=written)) from None
+            self._said = line
+            if not clean_up:
+                for folder in self.made:  # deepest first; only if empty (another build may be using it)
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            raise BuildError(line) from None
+
+    def _line(self, err: BaseException, clean_up: bool) -> str | None:
+        """The line telling the write fault ``err`` is or holds, None when it is none of this build's."""
+        fault = output_faults.write_fault(err)
+        place = fault is not None and output_faults.fault_place(fault, self.places, reading=self.source)
+        if not place:
+            return None
+        written, _ = self._remove_staged() if clean_up else (0, 0)
+        needed = None
+        if output_faults.no_space(fault):
+            previous = published.committed_manifest(self.dataset_url)
+            needed = output_faults.estimate(
+                written=written, input_bytes=self.watch and self.watch.state and self.watch.state.bytes,
+                previous=previous if previous and previous.get("dataset") == self.dataset.name else None,
+                ratio=self.dataset.output_per_input_byte, fixed=self.dataset.output_fixed_bytes, block=place.block(),
+                dataset=self.dataset.name)
+        return output_faults.fault_line(fault, place, needed=needed, removed=written)
 
     def _remove_staged(self) -> tuple[int, int]:
         """Remove what this build staged and a default source it had not finished; (bytes, files) removed."""
@@ -252,8 +274,9 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
 
 
 def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | None) -> str | None:
-    """Remove what an earlier build left at a local output (its staging folder; its lock file is gone
-    once this build holds the lock); returns the line saying so, None when nothing was left."""
+    """Remove what an earlier build left at a local output: its staging folder (a failed build's, kept for
+    its quarantine and validation report, or a killed build's); ``left``: what a killed build left in the
+    lock file this build now holds. Returns the line saying so, None when nothing was left."""
     removed = ""
     if staging.is_dir() and not staging.is_symlink():
         used, files = output_faults.disk_usage(str(staging))
@@ -262,9 +285,10 @@ def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | 
     elif os.path.lexists(staging):
         staging.unlink()
         removed = str(staging)
-    if left is not None:
-        return (f"[{name}] cleaned up after a build that did not finish ({left.describe()}): removed its lock "
-                f"{left.path}" + (f" and its staging folder {removed}" if removed else ""))
+    if left is not None:  # its pid is still in the lock file: it never reached its end (killed, or its machine)
+        return (f"[{name}] cleaned up after a build that was killed ({left.describe()}): "
+                + (f"removed its staging folder {removed}" if removed else "it had staged nothing")
+                + f"; its lock file {left.path} is this build's now")
     if removed:
         return f"[{name}] removed {removed}, left by an earlier build that failed or was stopped"
     return None

@@ -13,8 +13,9 @@ or a Dask worker reported only as text (``[Errno 28] No space left on device: '.
 How N is estimated (a build's size is known only once it is written): when a build of the dataset is
 published there, the space it takes (each file of its manifest rounded up to the filesystem's block),
 scaled by this input's size over the size of the input it was built from (a local rebuild stages the
-new build beside the old one, so that is the free space it needs); else this input's size times the
-dataset's output-to-input ratio measured on its default build (``Dataset.output_per_input_byte``); and
+new build beside the old one, so that is the free space it needs); else the dataset's size model, a
+fixed part (card, figures, validation report) plus a part per input byte, fitted on its tiny and default
+builds (``Dataset.output_fixed_bytes``, ``Dataset.output_per_input_byte``); and
 never less than what the build had written when the disk filled plus a block per file it had not
 finished. A build that fails while it writes the embedded default source has no input size yet: its N
 is what it had written, and the line says "more than".
@@ -97,11 +98,15 @@ def _statvfs(path: str | None):
         return None
 
 
-def fault_place(fault: OSError, places: list[Place]) -> Place | None:
+def fault_place(fault: OSError, places: list[Place], reading: str | None = None) -> Place | None:
     """Which of the build's ``places`` the fault is in: the one holding the file it names; for a full
     disk that names none, the local place with the least space left; for a refused write that names
-    none (an object store's), the first place that is not a local folder. None: none of the build's."""
+    none (an object store's), the first place that is not a local folder. None: none of the build's,
+    or a refusal naming a file under the local folder ``reading`` (the source: a file it cannot read,
+    which the pipeline quarantines or refuses naming it, even when the source is under a place)."""
     filename = fault.filename if isinstance(fault.filename, str) else None
+    if filename and reading and not no_space(fault) and Place(reading, "").holds(filename):
+        return None
     if filename:
         return next((p for p in sorted(places, key=lambda p: -len(p.path or "")) if p.holds(filename)), None)
     if no_space(fault):
@@ -127,7 +132,7 @@ def disk_usage(path: str | None) -> tuple[int, int]:
 
 
 def estimate(*, written: int, input_bytes: int | None, previous: dict | None, ratio: float | None,
-             block: int, dataset: str) -> tuple[int, str, bool]:
+             fixed: int = 0, block: int, dataset: str) -> tuple[int, str, bool]:
     """(bytes the build needs, how that was estimated, whether it is only a lower bound); module doc."""
     def on_disk(size: int) -> int:
         return -(-size // block) * block
@@ -143,10 +148,10 @@ def estimate(*, written: int, input_bytes: int | None, previous: dict | None, ra
         else:
             need, how = old, f"the build of {dataset} it replaces takes {_mb(old)}"
         return max(need, floor), how, False
-    if ratio and input_bytes:
-        need = int(ratio * input_bytes)
-        return (max(need, floor), f"{dataset}'s default build is {ratio:g}x its input; this input is "
-                                  f"{_mb(input_bytes)}", False)
+    if ratio is not None and input_bytes:
+        need = int(fixed + ratio * input_bytes)
+        return (max(need, floor), f"{dataset}'s builds measure {_mb(fixed)} + {ratio:.3g} x their input; this "
+                                  f"input is {_mb(input_bytes)}", False)
     return floor, "what it had written when the disk filled", True
 
 
