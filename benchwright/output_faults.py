@@ -150,8 +150,8 @@ def estimate(*, written: int, input_bytes: int | None, previous: dict | None, ra
         return max(need, floor), how, False
     if ratio is not None and input_bytes:
         need = int(fixed + ratio * input_bytes)
-        return (max(need, floor), f"{dataset}'s builds measure {_mb(fixed)} + {ratio:.3g} x their input; this "
-                                  f"input is {_mb(input_bytes)}", False)
+        model = (f"{_mb(fixed)} + " if fixed else "") + f"{ratio:.3g} x their input"
+        return max(need, floor), f"{dataset}'s builds measure {model}; this input is {_mb(input_bytes)}", False
     return floor, "what it had written when the disk filled", True
 
 

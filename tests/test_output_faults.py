@@ -91,7 +91,7 @@ def test_a_full_disk_is_told_in_one_line_with_what_the_build_needs_and_nothing_i
     run = OnTmpfs(tmp_path, "size=1m", ["build", "wildbox", "--source", str(source), "--out", str(out)])
     said = _one_error_line(run)
     found = re.fullmatch(rf"no space left on {re.escape(str(out))}: needs ~([\d,.]+) MB \(wildbox's builds measure "
-                         r"[\d.]+ MB \+ [\d.]+ x their input; this input is ([\d.]+) MB\); ([\d.]+) MB free there now "
+                         r"(?:[\d.]+ MB \+ )?[\d.]+ x their input; this input is ([\d.]+) MB\); ([\d.]+) MB free there now "
                          r"\(the ([\d.]+) MB the build had written are removed\); nothing was published", said)
     assert found, said
     needs, free, removed = _mb(found[1]), _mb(found[3]), _mb(found[4])

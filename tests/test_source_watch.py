@@ -1,8 +1,9 @@
 """Issue 25.8: a source file changed while the build runs is refused by name, nothing published
 (``benchwright.source_watch``): the file's state (size, mtime, ctime, inode; ETag on S3) is listed before
 the pipeline, the files are hashed in a forked child beside it, and listed again before publishing; only a
-file whose state moved is read again, and a touch is no change. Through the command line (a file changed
-and one added while a WildBox build runs), and on the watch itself, on a local folder and on S3 (moto)."""
+file whose state moved is read again, and a touch is no change. Through the command line (while a WildBox
+build runs: a file changed and one added in a local folder, an object rewritten and one deleted on S3),
+and on the watch itself, on a local folder and on S3 (moto)."""
 from __future__ import annotations
 
 import os
@@ -118,13 +119,10 @@ def test_on_s3_a_rewrite_with_the_same_bytes_passes_and_a_change_is_named(s3_end
     assert "b.txt (changed), new.txt (added)" in said and "a.txt" not in said, said
 
 
-def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_the_files(tmp_path):
-    from tests.wildbox_helpers import tiny_source
-
-    source = tiny_source(tmp_path / "raw")
-    summary = sorted(source.glob("*/seg1/vggt_results/tracking_summary.json"))[0]
-    out = tmp_path / "out"
-    build = subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", str(source),
+def _build_while_the_source_changes(source: str, out: Path, change) -> list[str]:
+    """``benchwright build wildbox --source SOURCE --out OUT`` in a subprocess, ``change()`` called once it
+    said it runs the pipeline (the source is listed by then); returns its error lines."""
+    build = subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", source,
                               "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env={**os.environ, "HF_HUB_OFFLINE": "1"})
     said = b""
@@ -132,14 +130,50 @@ def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_
         chunk = build.stdout.read1(4096)
         assert chunk, said.decode(errors="replace")
         said += chunk
-    summary.write_text(summary.read_text().replace('"tracks"', '"tracks" ', 1))  # one byte more
-    (source / "notes.txt").write_text("added while the build ran\n")
+    change()
     said += build.stdout.read()
     assert build.wait(timeout=600) == 2, said.decode(errors="replace")
-    errors = [line for line in said.decode().splitlines() if line.startswith("benchwright: error:")]
-    assert errors == [
-        f"benchwright: error: wildbox: the source {source} changed while it was being built: "
-        f"{summary.relative_to(source)} (changed), notes.txt (added); what the build read may not be what its "
-        "fingerprint says, so nothing was published. Build again once nothing writes to the source"], said
     assert b"Traceback" not in said
-    assert not (out / "wildbox").exists()
+    assert not (out / "wildbox").exists() and not (out / ".lock-wildbox").exists()
+    return [line for line in said.decode().splitlines() if line.startswith("benchwright: error:")]
+
+
+def _refused(source: str, named: str) -> str:
+    return (f"benchwright: error: wildbox: the source {source} changed while it was being built: {named}; what the "
+            "build read may not be what its fingerprint says, so nothing was published. Build again once nothing "
+            "writes to the source")
+
+
+def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_the_files(tmp_path):
+    from tests.wildbox_helpers import tiny_source
+
+    source = tiny_source(tmp_path / "raw")
+    summary = sorted(source.glob("*/seg1/vggt_results/tracking_summary.json"))[0]
+
+    def change():
+        summary.write_text(summary.read_text().replace('"tracks"', '"tracks" ', 1))  # one byte more
+        (source / "notes.txt").write_text("added while the build ran\n")
+
+    assert _build_while_the_source_changes(str(source), tmp_path / "out", change) == [
+        _refused(str(source), f"{summary.relative_to(source)} (changed), notes.txt (added)")]
+
+
+def test_a_build_whose_s3_source_changes_while_it_runs_publishes_nothing_and_names_the_objects(
+        s3_endpoint, tmp_path):  # noqa: F811
+    from tests.wildbox_helpers import tiny_source
+
+    local = tiny_source(tmp_path / "raw")
+    fs = fsspec.filesystem("s3")
+    fs.put(str(local), f"{BUCKET}/changing", recursive=True)
+    summary = sorted(local.glob("*/seg1/vggt_results/tracking_summary.json"))[1].relative_to(local).as_posix()
+    text = (local / summary).read_text()
+    at = text.index(",", text.index('"bbox_2d":[[')) - 1  # the last digit of the first box's first coordinate
+    same_size = (text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1:]).encode()  # moved by 1e-6 at most
+
+    def change():  # one object rewritten with bytes of the same size (a new ETag), one added
+        fs.pipe_file(f"{BUCKET}/changing/{summary}", same_size)
+        fs.pipe_file(f"{BUCKET}/changing/notes.txt", b"added while the build ran\n")
+
+    source = f"s3://{BUCKET}/changing"
+    assert _build_while_the_source_changes(source, tmp_path / "out", change) == [
+        _refused(source, f"{summary} (changed), notes.txt (added)")]
