@@ -7,10 +7,11 @@ second pass replaces: a build would otherwise read its whole source twice, once 
 
     python -m benchwright.benchmarks.source_watch [--source RAW | --scale default] [--repeat 3]
 
-Without ``--source`` it writes WildBox's synthetic source at ``--scale`` (default: the default scale,
-7,423 files) into a temporary folder. Numbers are the median of ``--repeat`` runs; the second pass is
-run after the files' ctimes are older than ``RACY_S``, as they are in a build of a source not written
-moments before it.
+``--source`` may be any fsspec URL (``s3://...``: the second pass is one listing, the alternative
+downloads every object again). Without ``--source`` it writes WildBox's synthetic source at ``--scale``
+(default: the default scale, 7,423 files) into a temporary folder. Numbers are the median of
+``--repeat`` runs; the second pass is run after the files' ctimes are older than ``RACY_S``, as they
+are in a build of a source not written moments before it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+
+import fsspec
 
 from benchwright.arguments import ArgumentParser
 
@@ -48,17 +51,18 @@ def measure(source: str, repeat: int) -> dict:
     # one file changed after the listing: read again and named
     watch = SourceWatch(dataset, source)
     watch.result()
-    victim = Path(sorted(watch.state.files)[len(watch.state.files) // 2])
-    data = victim.read_bytes()
+    fs = fsspec.core.url_to_fs(source)[0]
+    victim = sorted(watch.state.files)[len(watch.state.files) // 2]
+    data = fs.cat_file(victim)
     try:
-        victim.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+        fs.pipe_file(victim, data[:-1] + bytes([data[-1] ^ 1]))
         try:
             watch.check()
             refused = None
         except BuildError as err:
             refused = str(err)
     finally:
-        victim.write_bytes(data)
+        fs.pipe_file(victim, data)
     median = {k: round(statistics.median(r[k] for r in runs), 3) for k in runs[0]}
     return {"source": source, "files": fingerprint["files"], "mb": round(fingerprint["bytes"] / 1e6, 1),
             "racy_s": RACY_S, "runs": repeat, **median,

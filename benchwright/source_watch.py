@@ -11,9 +11,10 @@ records the states a second time. That pass reads no file: only a file whose sta
 ctime is within ``RACY_S`` of the first listing (a write in the same clock tick as the listing leaves the
 state as it was: git's "racy" files), is hashed again, and it changed unless its digest equals the
 child's trusted one (a touch is no change). A change that restores the same bytes between the two
-passes is not seen, nor a write that keeps size, mtime, ctime and inode (nothing on Linux can).
+passes is not seen, nor a write that keeps size, mtime, ctime and inode (nothing on Linux can), nor a
+write in the listing's clock tick (a few ms) after the pipeline read the file and before the child did.
 
-Cost at WildBox's default scale (7,423 files, 152 MB): docs/SCALING.md ("Source changes").
+Cost at WildBox's default scale (7,423 files, 150.5 MB): docs/SCALING.md ("Source changes").
 """
 from __future__ import annotations
 
