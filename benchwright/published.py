@@ -280,9 +280,9 @@ class LocalLockRecord:
     @classmethod
     def parse(cls, text: str, path: Path) -> "LocalLockRecord | None":
         fields = text.split()
-        if not fields:
-            return None  # a new file (or an earlier version's, emptied)
-        return cls(path, fields[0], fields[1] if len(fields) > 1 else "an unknown time")
+        if len(fields) != 2:  # a new file, or one of the earlier releases, which left their pid there after every build
+            return None
+        return cls(path, fields[0], fields[1])
 
     def describe(self) -> str:
         return f"pid {self.pid}, started {self.started_at}"

@@ -160,6 +160,20 @@ def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concur
     assert not any(p.name.startswith((".staging", ".old", ".lock")) for p in out.iterdir())
 
 
+def test_a_local_lock_file_tells_a_killed_holder_from_an_earlier_releases_leftover(tmp_path):
+    lock = tmp_path / ".lock-wildbox"
+    lock.write_text("4242\n")  # what earlier releases left after every build, finished or not: no record
+    with published.local_lock(tmp_path, "wildbox") as left:
+        assert left is None and lock.read_text().split()[0] == str(os.getpid())
+    assert not lock.exists()  # removed by its holder when it ends
+    lock.write_text("4242 2026-12-02T05:00:00+00:00\n")  # a holder that never reached its end
+    with pytest.raises(RuntimeError):
+        with published.local_lock(tmp_path, "wildbox") as left:
+            assert left.describe() == "pid 4242, started 2026-12-02T05:00:00+00:00" and left.path == lock
+            raise RuntimeError("a failed build")
+    assert not lock.exists()  # a failed build removes it too
+
+
 def _damage(fs, build: str, manifests: list[str]):
     """Damage a published build four ways at once: a missing shard, a file the manifest does not list,
     a shard whose sha256 the manifest does not give, a row count the files do not hold (in every copy

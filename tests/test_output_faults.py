@@ -36,12 +36,16 @@ echo "@@free $(stat -f -c '%a %S' "$mnt")"
 """
 
 
+def _disk(tmp: Path) -> str:  # where ``OnTmpfs(tmp, ...)`` mounts its tmpfs
+    return str(tmp / "disk")
+
+
 class OnTmpfs:
     """How ``benchwright ARGV`` ended on a tmpfs: its exit code, its stdout and stderr, the paths left on
     the tmpfs (relative to it) and the bytes free there after it."""
 
     def __init__(self, tmp: Path, options: str, argv: list[str], prepare: str = ":"):
-        self.mnt = tmp / "disk"
+        self.mnt = Path(_disk(tmp))
         self.mnt.mkdir()
         unshare = ["unshare", "--mount"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
         run = subprocess.run([*unshare, "sh", "-c", _SCRIPT, "sh", options, str(self.mnt), sys.executable, "-m",
@@ -87,12 +91,13 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 def test_a_full_disk_is_told_in_one_line_with_what_the_build_needs_and_nothing_is_left(built, tmp_path):
     source, build = built
     # a first build on a 1 MB disk: the pipeline's shards fill it
-    out = tmp_path / "disk" / "datasets"
+    out = Path(_disk(tmp_path)) / "datasets"
     run = OnTmpfs(tmp_path, "size=1m", ["build", "wildbox", "--source", str(source), "--out", str(out)])
     said = _one_error_line(run)
-    found = re.fullmatch(rf"no space left on {re.escape(str(out))}: needs ~([\d,.]+) MB \(wildbox's builds measure "
-                         r"(?:[\d.]+ MB \+ )?[\d.]+ x their input; this input is ([\d.]+) MB\); ([\d.]+) MB free there now "
-                         r"\(the ([\d.]+) MB the build had written are removed\); nothing was published", said)
+    found = re.fullmatch(rf"no space left on {re.escape(str(out))}: needs ~([\d,.]+) MB \(wildbox's builds "
+                         r"measure (?:[\d.]+ MB \+ )?[\d.]+ x their input; this input is ([\d.]+) MB\); ([\d.]+) MB "
+                         r"free there now \(the ([\d.]+) MB the build had written are removed\); nothing was published",
+                         said)
     assert found, said
     needs, free, removed = _mb(found[1]), _mb(found[3]), _mb(found[4])
     assert 0.75 <= needs / (_on_disk(build) / 1e6) <= 1.5, (needs, _on_disk(build))  # the measure holds
@@ -105,12 +110,12 @@ def test_a_full_disk_under_a_published_build_keeps_it_whole_and_says_what_the_re
     source, build = built
     size = _on_disk(build) + 2 ** 20
     files = _tree(build)
-    run = OnTmpfs(tmp_path, f"size={size}", ["build", "wildbox", "--source", str(source), "--out", str(tmp_path / "disk")],
+    run = OnTmpfs(tmp_path, f"size={size}", ["build", "wildbox", "--source", str(source), "--out", _disk(tmp_path)],
                   prepare=f"cp -a {shlex.quote(str(build))} \"$mnt\"/")
     said = _one_error_line(run)
-    found = re.fullmatch(rf"no space left on {re.escape(str(run.mnt))}: needs ~([\d,.]+) MB \(the build of wildbox "
-                         r"it replaces takes ([\d.]+) MB, for an input of ([\d.]+) MB; this one is \3 MB\); ([\d.]+) MB "
-                         r"free there now \(the [\d.]+ MB the build had written are removed\); nothing was published",
+    found = re.fullmatch(rf"no space left on {re.escape(str(run.mnt))}: needs ~([\d,.]+) MB \(the build of "
+                         r"wildbox it replaces takes ([\d.]+) MB, for an input of ([\d.]+) MB; this one is \3 MB\); "
+                         r"([\d.]+) MB free there now \(the [\d.]+ MB the build had written are removed\); nothing was published",
                          said)
     assert found, said
     needs, old = _mb(found[1]), _mb(found[2])
@@ -122,7 +127,7 @@ def test_a_full_disk_under_a_published_build_keeps_it_whole_and_says_what_the_re
 def test_a_read_only_output_is_told_in_one_line_and_its_build_stays(built, tmp_path):
     source, build = built
     files = _tree(build)
-    run = OnTmpfs(tmp_path, "size=64m", ["build", "wildbox", "--source", str(source), "--out", str(tmp_path / "disk")],
+    run = OnTmpfs(tmp_path, "size=64m", ["build", "wildbox", "--source", str(source), "--out", _disk(tmp_path)],
                   prepare=f"cp -a {shlex.quote(str(build))} \"$mnt\"/ && mount -o remount,ro \"$mnt\"")
     assert _one_error_line(run) == (f"cannot write to {run.mnt}: read-only file system ({run.mnt}/.lock-wildbox); "
                                     "nothing was published")
