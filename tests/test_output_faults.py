@@ -115,8 +115,8 @@ def test_a_full_disk_under_a_published_build_keeps_it_whole_and_says_what_the_re
     said = _one_error_line(run)
     found = re.fullmatch(rf"no space left on {re.escape(str(run.mnt))}: needs ~([\d,.]+) MB \(the build of "
                          r"wildbox it replaces takes ([\d.]+) MB, for an input of ([\d.]+) MB; this one is \3 MB\); "
-                         r"([\d.]+) MB free there now \(the [\d.]+ MB the build had written are removed\); nothing was published",
-                         said)
+                         r"([\d.]+) MB free there now \(the [\d.]+ MB the build had written are removed\); nothing was "
+                         r"published", said)
     assert found, said
     needs, old = _mb(found[1]), _mb(found[2])
     assert needs == old and abs(old - _on_disk(build) / 1e6) < 0.1 * old, (said, _on_disk(build))  # the same input
