@@ -64,7 +64,7 @@ class OnTmpfs:
 def _one_error_line(run: OnTmpfs) -> str:
     assert run.code == 2, (run.out, run.err)
     assert "Traceback" not in run.err + run.out and "OSError" not in run.err, run.err
-    lines = run.err.strip().splitlines()
+    lines = [line for line in run.err.strip().splitlines() if not line.startswith("[wildbox] ")]  # but progress
     assert len(lines) == 1 and lines[0].startswith("benchwright: error: "), run.err
     return lines[0].removeprefix("benchwright: error: ")
 
