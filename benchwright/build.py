@@ -165,10 +165,6 @@ def _incomplete_default(sources_dir: Path, name: str) -> Path | None:
     return folder if folder.is_dir() and not (folder / SOURCE_COMPLETE_MARKER).exists() else None
 
 
-def _mb(n: int) -> str:
-    return f"{n / 1e6:,.1f} MB"
-
-
 def check_target(dataset: Dataset, options: BuildOptions) -> str | None:
     """Refuse an output the build cannot publish at or must not replace: ``--out`` (or a folder above it)
     a file, or OUT/<name> holding anything but a build of this dataset and its own files (a user's
@@ -258,8 +254,9 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
     if source is None:
         stopped = _incomplete_default(sources_dir, dataset.name)
         if stopped is not None:
+            size = output_faults.megabytes(output_faults.disk_usage(str(stopped))[0])
             _progress(options, f"[{dataset.name}] writing the embedded default source again: a build stopped "
-                               f"while writing it ({stopped}, {_mb(output_faults.disk_usage(str(stopped))[0])})")
+                               f"while writing it ({stopped}, {size})")
         source = dataset.default_source(str(sources_dir))
         timings["default_source_s"] = round(time.perf_counter() - t0, 3)
     manifest = published.committed_manifest(dataset_url)
@@ -288,7 +285,7 @@ def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | 
     if staging.is_dir() and not staging.is_symlink():
         used, files = output_faults.disk_usage(str(staging))
         shutil.rmtree(staging)
-        removed = f"{staging} ({files:,} files, {_mb(used)})"
+        removed = f"{staging} ({files:,} files, {output_faults.megabytes(used)})"
     elif os.path.lexists(staging):
         staging.unlink()
         removed = str(staging)

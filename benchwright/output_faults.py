@@ -143,15 +143,15 @@ def estimate(*, written: int, input_bytes: int | None, previous: dict | None, ra
         old_input = (previous.get("input") or {}).get("bytes")
         if input_bytes and old_input:
             need = int(old * input_bytes / old_input)
-            how = (f"the build of {dataset} it replaces takes {_mb(old)}, for an input of {_mb(old_input)}; "
-                   f"this one is {_mb(input_bytes)}")
+            how = (f"the build of {dataset} it replaces takes {megabytes(old)}, for an input of "
+                   f"{megabytes(old_input)}; this one is {megabytes(input_bytes)}")
         else:
-            need, how = old, f"the build of {dataset} it replaces takes {_mb(old)}"
+            need, how = old, f"the build of {dataset} it replaces takes {megabytes(old)}"
         return max(need, floor), how, False
     if ratio is not None and input_bytes:
         need = int(fixed + ratio * input_bytes)
-        model = (f"{_mb(fixed)} + " if fixed else "") + f"{ratio:.3g} x their input"
-        return max(need, floor), f"{dataset}'s builds measure {model}; this input is {_mb(input_bytes)}", False
+        model = (f"{megabytes(fixed)} + " if fixed else "") + f"{ratio:.3g} x their input"
+        return max(need, floor), f"{dataset}'s builds measure {model}; this input is {megabytes(input_bytes)}", False
     return floor, "what it had written when the disk filled", True
 
 
@@ -159,12 +159,12 @@ def fault_line(fault: OSError, place: Place, *, needed: tuple[int, str, bool] | 
                removed: int = 0) -> str:
     """The one line the user reads. The caller removed what the build had written (``removed`` bytes)
     first: the free space said is what is free now."""
-    gone = f" (the {_mb(removed)} the build had written are removed)" if removed else ""
+    gone = f" (the {megabytes(removed)} the build had written are removed)" if removed else ""
     if no_space(fault):
         need, how, lower_bound = needed or (0, "", True)
         free = place.free()
-        free_said = f"; {_mb(free)} free there now" if free is not None else ""
-        return (f"no space left on {place.said}: needs {'more than ' if lower_bound else '~'}{_mb(need)} "
+        free_said = f"; {megabytes(free)} free there now" if free is not None else ""
+        return (f"no space left on {place.said}: needs {'more than ' if lower_bound else '~'}{megabytes(need)} "
                 f"({how}){free_said}{gone}; nothing was published")
     what = fault.strerror or str(fault) or "permission denied"
     if isinstance(fault, PermissionError) or fault.errno in (errno.EACCES, errno.EPERM):
@@ -173,7 +173,8 @@ def fault_line(fault: OSError, place: Place, *, needed: tuple[int, str, bool] | 
     return f"cannot write to {place.said}: {what[0].lower() + what[1:]}{where}{gone}; nothing was published"
 
 
-def _mb(n: int) -> str:
+def megabytes(n: int) -> str:
+    """``n`` bytes as the lines here say them: "3.1 MB" below 10 MB, else whole MB rounded up ("14 MB")."""
     mb = n / 1e6
     return f"{mb:.1f} MB" if mb < 10 else f"{math.ceil(mb):,} MB"
 
