@@ -8,8 +8,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime
-import errno
-import fcntl
 import json
 import logging
 import os
@@ -24,19 +22,20 @@ import apache_beam as beam
 import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
-from benchwright import __version__, progress, published
+from benchwright import __version__, output_faults, progress, published
 from benchwright.card import render_card
 from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
 from benchwright.diff import file_diff
 from benchwright.errors import BuildError
-from benchwright.files import local_files_under
+from benchwright.files import SOURCE_COMPLETE_MARKER, local_files_under
 from benchwright.forked import ForkedCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
 from benchwright.options import BuildOptions
+from benchwright.source_watch import SourceWatch
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
@@ -65,7 +64,6 @@ def _locked_build(dataset: Dataset, source: str | None, options: BuildOptions) -
     check_target(dataset, options)  # before anything is made: --out a file, a folder that is not a build
     if local_out:
         out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
-        out.mkdir(parents=True, exist_ok=True)
         dataset_url = str(out / dataset.name)
         staging_url = str(out / f".staging-{dataset.name}")
         sources_dir = out / ".sources"
@@ -73,13 +71,98 @@ def _locked_build(dataset: Dataset, source: str | None, options: BuildOptions) -
         dataset_url = published.join(options.out, dataset.name)
         staging_url = published.join(dataset_url, published.STAGING, uuid.uuid4().hex[:12])
         sources_dir = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "benchwright" / "sources"
-    if local_out:
-        with _output_lock(out, dataset.name):
-            return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
-    run = staging_url.rstrip("/").rsplit("/", 1)[1]
-    with published.object_lock(options.out, dataset.name, run, options.stale_lock_after,
-                               progress=lambda m: _progress(options, m)) as confirm_lock:
-        return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir, confirm_lock)
+    written = _Written(dataset, source, options, local_out, dataset_url, staging_url, sources_dir)
+    # a full disk, a read-only output: one line (the build's own faults: below), not Beam's traceback
+    with written.told(), output_faults.quiet_beam_write_faults():
+        if local_out:
+            written.made = [f for f in (out, *out.parents) if not f.exists()]  # removed again on a fault
+            out.mkdir(parents=True, exist_ok=True)
+            with published.local_lock(out, dataset.name) as left:
+                with written.told(clean_up=True):  # under the lock: the staging is this build's
+                    return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir,
+                                  written=written, left=left)
+        run = staging_url.rstrip("/").rsplit("/", 1)[1]
+        with published.object_lock(options.out, dataset.name, run, options.stale_lock_after,
+                                   progress=lambda m: _progress(options, m)) as confirm_lock:
+            with written.told(clean_up=True):
+                return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir,
+                              confirm_lock, written=written)
+
+
+class _Written:
+    """Where a build writes, and what it has written: what the line for a full disk or a read-only output
+    (``benchwright.output_faults``) needs, and what such a build removes before it says it."""
+
+    def __init__(self, dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool,
+                 dataset_url: str, staging_url: str, sources_dir: Path):
+        self.dataset, self.options, self.local_out = dataset, options, local_out
+        # a fault naming a file of the given source is one of reading it (the pipeline's to tell)
+        self.source = (fsspec.core.url_to_fs(source)[1] if source is not None and published.is_local(source)
+                       else None)
+        self.made: list[Path] = []  # the output's folders this build made (none made yet)
+        self._said: str | None = None  # the line told, once a fault was
+        self.dataset_url, self.staging_url, self.sources_dir = dataset_url, staging_url, sources_dir
+        out = str(Path(dataset_url).parent) if local_out else None
+        self.places = [output_faults.Place(out, options.out if local_out else dataset_url),
+                       output_faults.Place(str(sources_dir), f"{sources_dir} (the embedded default sources)"),
+                       output_faults.Place(tempfile.gettempdir(), f"{tempfile.gettempdir()} (the temporary "
+                                                                  "folder: set TMPDIR to move it)")]
+        if not local_out:  # object storage: its refusals name no file
+            self.places.append(output_faults.Place(None, dataset_url))
+        self.watch: SourceWatch | None = None  # the source's sizes, once listed
+
+    @contextlib.contextmanager
+    def told(self, clean_up: bool = False):
+        """A write fault raised inside becomes ``BuildError`` with its one line; ``clean_up``: this build
+        holds the output's lock, so what it staged is removed first. The outermost (no ``clean_up``: the
+        lock is released) also removes the output's folders this build made, once they are empty."""
+        try:
+            yield
+        except BaseException as err:
+            line = self._said if isinstance(err, BuildError) and str(err) == self._said else self._line(err, clean_up)
+            if line is None:
+                raise
+            self._said = line
+            if not clean_up:
+                for folder in self.made:  # deepest first; only if empty (another build may be using it)
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+            raise BuildError(line) from None
+
+    def _line(self, err: BaseException, clean_up: bool) -> str | None:
+        """The line telling the write fault ``err`` is or holds, None when it is none of this build's."""
+        fault = output_faults.write_fault(err)
+        place = fault is not None and output_faults.fault_place(fault, self.places, reading=self.source)
+        if not place:
+            return None
+        written, _ = self._remove_staged() if clean_up else (0, 0)
+        needed = None
+        if output_faults.no_space(fault):
+            previous = published.committed_manifest(self.dataset_url)
+            needed = output_faults.estimate(
+                written=written, input_bytes=self.watch and self.watch.state and self.watch.state.bytes,
+                previous=previous if previous and previous.get("dataset") == self.dataset.name else None,
+                ratio=self.dataset.output_per_input_byte, fixed=self.dataset.output_fixed_bytes, block=place.block(),
+                dataset=self.dataset.name)
+        return output_faults.fault_line(fault, place, needed=needed, removed=written)
+
+    def _remove_staged(self) -> tuple[int, int]:
+        """Remove what this build staged and a default source it had not finished; (bytes, files) removed."""
+        removed = [0, 0]
+        for path in (self.staging_url if self.local_out else None,
+                     _incomplete_default(self.sources_dir, self.dataset.name)):
+            if path is not None and os.path.lexists(path):
+                used, files = output_faults.disk_usage(str(path))
+                removed[0] += used
+                removed[1] += files
+                shutil.rmtree(path, ignore_errors=True)
+        return removed[0], removed[1]
+
+
+def _incomplete_default(sources_dir: Path, name: str) -> Path | None:
+    """The embedded default source of ``name`` when a build stopped while writing it (no marker)."""
+    folder = Path(sources_dir) / f"{name}-default"
+    return folder if folder.is_dir() and not (folder / SOURCE_COMPLETE_MARKER).exists() else None
 
 
 def check_target(dataset: Dataset, options: BuildOptions) -> str | None:
@@ -162,27 +245,57 @@ def _some(paths: list[str], shown: int = 3) -> str:
 
 
 def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool, dataset_url: str,
-           staging_url: str, sources_dir: Path, confirm_lock=None) -> str | None:
+           staging_url: str, sources_dir: Path, confirm_lock=None, written: _Written | None = None,
+           left: published.LocalLockRecord | None = None) -> str | None:
     timings: dict[str, float] = {}
-    if local_out:
-        published.remove(staging_url)  # a killed earlier build's leftovers (remote staging is per run)
+    if local_out:  # what a killed or failed earlier build left (remote staging is per run: its lock's takeover)
+        _progress(options, _clean_up_local(dataset.name, Path(staging_url), left))
     t0 = time.perf_counter()
     if source is None:
+        stopped = _incomplete_default(sources_dir, dataset.name)
+        if stopped is not None:
+            size = output_faults.megabytes(output_faults.disk_usage(str(stopped))[0])
+            _progress(options, f"[{dataset.name}] writing the embedded default source again: a build stopped "
+                               f"while writing it ({stopped}, {size})")
         source = dataset.default_source(str(sources_dir))
         timings["default_source_s"] = round(time.perf_counter() - t0, 3)
     manifest = published.committed_manifest(dataset_url)
     # the build this one replaces (its statistics are the drift baseline); not another dataset's (--force)
     previous = published.committed(dataset_url)[1] if manifest and manifest.get("dataset") == dataset.name else None
 
+    # The source is listed before anything reads it, fingerprinted meanwhile on the core the pipeline leaves
+    # free, and listed again before publishing: a change meanwhile is refused (benchwright.source_watch).
+    fingerprint = None if options.dry_run else SourceWatch(dataset, source)
+    if written is not None:
+        written.watch = fingerprint
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
-    # The source's fingerprint is computed meanwhile, on the core the pipeline leaves free.
-    fingerprint = None if options.dry_run else ForkedCall(fingerprint_source, dataset, source)
     try:
         return _run_and_publish(dataset, source, options, local_out, dataset_url, staging_url, previous,
                                 timings, fingerprint, confirm_lock)
     finally:
         if fingerprint is not None:
             fingerprint.cancel()  # a failed build's (a finished one's result was taken)
+
+
+def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | None) -> str | None:
+    """Remove what an earlier build left at a local output: its staging folder (a failed build's, kept for
+    its quarantine and validation report, or a killed build's); ``left``: what a killed build left in the
+    lock file this build now holds. Returns the line saying so, None when nothing was left."""
+    removed = ""
+    if staging.is_dir() and not staging.is_symlink():
+        used, files = output_faults.disk_usage(str(staging))
+        shutil.rmtree(staging)
+        removed = f"{staging} ({files:,} files, {output_faults.megabytes(used)})"
+    elif os.path.lexists(staging):
+        staging.unlink()
+        removed = str(staging)
+    if left is not None:  # its pid is still in the lock file: it never reached its end (killed, or its machine)
+        return (f"[{name}] cleaned up after a build that was killed ({left.describe()}): "
+                + (f"removed its staging folder {removed}" if removed else "it had staged nothing")
+                + f"; its lock file {left.path} is this build's now")
+    if removed:
+        return f"[{name}] removed {removed}, left by an earlier build that failed or was stopped"
+    return None
 
 
 def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local_out: bool, dataset_url: str,
@@ -238,11 +351,12 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None) -> dict:
+             timings: dict, previous: str | None = None, fingerprint: SourceWatch | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here)."""
+    when counts or validation fail, or the source changed meanwhile. ``fingerprint``: the source's
+    watch (``SourceWatch``: its fingerprint being computed, checked here; else computed here)."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -255,7 +369,8 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     exporting = ForkedCall(_timed_export, dataset, str(staging))
     try:
         t = time.perf_counter()
-        fingerprint = fingerprint.result() if fingerprint is not None else fingerprint_source(dataset, source)
+        watch, fingerprint = fingerprint, (fingerprint.result() if fingerprint is not None
+                                           else fingerprint_source(dataset, source))
         stats = write_statistics(dataset, staging)
         drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"],
                               options.drift_blocking)
@@ -293,6 +408,9 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "shards": files,
     }
     manifest["files"] = write_croissant(dataset, staging, manifest)  # croissant.json, then every file's sha256
+    if watch is not None:  # the source as it was listed, or nothing is published (after the last read of it)
+        watch.check()
+        timings.update(source_listing_s=watch.listed_s, source_check_s=watch.check_s)
     write_json(staging / MANIFEST, manifest)
     published.fault_point("finalize")
 
@@ -426,28 +544,6 @@ def _exchange(a: Path, b: Path) -> None:
     if libc.renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"cannot swap {a} and {b} atomically: {os.strerror(err)}")
-
-
-@contextlib.contextmanager
-def _output_lock(out: Path, name: str):
-    """One build at a time per local output: an exclusive flock on ``OUT/.lock-<name>`` (released by
-    the kernel when the holder dies, so a killed build leaves no stale lock)."""
-    path = out / f"{published.LOCK_PREFIX}{name}"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as err:
-            if err.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-            raise BuildError(f"{out / name}: another build of {name} is running on this output "
-                             f"(pid {holder} holds {path}); nothing was built") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _camel(name: str) -> str:

@@ -63,6 +63,11 @@ class Dataset:
     citation: str = ""          # BibTeX of what to cite
     creators: tuple = ()        # ({"type": "Organization" or "Person", "name": ..., "url": ...}, ...)
     version: str = ""           # the dataset's MAJOR.MINOR.PATCH; default: benchwright's version
+    # A build's size on disk as OUTPUT_FIXED_BYTES + OUTPUT_PER_INPUT_BYTE x its input's bytes, fitted on
+    # its tiny and default builds: a full disk's line says how much space a first build needs from it
+    # (benchwright.output_faults); None: not measured
+    output_per_input_byte: float | None = None
+    output_fixed_bytes: int = 0
     # The parts the CLI drives, as "module:function" (imported only when used):
     synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
     evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)

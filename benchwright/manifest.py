@@ -150,18 +150,24 @@ def describe_files(root: Path) -> list[dict]:
 
 def fingerprint_source(dataset: Dataset, source: str) -> dict:
     """One sha256 over (relative path, size, sha256) of every source file: a change anywhere shows."""
+    return fingerprint_files(source, dataset.source_files(source))[0]
+
+
+def fingerprint_files(source: str, files: list[str]) -> tuple[dict, list]:
+    """``fingerprint_source`` of the listed ``files`` of ``source``, and each file's sha256 (or the
+    OSError reading it raised), in the order given."""
     fs, root = fsspec.core.url_to_fs(source)
     h = hashlib.sha256()
-    files = dataset.source_files(source)
     unreadable = []
-    for path, digest in zip(files, sha256_files([fs.unstrip_protocol(p) for p in files])):
+    digests = sha256_files([fs.unstrip_protocol(p) for p in files])
+    for path, digest in zip(files, digests):
         rel = posixpath.relpath(path, root)
         if isinstance(digest, OSError):  # the pipeline quarantines it; the fingerprint still says it was there
             digest = f"unreadable: {digest.strerror or digest}"
             unreadable.append(rel)
         h.update(f"{rel}\0{digest}\n".encode("utf-8", "surrogateescape"))  # a name that is not UTF-8 keeps its bytes
-    return {"url": source if "://" in source else os.path.abspath(source), "files": len(files),
-            "unreadable": unreadable, "sha256": h.hexdigest()}
+    return ({"url": source if "://" in source else os.path.abspath(source), "files": len(files),
+             "unreadable": unreadable, "sha256": h.hexdigest()}, digests)
 
 
 def package_versions() -> dict[str, str]:

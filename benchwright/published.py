@@ -26,6 +26,8 @@ from __future__ import annotations
 import contextlib
 import datetime
 import email.utils
+import errno
+import fcntl
 import hashlib
 import json
 import logging
@@ -223,6 +225,69 @@ def remove(url: str) -> None:
         fs.rm(path, recursive=True)
 
 
+# -- one build at a time per dataset on a local disk ----------------------------------------------
+
+@contextlib.contextmanager
+def local_lock(out: Path, name: str):
+    """One build at a time per local output: an exclusive flock on ``OUT/.lock-<name>``, released by
+    the kernel when the holder dies. The holder writes its pid and start time there and removes the
+    file when it ends, failed or not; so a file found there with a record in it, once its lock is
+    ours, was left by a build that was killed. Yields that record (``LocalLockRecord``), else None.
+
+    Removing the file is safe: a build that opened it just before it went would lock an orphan, so
+    after locking it checks that the path still names the file it locked, and tries again if not."""
+    path = Path(out) / f"{LOCK_PREFIX}{name}"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").split() or ["?"]
+            os.close(fd)
+            if err.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            raise BuildError(f"{Path(out) / name}: another build of {name} is running on this output "
+                             f"(pid {holder[0]} holds {path}); nothing was built") from None
+        try:
+            here = os.stat(path)
+        except FileNotFoundError:
+            here = None
+        mine = os.fstat(fd)
+        if here is not None and (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        os.close(fd)  # its holder removed it between our open and our lock: lock the one there now
+    try:
+        left = LocalLockRecord.parse(os.pread(fd, 200, 0).decode(errors="replace"), path)
+        os.ftruncate(fd, 0)
+        started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        os.pwrite(fd, f"{os.getpid()} {started}\n".encode(), 0)
+        yield left
+    finally:
+        try:
+            os.unlink(path)  # still ours: nobody else can lock it before it is closed
+        except OSError:
+            pass
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class LocalLockRecord:
+    """What a killed build left in its local lock file: its pid and start time."""
+    path: Path
+    pid: str
+    started_at: str
+
+    @classmethod
+    def parse(cls, text: str, path: Path) -> "LocalLockRecord | None":
+        fields = text.split()
+        if len(fields) != 2:  # a new file, or one of the earlier releases, which left their pid there after every build
+            return None
+        return cls(path, fields[0], fields[1])
+
+    def describe(self) -> str:
+        return f"pid {self.pid}, started {self.started_at}"
+
+
 # -- one build at a time per dataset on object storage ------------------------------------------
 
 def lock_url(out: str, name: str) -> str:
@@ -299,6 +364,8 @@ class ObjectLock:
             try:
                 self.etag = self._put(IfNoneMatch="*")
                 break
+            except PermissionError:  # the store refuses this build's writes: no lock to wait for
+                raise
             except OSError:  # 412: it exists; S3's 409 (two creates at once) reaches s3fs as a plain OSError
                 pass
             held = self.read()
@@ -324,17 +391,18 @@ class ObjectLock:
             message = (f"[{self.record['dataset']}] took over a stale lock {self.url} ({held.describe()}; "
                        f"stale after {stale_after:g} s)")
             (progress or log.warning)(message)
-            dead = held.record.get("run")
-            if dead:
-                try:  # the dead run's staging is nobody's any more
-                    remove(join(self.dataset_url, STAGING, dead))
-                except Exception as err:  # the lock is ours now: nothing may escape before the heartbeat starts
-                    log.warning("%s: could not remove the dead run's staging: %s", self.dataset_url, err)
             break
         else:
             raise BuildError(f"{self.url}: the lock changed under every attempt to take it; nothing was built")
         self._thread = threading.Thread(target=self._heartbeat, name=f"lock-{self.key}", daemon=True)
         self._thread.start()
+        try:  # what dead builds left is nobody's now that the lock is this build's
+            said = clean_up_object_store(self.dataset_url, self.record["run"])
+        except Exception as err:  # noqa: BLE001 - only space: the build goes on
+            log.warning("%s: could not remove what earlier builds left: %s", self.dataset_url, err)
+        else:
+            if said:
+                (progress or log.warning)(f"[{self.record['dataset']}] {said}")
 
     def _beat(self) -> None:
         with self._write_lock:
@@ -380,6 +448,32 @@ class ObjectLock:
             self.fs.call_s3("delete_object", Bucket=self.bucket, Key=self.key, IfMatch=self.etag)
         except OSError as err:  # removed or taken over meanwhile: not ours to delete
             log.warning("%s: lock not released (no longer this build's): %s", self.url, err)
+
+
+def clean_up_object_store(dataset_url: str, own_run: str) -> str | None:
+    """Remove what builds that did not finish left at ``dataset_url`` on object storage: every
+    ``_staging/<run>`` but ``own_run``'s, and every ``builds/<id>`` without its manifest (an upload cut
+    short). Only for the lock's holder: no other build can be writing there. Returns what was removed."""
+    fs, path = fsspec.core.url_to_fs(dataset_url)
+    leftovers = []
+    for parent, keep in ((STAGING, lambda p: posixpath.basename(p) == own_run),
+                         (BUILDS, lambda p: fs.exists(posixpath.join(p, MANIFEST)))):
+        folder = posixpath.join(path, parent)
+        fs.invalidate_cache(folder)
+        try:
+            entries = fs.ls(folder, detail=False)
+        except FileNotFoundError:
+            continue
+        leftovers += [e.rstrip("/") for e in entries if not keep(e.rstrip("/"))]
+    said = []
+    for entry in leftovers:
+        found = fs.find(entry, detail=True)
+        size = sum(info.get("size") or 0 for info in found.values())
+        fs.rm(entry, recursive=True)
+        said.append(f"{fs.unstrip_protocol(entry)} ({len(found):,} objects, {size / 1e6:,.1f} MB)")
+    if not said:
+        return None
+    return "cleaned up after builds that did not finish: removed " + ", ".join(said)
 
 
 def read_lock(url: str) -> LockHolder | None:

@@ -222,6 +222,9 @@ class VlmUnlearning(Dataset):
                    "one row per source record.")
     task_categories = ("image-text-to-text", "visual-question-answering")
     tags = ("machine-unlearning", "vlm", "safety", "vlguard", "multimodal", "modroute")
+    # size on disk (benchwright.output_faults): tiny 0.09 MB of input -> 2.4 MB, default 3.3 MB -> 13.7 MB
+    # (2026-12-02)
+    output_per_input_byte, output_fixed_bytes = 3.50, 2_116_000
     synth = "benchwright.vlm_unlearning.synth:write_source"
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"

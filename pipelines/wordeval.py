@@ -152,6 +152,9 @@ class WordEval(Dataset):
     creators = ({"type": "Organization", "name": "benchwright", "description": "generates the cases"},)
     task_categories = ("text-generation",)
     tags = ("docx", "office", "document-editing", "agents", "evaluation")
+    # size on disk (benchwright.output_faults): the shipped catalogue's 0.2 MB of YAML -> 62.1 MB of cases
+    # (docs/SCALING.md); a smaller catalogue makes fewer cases per byte (tiny: 2.5 MB), so this over-says it
+    output_per_input_byte, output_fixed_bytes = 313.0, 0
     synth = "benchwright.wordeval.synth:write_catalogue_source"
     evaluator = "benchwright.evaluation.wordeval:run_cli"
     baselines = "benchwright.baselines.wordeval:run_cli"

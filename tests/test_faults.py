@@ -16,6 +16,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import random
+import re
 import shutil
 import signal
 import time
@@ -133,11 +134,22 @@ def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concur
     shutil.copytree(concurrent_local[0].parent, out)  # a published build of a
     root = out / "wildbox"
     first = _local_state(root, validate=False)  # validated by the test above
-    # killed after the pipeline and finalize wrote the staged build and its manifest
-    assert _child(b, out, tmp_path / "finalize.log", fault="finalize")[0] == -signal.SIGKILL
+    # killed after the pipeline and finalize wrote the staged build and its manifest: its lock file (a
+    # live build's is removed when it ends) and its staging stay
+    killed = Child(str(b), str(out), tmp_path / "finalize.log", fault="finalize")
+    assert killed.wait()[0] == -signal.SIGKILL
     assert _local_state(root) == first
-    # killed after the swap, before the old build is removed: the new build is published, whole
-    assert _child(b, out, tmp_path / "publish.log", fault="publish")[0] == -signal.SIGKILL
+    staged = len([p for p in (out / ".staging-wildbox").rglob("*") if p.is_file()])
+    assert (out / ".lock-wildbox").read_text().split()[0] == str(killed.process.pid) and staged
+    # killed after the swap, before the old build is removed: the new build is published, whole; it said
+    # first, in one line, what it cleaned up after the killed build
+    code, log = _child(b, out, tmp_path / "publish.log", fault="publish")
+    assert code == -signal.SIGKILL
+    cleaned = [line for line in log.splitlines() if "cleaned up" in line]
+    assert len(cleaned) == 1 and re.fullmatch(
+        rf"\[wildbox\] cleaned up after a build that was killed \(pid {killed.process.pid}, started "
+        rf"\d{{4}}-\d\d-\d\dT[\d:]+\+00:00\): removed its staging folder {out}/.staging-wildbox \({staged} files, "
+        rf"[\d.]+ MB\); its lock file {out}/.lock-wildbox is this build's now", cleaned[0]), log[-3000:]
     second = _local_state(root)
     assert second[0] != first[0] and second[1] != first[1]
     # killed at a random moment of a whole build (a tiny build takes 3-6 s here)
@@ -145,7 +157,21 @@ def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concur
     assert _previous_or_new(_local_state(root), second, first[0]), code
     assert cli_main(["build", "wildbox", "--source", str(b), "--out", str(out)]) == 0
     assert _local_state(root)[0] == second[0]
-    assert not any(p.name.startswith((".staging", ".old")) for p in out.iterdir())
+    assert not any(p.name.startswith((".staging", ".old", ".lock")) for p in out.iterdir())
+
+
+def test_a_local_lock_file_tells_a_killed_holder_from_an_earlier_releases_leftover(tmp_path):
+    lock = tmp_path / ".lock-wildbox"
+    lock.write_text("4242\n")  # what earlier releases left after every build, finished or not: no record
+    with published.local_lock(tmp_path, "wildbox") as left:
+        assert left is None and lock.read_text().split()[0] == str(os.getpid())
+    assert not lock.exists()  # removed by its holder when it ends
+    lock.write_text("4242 2026-12-02T05:00:00+00:00\n")  # a holder that never reached its end
+    with pytest.raises(RuntimeError):
+        with published.local_lock(tmp_path, "wildbox") as left:
+            assert left.describe() == "pid 4242, started 2026-12-02T05:00:00+00:00" and left.path == lock
+            raise RuntimeError("a failed build")
+    assert not lock.exists()  # a failed build removes it too
 
 
 def _damage(fs, build: str, manifests: list[str]):
@@ -280,6 +306,10 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     _wait_until_stale(float(STALE))
     code, log = _child(other, OUT, tmp_path / "publish.log", fault="publish", extra=("--stale-lock-after", STALE))
     assert code == -signal.SIGKILL and f"took over a stale lock {LOCK}" in log, log[-2000:]
+    cleaned = [line for line in log.splitlines() if "cleaned up" in line]
+    assert len(cleaned) == 1 and re.fullmatch(
+        rf"\[wildbox\] cleaned up after builds that did not finish: removed {URL}/_staging/{dead.record['run']} "
+        r"\([\d,]+ objects, [\d.]+ MB\)", cleaned[0]), log[-2000:]
     assert _s3_state(URL) == first
     second_dead = published.read_lock(LOCK)
     assert second_dead.record["run"] != dead.record["run"] and _staging_runs(URL) == [second_dead.record["run"]]
