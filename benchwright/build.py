@@ -155,7 +155,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     try:
         t = time.perf_counter()
         fingerprint = fingerprint.result() if fingerprint is not None else fingerprint_source(dataset, source)
-        stats = write_statistics(dataset, staging)
+        stats = write_statistics(dataset, staging, options.decode_images)
         drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"],
                               options.drift_blocking)
         dump_json(staging / DRIFT, drift)

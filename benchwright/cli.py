@@ -28,7 +28,8 @@ def cmd_build(args, beam_args) -> int:
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           stale_lock_after=args.stale_lock_after, beam_args=beam_args)
+                           stale_lock_after=args.stale_lock_after, decode_images=args.decode_images,
+                           beam_args=beam_args)
     for name in names:
         final = build(registry.get(name), args.source, options)
         if final is not None:
@@ -194,6 +195,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
                    help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
                         "is taken over (default %(default)g; the holder beats every fifth of it)")
+    b.add_argument("--decode-images", action="store_true",
+                   help="decode every image for the statistics and the image check (default: each image's "
+                        "header only, its format and size; `benchwright validate` decodes every image)")
     b.set_defaults(func=cmd_build, passthrough=True)
 
     s = sub.add_parser("synth", help="write a synthetic raw source")

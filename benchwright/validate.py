@@ -262,17 +262,21 @@ def _class_names(dataset, config: str, column: str) -> list | None:
 
 
 def check_images(stats: dict) -> list[dict]:
-    """Every stored image's bytes decode (counted by the statistics, per config and split)."""
+    """Every stored image reads, per config and split, as the statistics counted it: its bytes decode
+    (``checked`` "decode") or, from a build's header-only statistics, its header reads."""
+    from benchwright.statistics import DECODE, image_failures
+
     results = []
     for config, entry in stats["configs"].items():
         for split, s in entry["splits"].items():
             for column, col in s["columns"].items():
                 if col["kind"] == "image":
-                    bad = col["decode_failures"]
-                    results.append({"check": f"{config}: {column} bytes decode ({split})", "ok": bad == 0,
+                    checked, bad = image_failures(col)
+                    what = "bytes decode" if checked == DECODE else "headers read (pixels not decoded)"
+                    results.append({"check": f"{config}: {column} {what} ({split})", "ok": bad == 0,
                                     "config": config, "kind": "image",
-                                    "detail": f"{col['count']:,} images decode" if not bad else
-                                    f"{bad:,} of {col['count']:,} do not decode, e.g. {col['failed_examples']}"})
+                                    "detail": f"{col['count']:,} images: {what}" if not bad else
+                                    f"{bad:,} of {col['count']:,} fail ({what}), e.g. {col['failed_examples']}"})
     return results
 
 
@@ -281,12 +285,14 @@ def _short(kwargs: dict) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def check_data(dataset, root: Path) -> list[dict]:
+def check_data(dataset, root: Path, decode_images: bool = False) -> list[dict]:
     """Every check on the data itself (what the card lists): splits, subset splits, the dataset's
-    table checks, declared references and proportions, image decoding, the expectation suites, and
-    the drift the build recorded against its previous build."""
+    table checks, declared references and proportions, the images (as the stored statistics read
+    them: each one's header, or with ``build --decode-images`` its bytes decoded; with ``decode_images``
+    every image's bytes decoded now), the expectation suites, and the drift the build recorded
+    against its previous build."""
     from benchwright.drift import drift_results, read_drift
-    from benchwright.statistics import statistics_of
+    from benchwright.statistics import image_statistics, statistics_of
 
     root = Path(root)
     stats = statistics_of(dataset, str(root))
@@ -295,7 +301,8 @@ def check_data(dataset, root: Path) -> list[dict]:
     results += _unless_unreadable("table", lambda: [{"kind": "table", **r} for r in dataset.validate_tables(str(root))])
     results += _unless_unreadable("reference", lambda: check_references(dataset, root))
     results += check_proportions(dataset, stats)
-    results += check_images(stats)
+    results += _unless_unreadable("image", lambda: check_images(
+        image_statistics(dataset, root, decode_images=True) if decode_images else stats))
     results += _unless_unreadable("expectation", lambda: [dict(r, kind="expectation")
                                                           for r in run_expectations(dataset, root)])
     results += [dict(r, kind="drift") for r in drift_results(read_drift(str(root)))]
@@ -316,7 +323,9 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
                    described: list[dict] | None = None, data: list[dict] | None = None) -> dict:
     """Validates the build at ``root`` and writes its report (``report.json`` and the offline HTML
     report, ``index.html``) under ``_build/validation/``. ``data``: the results of ``check_data``
-    when the caller has them already (a build runs them before rendering its card)."""
+    when the caller has them already (a build runs them before rendering its card); without them every
+    image's bytes are decoded (``benchwright validate``: the build itself reads only their headers,
+    unless built with ``--decode-images``)."""
     from benchwright.report import write_report
     from benchwright.statistics import statistics_of
 
@@ -326,7 +335,7 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
     results = [{"kind": "integrity", **r} for r in list(extra or []) + check_manifest(root, described)
                + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))
                + check_croissant(dataset, root, described)]
-    results += data if data is not None else check_data(dataset, root)
+    results += data if data is not None else check_data(dataset, root, decode_images=True)
     failed = [r for r in results if not r["ok"]]
     report = {
         "dataset": dataset.name,
