@@ -33,6 +33,7 @@ from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
 from benchwright.options import BuildOptions
+from benchwright.prepared import PreparedExports
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
@@ -82,16 +83,22 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     # The source's fingerprint is computed meanwhile, on the core the pipeline leaves free.
     fingerprint = None if options.dry_run else ForkedCall(fingerprint_source, dataset, source)
+    # and the exports' work that needs only the source's bytes, at low priority (benchwright.prepared)
+    prepared = (PreparedExports(dataset, source, str(Path(staging_url).parent) if local_out else None)
+                if dataset.prepares_exports and not options.dry_run else None)
     try:
         return _run_and_publish(dataset, source, options, local_out, dataset_url, staging_url, previous,
-                                timings, fingerprint, confirm_lock)
+                                timings, fingerprint, confirm_lock, prepared)
     finally:
         if fingerprint is not None:
             fingerprint.cancel()  # a failed build's (a finished one's result was taken)
+        if prepared is not None:
+            prepared.close()
 
 
 def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local_out: bool, dataset_url: str,
-                     staging_url: str, previous: str | None, timings: dict, fingerprint, confirm_lock):
+                     staging_url: str, previous: str | None, timings: dict, fingerprint, confirm_lock,
+                     prepared: PreparedExports | None = None):
     t = time.perf_counter()
     try:
         counters = run_pipeline(dataset, source, staging_url, previous, options)
@@ -100,6 +107,8 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             published.remove(staging_url)
         raise
     timings["pipeline_s"] = round(time.perf_counter() - t, 3)
+    if prepared is not None:
+        prepared.stop()  # the cores are the exports' now: they make what it had not
     release_freed_memory()
     published.fault_point("pipeline")
     if options.dry_run:
@@ -111,7 +120,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint, prepared)
         publish(staging, Path(dataset_url))
         _progress(options, f"[{dataset.name}] published {dataset_url}")
         return dataset_url
@@ -121,7 +130,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint, prepared)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, "_failed", staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -137,11 +146,13 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None) -> dict:
+             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None,
+             prepared: PreparedExports | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here)."""
+    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here);
+    ``prepared``: what was prepared for the exports while the pipeline ran."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -151,7 +162,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
 
     # The exports (files under exports/, which neither the statistics nor the checks read) are written by
     # a forked child meanwhile, on the other core; the card (WordEval's runs agents on them) waits for them.
-    exporting = ForkedCall(_timed_export, dataset, str(staging))
+    exporting = ForkedCall(_timed_export, dataset, str(staging), prepared.folder if prepared else None)
     try:
         t = time.perf_counter()
         fingerprint = fingerprint.result() if fingerprint is not None else fingerprint_source(dataset, source)
@@ -201,10 +212,10 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     return manifest
 
 
-def _timed_export(dataset: Dataset, staging: str) -> tuple[dict, float]:
+def _timed_export(dataset: Dataset, staging: str, prepared: str | None = None) -> tuple[dict, float]:
     """The dataset's exports and the seconds they took (the child's own time)."""
     t = time.perf_counter()
-    exports = dataset.export(staging)
+    exports = dataset.export(staging, prepared=prepared) if dataset.prepares_exports else dataset.export(staging)
     return exports, round(time.perf_counter() - t, 3)
 
 

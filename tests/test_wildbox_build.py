@@ -530,6 +530,34 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
     assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "images").rglob("*.jpg"))  # no stale links
 
 
+def test_kitti_pngs_prepared_from_the_source_are_taken_and_are_the_same_bytes(source, built, tmp_path):
+    """The PNGs a build encodes from the source's JPEGs while its pipeline runs are the export's own bytes:
+    an export that takes every published frame's PNG from the prepared folder writes what one that encodes
+    them writes (the build's, prepared or not), each PNG a file of its own; what no published frame has
+    (a JPEG that is no frame's) stays."""
+    import hashlib
+
+    from benchwright import prepared
+    from benchwright.loaders import wildbox as loaders
+
+    folder = tmp_path / "prepared"
+    folder.mkdir()
+    loaders.prepare_kitti_pngs(str(source), str(folder))
+    jpegs = {hashlib.sha256(f.read_bytes()).hexdigest() for f in source.rglob("*.jpg")}
+    assert {f.name for f in folder.iterdir()} == {f"{k}.png" for k in jpegs}
+    prepared.store(str(folder), b"no frame has these bytes", ".png", b"not a frame's")
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    loaders.export_all(copy, prepared=str(folder))
+    exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
+    assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
+    published = {hashlib.sha256(f.read_bytes()).hexdigest() for f in (copy / "exports" / "images").rglob("*.jpg")}
+    assert published and {f.name for f in folder.iterdir()} == (
+        {f"{k}.png" for k in jpegs - published} | {prepared.content_key(b"no frame has these bytes") + ".png"})
+    assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "kitti" / "training" / "image_2").iterdir())
+    assert not list(built.parent.glob(".prepared-exports-*"))  # the build removed its own
+
+
 def test_kitti_images_are_the_frames_pixels_as_png_or_the_frames_as_links(built, tmp_path):
     """training/image_2/<name>.png decodes to the frame's pixels exactly (as datasets' PIL decodes the
     frames config's image); the jpg option hard-links the frames themselves."""
