@@ -96,9 +96,10 @@ def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dic
     return wall, peak, phases, text, started, cpu
 
 
-# The build against the floor (issue 14): the pipeline stage at most 0.8x the floor's wall time, the
-# whole build at most 1.5x, peak memory (the process tree's PSS) under 2 GB at full scale.
-TARGETS = {"ratio_pipeline_to_floor": 0.8, "ratio_build_to_floor": 1.5, "beam_peak_pss_mb": 2000.0}
+# The build against the floor at full scale (issue 27, after issue 14's 0.8x and 1.5x were shown out of reach
+# on 2 cores): the pipeline stage at most the floor's wall time, the whole build at most 2.5x, peak memory
+# (the process tree's PSS) under 2 GB.
+TARGETS = {"ratio_pipeline_to_floor": 1.0, "ratio_build_to_floor": 2.5, "beam_peak_pss_mb": 2000.0}
 
 
 def build_phases(total: float, timings: dict, started: dict) -> dict:
@@ -138,7 +139,8 @@ def markdown(result: dict) -> str:
     ]
     lines = [f"Build speed (`python -m benchwright.benchmarks.wildbox_build --scale {result['scale']}`: "
              f"{result['frames']:,} frames, {result['cuboids']:,} cuboids, {result['running_mode']} with "
-             f"{result['workers']} worker(s), {result['cpus']} CPUs):", "",
+             f"{result['workers']} worker(s), {result['cpus']} CPUs, 1-minute load average "
+             f"{result['load_average']['start'][0]:.1f} at the start):", "",
              "| program | wall | against the floor | CPU (all processes) | peak memory (PSS) |",
              "|---|---:|---:|---:|---:|"]
     lines += [f"| {' | '.join(r)} |" for r in rows]
@@ -183,6 +185,7 @@ def main(argv=None) -> None:
         write_wildbox_source(raw, scale=args.scale, seed=0)
         (raw / ".complete").write_text("")
     synth_s = time.perf_counter() - t
+    load_at_start = os.getloadavg()  # a shared machine: the load says how far wall times are to be trusted
     work = Path(args.work or tempfile.mkdtemp(prefix="benchwright-bench-"))
     for name in ("beam", "reference", "floor"):
         shutil.rmtree(work / name, ignore_errors=True)
@@ -209,6 +212,10 @@ def main(argv=None) -> None:
         "running_mode": args.running_mode,
         "workers": args.workers,
         "cpus": len(os.sched_getaffinity(0)),  # the cores this process may run on (an affinity mask, a cpuset)
+        # 1, 5 and 15 minute load averages before the three programs ran and after: above the cores' count,
+        # other work shared them, and the wall times (not the CPU seconds) grew with it
+        "load_average": {"start": [round(x, 2) for x in load_at_start],
+                         "end": [round(x, 2) for x in os.getloadavg()]},
         "cuboids": cuboids,
         "frames": manifest["reconciliation"]["units"]["frame"]["written"],
         "synth_s": round(synth_s, 2),
