@@ -110,11 +110,13 @@ def build_phases(total: float, timings: dict, started: dict) -> dict:
     taken beside it), shard completion and reconciliation, the statistics (with the drift), the data
     checks, the wait for the exports (written by a child beside the statistics and the checks: their
     own time is ``exports_s``), the card (the manifest's timings), and the rest (the manifest's sha256
-    of every file, the final validation, publishing)."""
+    of every file, the final validation, publishing). The checks that read the data files run in a
+    child beside the statistics too (their own time is ``checks_s``): ``checks_wait`` is the wait for
+    them and the checks on the statistics."""
     start_up = started.get("running the pipeline", 0.0)
     phases = {"start_up": start_up, "pipeline": timings.get("pipeline_s", 0.0),
               "reconcile": timings.get("finalize_s", 0.0), "statistics": timings.get("statistics_s", 0.0),
-              "checks": timings.get("checks_s", 0.0), "exports_wait": timings.get("exports_wait_s", 0.0),
+              "checks_wait": timings.get("checks_wait_s", 0.0), "exports_wait": timings.get("exports_wait_s", 0.0),
               "card": timings.get("card_s", 0.0)}
     phases["manifest_validation_publish"] = total - sum(phases.values())
     return {k: round(v, 2) for k, v in phases.items()}

@@ -18,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from benchwright import prepared as prepared_files
 from benchwright import tables
 from benchwright.errors import RecordError
 from benchwright.files import map_in_threads
@@ -26,6 +25,7 @@ from benchwright.formats import kitti
 from benchwright.formats.omni3d import AnnotationColumns, write_omni3d_stream
 from benchwright.hashing import stable_int_id
 from benchwright.memory import release_freed_memory
+from benchwright.prepared import Conversion, Prepared
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
@@ -191,14 +191,14 @@ KITTI_DECIMALS = 6
 
 
 def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_images: str = KITTI_IMAGE_FORMATS[0],
-               kitti_dir: Path | None = None, omni3d: bool = True, prepared: str | None = None) -> dict:
+               kitti_dir: Path | None = None, omni3d: bool = True, prepared: Prepared | None = None) -> dict:
     """Frame images, Omni3D JSON per split and the KITTI object root under ``exports/``.
 
     Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D paths point
     into); the KITTI root's ``training/image_2`` holds them as PNG (or, ``kitti_images="jpg"``, as hard
     links to the same files). ``kitti_dir``: write the KITTI root there instead of ``exports/kitti`` (and,
     with ``omni3d=False``, nothing else: the frames of ``exports/images`` must exist then). ``prepared``: the
-    folder of PNGs ``prepare_kitti_pngs`` made while the pipeline ran (the frames it has not are encoded here).
+    frames' PNGs made while the build's pipeline ran (``KITTI_PNG``; the others are encoded here).
     """
     if kitti_rotation not in KITTI_ROTATIONS or kitti_images not in KITTI_IMAGE_FORMATS:
         raise ValueError(f"kitti_rotation is one of {KITTI_ROTATIONS}, kitti_images one of {KITTI_IMAGE_FORMATS}")
@@ -365,9 +365,9 @@ class KittiRoot:
     """
 
     def __init__(self, base: Path, root: Path, frame_ids: list, image_rel: dict, rotation: str, images: str,
-                 prepared: str | None = None):
+                 prepared: Prepared | None = None):
         self.base, self.root, self.image_rel = Path(base), root, image_rel
-        self.rotation, self.images, self.prepared = rotation, images, prepared
+        self.rotation, self.images, self.prepared = rotation, images, prepared or Prepared()
         self.name_of = {fid: f"{n:06d}" for n, fid in enumerate(sorted(frame_ids))}
         self.split_of: dict[str, str] = {}
         self.skipped: list[tuple[str, str]] = []
@@ -431,13 +431,13 @@ class KittiRoot:
             files.append((f"{base}/calib/{name}.txt", calib_of[key]))
             source = str(self.root / self.image_rel[fid])
             suffix = ".png" if self.images == "png" else Path(source).suffix
-            images.append((source, self.prepared, f"{base}/image_2/{name}{suffix}"))
+            images.append((source, f"{base}/image_2/{name}{suffix}"))
             if len(files) >= EXPORT_CHUNK_ROWS:
                 write_files(files)
-                _in_threads(_kitti_image, images)
+                _in_threads(self._image, images)
                 files, images = [], []
         write_files(files)
-        _in_threads(_kitti_image, images)
+        _in_threads(self._image, images)
         sets = self.base / "ImageSets"
         sets.mkdir(parents=True, exist_ok=True)
         (sets / f"{KITTI_IMAGE_SETS.get(split, split)}.txt").write_text("".join(n + "\n" for n in sorted(names)))
@@ -460,28 +460,28 @@ class KittiRoot:
                 "rotation": self.rotation, "images": self.images, **self.counts}
 
 
-def _kitti_image(item: tuple[str, str | None, str]) -> None:
-    """One frame into training/image_2: a PNG (decoded and encoded with OpenCV, pixels as stored, EXIF
-    orientation not applied, as ``datasets`` decodes them; taken from the ``prepared`` folder when
-    ``prepare_kitti_pngs`` made it from the same bytes) or, when it is one already, a hard link."""
-    source, prepared, target = item
-    if Path(source).suffix.lower() == Path(target).suffix.lower():
-        _link_file((source, target))
-        return
-    with open(source, "rb") as f:
-        data = f.read()
-    if prepared_files.take(prepared, data, ".png", target):
-        return
-    png = kitti_png(data)
-    if png is None:
-        raise RecordError(source, "the frame cannot be decoded, or encoded as PNG, for the KITTI export")
-    _write_file((png, target))
+    def _image(self, item: tuple[str, str]) -> None:
+        """One frame into training/image_2: its PNG (``KITTI_PNG``) or, when it is one already, a hard link."""
+        source, target = item
+        if Path(source).suffix.lower() == Path(target).suffix.lower():
+            _link_file((source, target))
+        else:
+            self.prepared.write(KITTI_PNG, source, target)
 
 
 def kitti_png(data: bytes) -> bytes | None:
-    """The KITTI export's PNG of an encoded frame (``KITTI_PNG_PARAMS``); None when it does not decode."""
+    """The KITTI export's PNG of an encoded frame: decoded and encoded with OpenCV (``KITTI_PNG_PARAMS``),
+    pixels as stored, EXIF orientation not applied, as ``datasets`` decodes them. None when it does not
+    decode, or its header claims more pixels than Pillow opens (a decompression bomb, which the pipeline
+    refuses: a frame's source file is converted before the pipeline has read it)."""
     import cv2  # only a PNG export needs it in this module
+    from PIL import Image
 
+    try:
+        with Image.open(io.BytesIO(data)):
+            pass  # the header only: Pillow refuses a bomb before anything is decoded
+    except Exception:  # noqa: BLE001 - not an image Pillow reads, or a bomb
+        return None
     pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if pixels is None:
         return None
@@ -489,27 +489,6 @@ def kitti_png(data: bytes) -> bytes | None:
     return png.tobytes() if ok else None
 
 
-def prepare_kitti_pngs(source: str, folder: str) -> None:
-    """The KITTI export's PNG of every JPEG file of the raw source, into ``folder`` by its bytes' sha256
-    (``benchwright.prepared``): a build runs this while its pipeline runs, and its export takes the PNG of
-    each published frame from here when it finds it. Masks are PNGs already (never a frame's JPEG); a file
-    that does not decode, or whose header claims more pixels than Pillow opens (a decompression bomb, which
-    the pipeline refuses), is left to the export, which encodes only published frames."""
-    import fsspec
-    from PIL import Image
-
-    from benchwright.files import list_files
-
-    fs = fsspec.core.url_to_fs(source)[0]
-    for path in list_files(source):
-        if not path.lower().endswith((".jpg", ".jpeg")):
-            continue
-        try:
-            data = fs.cat_file(path)
-            with Image.open(io.BytesIO(data)):
-                pass  # the header only: Pillow refuses a bomb before anything is decoded
-        except Exception:  # noqa: BLE001 - unreadable, not an image, a bomb: the pipeline names it, not this
-            continue
-        png = kitti_png(data)
-        if png is not None:
-            prepared_files.store(folder, data, ".png", png)
+# Every JPEG of the raw source may be a published frame (masks are PNGs already, never a frame's JPEG).
+KITTI_PNG = Conversion("kitti.png", applies=lambda path: path.lower().endswith((".jpg", ".jpeg")), make=kitti_png,
+                       refused="the frame cannot be decoded, or encoded as PNG, for the KITTI export")

@@ -458,19 +458,17 @@ class WildBox(Dataset):
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
     # of every worker's start-up.
-    prepares_exports = True  # the KITTI export's PNG frames, encoded while the pipeline runs
+    def export_conversions(self) -> tuple:
+        from benchwright.loaders.wildbox import KITTI_PNG
 
-    def prepare_exports(self, source: str, folder: str) -> None:
-        from benchwright.loaders.wildbox import prepare_kitti_pngs
+        return (KITTI_PNG,)  # the KITTI export's PNG frames, encoded while the pipeline runs
 
-        prepare_kitti_pngs(source, folder)
-
-    def export(self, staging: str, options: list[str] | None = None, prepared: str | None = None) -> dict:
+    def export(self, staging: str, options: list[str] | None = None, prepared=None) -> dict:
         """The Omni3D and KITTI exports (``loaders.wildbox.export_all``) and what the yaw-only KITTI export loses
         (``evaluation.wildbox.kitti_yaw_only_loss``, in ``exports/kitti/yaw_only_loss.json`` and the card).
         ``options`` (``benchwright export OUT/wildbox [options]``): ``--kitti-rotation strict`` and
         ``--kitti-images jpg`` write another KITTI root, to ``--out DIR`` (the build's own exports are what its
-        manifest lists). ``prepared``: the build's ``prepare_exports`` folder."""
+        manifest lists). ``prepared``: the frames' PNGs made while the pipeline ran (``export_conversions``)."""
         import argparse
         import json
 

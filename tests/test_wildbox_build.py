@@ -505,8 +505,9 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
     assert within_rounding(result["ratio_pipeline_to_floor"], result["beam_wall_s"], result["floor_wall_s"])
     assert within_rounding(result["ratio_build_to_floor"], result["beam_build_total_s"], result["floor_wall_s"])
     phases = result["beam_phases_s"]
-    assert set(phases) >= {"start_up", "pipeline", "reconcile", "statistics", "checks", "exports_wait", "card"}
-    assert result["beam_timings"]["exports_s"] > 0  # the exports' own time, beside the statistics and checks
+    assert set(phases) >= {"start_up", "pipeline", "reconcile", "statistics", "checks_wait", "exports_wait", "card"}
+    # the exports' and the file checks' own time, in their children beside the statistics
+    assert result["beam_timings"]["exports_s"] > 0 and result["beam_timings"]["checks_s"] > 0
     assert abs(sum(phases.values()) - result["beam_build_total_s"]) < 0.05
     assert {t: v["met"] for t, v in result["targets"].items()} == {
         t: result[t] <= v["at_most"] for t, v in result["targets"].items()}
@@ -535,25 +536,25 @@ def test_kitti_pngs_prepared_from_the_source_are_taken_and_are_the_same_bytes(so
     an export that takes every published frame's PNG from the prepared folder writes what one that encodes
     them writes (the build's, prepared or not), each PNG a file of its own; what no published frame has
     (a JPEG that is no frame's) stays."""
-    import hashlib
-
     from benchwright import prepared
     from benchwright.loaders import wildbox as loaders
+    from benchwright.pipelines.wildbox import DATASET
 
     folder = tmp_path / "prepared"
     folder.mkdir()
-    loaders.prepare_kitti_pngs(str(source), str(folder))
-    jpegs = {hashlib.sha256(f.read_bytes()).hexdigest() for f in source.rglob("*.jpg")}
-    assert {f.name for f in folder.iterdir()} == {f"{k}.png" for k in jpegs}
-    prepared.store(str(folder), b"no frame has these bytes", ".png", b"not a frame's")
+    prepared.prepare(DATASET, str(source), str(folder))
+    jpegs = {f.read_bytes() for f in source.rglob("*.jpg")}
+    assert {f.name for f in folder.iterdir()} == {prepared.content_key(loaders.KITTI_PNG, d) for d in jpegs}
+    stray = prepared.content_key(loaders.KITTI_PNG, b"no frame has these bytes")
+    prepared.store(str(folder), stray, b"not a frame's")
     copy = tmp_path / "wildbox"
     shutil.copytree(built, copy)
-    loaders.export_all(copy, prepared=str(folder))
+    loaders.export_all(copy, prepared=prepared.Prepared(str(folder)))
     exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
     assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
-    published = {hashlib.sha256(f.read_bytes()).hexdigest() for f in (copy / "exports" / "images").rglob("*.jpg")}
+    published = {f.read_bytes() for f in (copy / "exports" / "images").rglob("*.jpg")}
     assert published and {f.name for f in folder.iterdir()} == (
-        {f"{k}.png" for k in jpegs - published} | {prepared.content_key(b"no frame has these bytes") + ".png"})
+        {prepared.content_key(loaders.KITTI_PNG, d) for d in jpegs - published} | {stray})
     assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "kitti" / "training" / "image_2").iterdir())
     assert not list(built.parent.glob(".prepared-exports-*"))  # the build removed its own
 
