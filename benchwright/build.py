@@ -309,6 +309,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     manifest = {
         "dataset": dataset.name,
         "benchwright_version": __version__,
+        "configs": list(dataset.configs),  # in declared order, empty ones too (benchwright info lists them)
         "options": options.describe(),
         "input": fingerprint,
         "packages": package_versions(),

@@ -7,15 +7,14 @@ anything else is a usage error. No command takes an abbreviated option.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
 
-import fsspec
-from tqdm import tqdm
-
-from benchwright import published, registry
+# Only what parsing the command line needs is imported here: `benchwright --help` and `benchwright info`
+# answer in a fraction of a second. Beam, datasets, great-expectations, fsspec and the datasets' modules are
+# imported by the commands that use them (tests/test_cli_usage.py checks it).
+from benchwright import registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
@@ -67,6 +66,8 @@ def beam_args(args, rest: list[str]) -> list[str]:
 
 
 def cmd_synth(args, _) -> int:
+    import inspect
+
     write = registry.part(args.dataset, "synth")
     extra = {}
     if args.label_defects:
@@ -92,6 +93,9 @@ def cmd_validate(args, _) -> int:
 
 
 def cmd_screenshot(args, _) -> int:
+    import fsspec
+
+    from benchwright import published
     from benchwright.browser import Chromium, screenshot_build
 
     remote = [p for p in args.path if not published.is_local(p)]
@@ -113,6 +117,8 @@ def cmd_screenshot(args, _) -> int:
 
 
 def cmd_unlock(args, _) -> int:
+    from benchwright import published
+
     print(published.unlock(args.path))
     return 0
 
@@ -125,6 +131,12 @@ def cmd_diff(args, _) -> int:
 
 
 def cmd_export(args, rest) -> int:
+    import inspect
+
+    import fsspec
+
+    from benchwright import published
+
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
@@ -152,12 +164,16 @@ def cmd_info(args, _) -> int:
 
 
 def describe(url: str) -> str:
-    """Configs, splits, rows and bytes (from the manifest: no data file is opened), counts, reports."""
+    """Configs, splits, rows and bytes (from the manifest: no data file is opened, no dataset module
+    imported), counts, reports."""
+    from benchwright import published
+
     manifest, root = published.committed(url)
-    ds = registry.get(manifest["dataset"])
+    # the dataset's configs, empty ones too (a build before the manifest listed them: from its module)
+    configs = manifest.get("configs") or list(registry.get(manifest["dataset"]).configs)
     nbytes = {f["path"]: f["bytes"] for f in manifest["files"]}
     lines = [f"{manifest['dataset']} at {url}" + (f" (build {root})" if root != url else "")]
-    for config in ds.configs:
+    for config in configs:
         sizes: dict[str, list[int]] = {}
         for shard in manifest["shards"]:
             if shard["config"] == config:
@@ -180,6 +196,8 @@ def describe(url: str) -> str:
 
 
 def _dataset_of(url: str) -> str:
+    from benchwright import published
+
     return published.committed(url)[0]["dataset"]
 
 
@@ -192,6 +210,8 @@ def _progress_bar():
     bar = {}
 
     def progress(done: int, total: int, what: str = "") -> None:
+        from tqdm import tqdm
+
         if "bar" not in bar:
             bar["bar"] = tqdm(total=total, desc=what or "writing", unit="item", file=sys.stderr)
         bar["bar"].n = done
