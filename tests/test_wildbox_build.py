@@ -490,7 +490,7 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
 
     (source / ".complete").write_text("")
     try:
-        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path)])
+        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path), "--start-up-runs", "1"])
     finally:
         (source / ".complete").unlink()
     result = json.loads(capsys.readouterr().out)
@@ -511,6 +511,8 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
     assert abs(sum(phases.values()) - result["beam_build_total_s"]) < 0.05
     assert {t: v["met"] for t, v in result["targets"].items()} == {
         t: result[t] <= v["at_most"] for t, v in result["targets"].items()}
+    assert set(result["targets"]) == {"help_wall_s", "info_wall_s"}  # tiny scale: only the start-up targets
+    assert result["start_up"]["info"]["runs"] == 1 and 0 < result["info_wall_s"] == result["start_up"]["info"]["wall_s"]
     built_here = tmp_path / "beam" / "wildbox"
     card = (built_here / "README.md").read_text()
     assert "| whole build |" in card and f"{result['ratio_build_to_floor']:.2f}x" in card
