@@ -14,11 +14,12 @@ Runs three programs on the same synthetic source, one after the other, and print
 Peak memory is the whole process tree's (driver and SDK workers; RSS, and PSS which counts shared
 library pages once). Ratios: ``ratio`` = beam_wall_s / reference_wall_s, ``ratio_pipeline_to_floor`` =
 beam_wall_s / floor_wall_s, ``ratio_build_to_floor`` = beam_build_total_s / floor_wall_s; ``targets``
-says where each target stands. The results table is put on the measured build's card (and with
+says where each target of the scale stands (``TARGETS``). Then ``benchwright --help`` and ``benchwright
+info`` of the build are timed (``start_up``: median wall and CPU seconds). The results table is put on the measured build's card (and with
 ``--card OUT/wildbox`` on that build's card too: the build section of the card).
 
     python -m benchwright.benchmarks.wildbox_build [--scale full] [--running-mode in_memory|multi_processing]
-        [--workers N] [--raw DIR] [--work DIR] [--card OUT/wildbox]
+        [--workers N] [--raw DIR] [--work DIR] [--card OUT/wildbox] [--start-up-runs N]
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,9 +100,15 @@ def measured(cmd: list[str], env: dict) -> tuple[float, tuple[float, float], dic
     return wall, peak, phases, text, started, cpu
 
 
-# The build against the floor (issue 14): the pipeline stage at most 0.8x the floor's wall time, the
-# whole build at most 1.5x, peak memory (the process tree's PSS) under 2 GB at full scale.
-TARGETS = {"ratio_pipeline_to_floor": 0.8, "ratio_build_to_floor": 1.5, "beam_peak_pss_mb": 2000.0}
+# Issue 27's targets (after issue 14's 0.8x and 1.5x were shown out of reach on 2 cores): at full scale the
+# pipeline stage at most the floor's wall time, the whole build at most 2.5x, peak memory (the process tree's
+# PSS) under 2 GB; at default scale the whole build at most 4x; at every scale `benchwright --help` and
+# `benchwright info OUT/wildbox` under half a second (the medians of ``start_up_seconds``).
+START_UP_TARGETS = {"help_wall_s": 0.5, "info_wall_s": 0.5}
+TARGETS = {"full": {"ratio_pipeline_to_floor": 1.0, "ratio_build_to_floor": 2.5, "beam_peak_pss_mb": 2000.0,
+                    **START_UP_TARGETS},
+           "default": {"ratio_build_to_floor": 4.0, **START_UP_TARGETS},
+           "tiny": START_UP_TARGETS}
 
 
 def build_phases(total: float, timings: dict, started: dict) -> dict:
@@ -109,20 +117,40 @@ def build_phases(total: float, timings: dict, started: dict) -> dict:
     taken beside it), shard completion and reconciliation, the statistics (with the drift), the data
     checks, the wait for the exports (written by a child beside the statistics and the checks: their
     own time is ``exports_s``), the card (the manifest's timings), and the rest (the manifest's sha256
-    of every file, the final validation, publishing)."""
+    of every file, the final validation, publishing). The checks that read the data files run in a
+    child beside the statistics too (their own time is ``checks_s``): ``checks_wait`` is the wait for
+    them and the checks on the statistics."""
     start_up = started.get("running the pipeline", 0.0)
     phases = {"start_up": start_up, "pipeline": timings.get("pipeline_s", 0.0),
               "reconcile": timings.get("finalize_s", 0.0), "statistics": timings.get("statistics_s", 0.0),
-              "checks": timings.get("checks_s", 0.0), "exports_wait": timings.get("exports_wait_s", 0.0),
+              "checks_wait": timings.get("checks_wait_s", 0.0), "exports_wait": timings.get("exports_wait_s", 0.0),
               "card": timings.get("card_s", 0.0)}
     phases["manifest_validation_publish"] = total - sum(phases.values())
     return {k: round(v, 2) for k, v in phases.items()}
 
 
 def target_status(result: dict) -> dict:
-    """Each target: the measured value, the bound, and whether it holds."""
+    """Each target of the result's scale: the measured value, the bound, and whether it holds."""
     return {key: {"measured": result[key], "at_most": bound, "met": result[key] <= bound}
-            for key, bound in TARGETS.items()}
+            for key, bound in TARGETS[result["scale"]].items()}
+
+
+def start_up_seconds(cmd: list[str], env: dict, runs: int) -> dict:
+    """Median wall and CPU seconds of ``runs`` runs of a short command, after one run not counted (it fills
+    the page cache); CPU from the kernel's accounting of each finished run (``wait4``)."""
+    walls, cpus = [], []
+    for n in range(runs + 1):
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
+        if n:
+            walls.append(wall)
+            cpus.append(usage.ru_utime + usage.ru_stime)
+    return {"wall_s": round(statistics.median(walls), 3), "cpu_s": round(statistics.median(cpus), 3), "runs": runs}
 
 
 def markdown(result: dict) -> str:
@@ -140,7 +168,8 @@ def markdown(result: dict) -> str:
     ]
     lines = [f"Build speed (`python -m benchwright.benchmarks.wildbox_build --scale {result['scale']}`: "
              f"{result['frames']:,} frames, {result['cuboids']:,} cuboids, {result['running_mode']} with "
-             f"{result['workers']} worker(s), {result['cpus']} CPUs):", "",
+             f"{result['workers']} worker(s), {result['cpus']} CPUs, 1-minute load average "
+             f"{result['load_average']['start'][0]:.1f} at the start):", "",
              "| program | wall | against the floor | CPU (all processes) | peak memory (PSS) |",
              "|---|---:|---:|---:|---:|"]
     lines += [f"| {' | '.join(r)} |" for r in rows]
@@ -149,9 +178,12 @@ def markdown(result: dict) -> str:
               f"{result['beam_build_wall_bound_s'] / result['floor_wall_s']:.2f}x the floor."]
     lines += ["", "Phases of the build (s): " + ", ".join(f"{k.replace('_', ' ')} {v:.1f}"
                                                          for k, v in result["beam_phases_s"].items()) + ".", "",
+              f"Start-up (median of {result['start_up']['help']['runs']} runs): `benchwright --help` "
+              f"{result['help_wall_s']:.2f} s ({result['start_up']['help']['cpu_s']:.2f} CPU-s), `benchwright info "
+              f"OUT/wildbox` {result['info_wall_s']:.2f} s ({result['start_up']['info']['cpu_s']:.2f} CPU-s).", "",
               "Targets: " + "; ".join(
                   f"{name} {v['measured']:g} against at most {v['at_most']:g}: {'met' if v['met'] else 'NOT met'}"
-                  for name, v in ((n.replace('_', ' '), t[n]) for n in TARGETS)) + "."]
+                  for name, v in ((n.replace('_', ' '), t[n]) for n in t)) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -174,6 +206,8 @@ def main(argv=None) -> None:
     p.add_argument("--raw", help="where the synthetic source is (written once, reused)")
     p.add_argument("--work", help="scratch folder for the outputs (default: a temporary folder)")
     p.add_argument("--card", type=Path, help="a built WildBox folder whose card gets the results table")
+    p.add_argument("--start-up-runs", type=int, default=5,
+                   help="runs of `benchwright --help` and `benchwright info` timed (default %(default)s)")
     args = p.parse_args(argv)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GX_ANALYTICS_ENABLED": "false"}
     raw = Path(args.raw or Path(tempfile.gettempdir()) / f"benchwright-wildbox-{args.scale}")
@@ -185,6 +219,7 @@ def main(argv=None) -> None:
         write_wildbox_source(raw, scale=args.scale, seed=0)
         (raw / ".complete").write_text("")
     synth_s = time.perf_counter() - t
+    load_at_start = os.getloadavg()  # a shared machine: the load says how far wall times are to be trusted
     work = Path(args.work or tempfile.mkdtemp(prefix="benchwright-bench-"))
     for name in ("beam", "reference", "floor"):
         shutil.rmtree(work / name, ignore_errors=True)
@@ -206,11 +241,18 @@ def main(argv=None) -> None:
         [sys.executable, "-m", "benchwright.benchmarks.wildbox_floor", str(raw), str(work / "floor"),
          "--categories", json.dumps(default_categories())], env)
     floor = json.loads(floor_out.strip().splitlines()[-1])
+    cli = [sys.executable, "-m", "benchwright.cli"]
+    start_up = {"help": start_up_seconds([*cli, "--help"], env, args.start_up_runs),
+                "info": start_up_seconds([*cli, "info", str(work / "beam" / "wildbox")], env, args.start_up_runs)}
     result = {
         "scale": args.scale,
         "running_mode": args.running_mode,
         "workers": args.workers,
         "cpus": len(os.sched_getaffinity(0)),  # the cores this process may run on (an affinity mask, a cpuset)
+        # 1, 5 and 15 minute load averages before the three programs ran and after: above the cores' count,
+        # other work shared them, and the wall times (not the CPU seconds) grew with it
+        "load_average": {"start": [round(x, 2) for x in load_at_start],
+                         "end": [round(x, 2) for x in os.getloadavg()]},
         "cuboids": cuboids,
         "frames": manifest["reconciliation"]["units"]["frame"]["written"],
         "synth_s": round(synth_s, 2),
@@ -242,6 +284,9 @@ def main(argv=None) -> None:
         "ratio_pipeline_to_floor": round(beam_wall / floor_wall, 3),
         "ratio_build_to_floor": round(beam_total / floor_wall, 3),
         "ratio_reference_to_floor": round(ref_wall / floor_wall, 3),
+        "start_up": start_up,
+        "help_wall_s": start_up["help"]["wall_s"],
+        "info_wall_s": start_up["info"]["wall_s"],
     }
     result["targets"] = target_status(result)
     for data in [work / "beam" / "wildbox"] + ([args.card] if args.card else []):

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import apache_beam as beam
@@ -29,17 +30,18 @@ from benchwright.dataset import Dataset
 from benchwright.diff import file_diff
 from benchwright.errors import BuildError
 from benchwright.files import SOURCE_COMPLETE_MARKER, local_files_under
-from benchwright.forked import ForkedCall
+from benchwright.forked import ForkedCall, HeldCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
 from benchwright.options import BuildOptions
+from benchwright.prepared import Prepared, PreparedExports
 from benchwright.source_watch import SourceWatch
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
-from benchwright.validate import check_data, validate_build
+from benchwright.validate import check_data, check_files, import_expectations, validate_build
 from benchwright.writer import WriteConfig, WriteRejects
 
 log = logging.getLogger(__name__)
@@ -265,16 +267,42 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
 
     # The source is listed before anything reads it, fingerprinted meanwhile on the core the pipeline leaves
     # free, and listed again before publishing: a change meanwhile is refused (benchwright.source_watch).
-    fingerprint = None if options.dry_run else SourceWatch(dataset, source)
-    if written is not None:
-        written.watch = fingerprint
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
+    beside = None if options.dry_run else Beside.start(dataset, source, str(Path(staging_url).parent) if local_out
+                                                       else None)
+    if written is not None and beside is not None:
+        written.watch = beside.fingerprint
     try:
         return _run_and_publish(dataset, source, options, local_out, dataset_url, staging_url, previous,
-                                timings, fingerprint, confirm_lock)
+                                timings, confirm_lock, beside)
     finally:
-        if fingerprint is not None:
-            fingerprint.cancel()  # a failed build's (a finished one's result was taken)
+        if beside is not None:
+            beside.close()  # a failed build's children (a finished one's results were taken)
+
+
+@dataclass
+class Beside:
+    """What a build computes in forked children (``benchwright.forked``) while its pipeline runs, on the core
+    the pipeline leaves free (the in-process runner holds the GIL): the source's ``fingerprint`` and its watch
+    (``SourceWatch``); the data
+    ``checks`` that read only the written files (``validate.check_files``), whose child imports
+    great-expectations meanwhile and checks the files once they are complete; and, at low priority, the
+    ``exports``' conversions of source files (``benchwright.prepared``; None: the dataset declares none)."""
+    fingerprint: SourceWatch
+    checks: HeldCall
+    exports: PreparedExports | None
+
+    @classmethod
+    def start(cls, dataset: Dataset, source: str, beside_output: str | None) -> Beside:
+        return cls(fingerprint=SourceWatch(dataset, source),
+                   checks=HeldCall(_timed_check_files, dataset, warm_up=import_expectations),
+                   exports=PreparedExports(dataset, source, beside_output) if dataset.export_conversions() else None)
+
+    def close(self) -> None:
+        self.fingerprint.cancel()
+        self.checks.cancel()
+        if self.exports is not None:
+            self.exports.close()
 
 
 def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | None) -> str | None:
@@ -299,7 +327,7 @@ def _clean_up_local(name: str, staging: Path, left: published.LocalLockRecord | 
 
 
 def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local_out: bool, dataset_url: str,
-                     staging_url: str, previous: str | None, timings: dict, fingerprint, confirm_lock):
+                     staging_url: str, previous: str | None, timings: dict, confirm_lock, beside: Beside | None):
     t = time.perf_counter()
     try:
         counters = run_pipeline(dataset, source, staging_url, previous, options)
@@ -308,6 +336,8 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             published.remove(staging_url)
         raise
     timings["pipeline_s"] = round(time.perf_counter() - t, 3)
+    if beside is not None and beside.exports is not None:
+        beside.exports.stop()  # the cores are the exports' now: they make what it had not
     release_freed_memory()
     published.fault_point("pipeline")
     if options.dry_run:
@@ -319,7 +349,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+        finalize(dataset, source, staging, counters, options, timings, previous, beside)
         # checked again: a folder may have been made there while the build ran
         _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset, options)))
         publish(staging, Path(dataset_url))
@@ -331,7 +361,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+                finalize(dataset, source, staging, counters, options, timings, previous, beside)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, published.FAILED, staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -351,12 +381,12 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None, fingerprint: SourceWatch | None = None) -> dict:
+             timings: dict, previous: str | None = None, beside: Beside | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail, or the source changed meanwhile. ``fingerprint``: the source's
-    watch (``SourceWatch``: its fingerprint being computed, checked here; else computed here)."""
+    when counts or validation fail, or the source changed meanwhile. ``beside``: what was started beside the pipeline (else all of it is
+    computed here)."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -364,14 +394,18 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     release_freed_memory()
     timings["finalize_s"] = round(time.perf_counter() - t, 3)
 
-    # The exports (files under exports/, which neither the statistics nor the checks read) are written by
-    # a forked child meanwhile, on the other core; the card (WordEval's runs agents on them) waits for them.
-    exporting = ForkedCall(_timed_export, dataset, str(staging))
+    # The data files are complete: the checks' child checks them. The exports (files under exports/, which
+    # neither the statistics nor the checks read) are written by another forked child meanwhile; the card
+    # (WordEval's runs agents on them) waits for them.
+    if beside is not None:
+        beside.checks.start(str(staging))
+    prepared = beside.exports.prepared if beside is not None and beside.exports is not None else Prepared()
+    exporting = ForkedCall(_timed_export, dataset, str(staging), prepared)
     try:
         t = time.perf_counter()
-        watch, fingerprint = fingerprint, (fingerprint.result() if fingerprint is not None
-                                           else fingerprint_source(dataset, source))
-        stats = write_statistics(dataset, staging)
+        watch = beside.fingerprint if beside is not None else None
+        fingerprint = watch.result() if watch is not None else fingerprint_source(dataset, source)
+        stats = write_statistics(dataset, staging, options.decode_images)
         drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"],
                               options.drift_blocking)
         dump_json(staging / DRIFT, drift)
@@ -380,8 +414,10 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
 
         _progress(options, f"[{dataset.name}] validating")
         t = time.perf_counter()
-        data_checks = check_data(dataset, staging)
-        timings["checks_s"] = round(time.perf_counter() - t, 3)
+        on_files, timings["checks_s"] = (beside.checks.result() if beside is not None
+                                         else _timed_check_files(dataset, staging))
+        data_checks = check_data(dataset, staging, files=on_files)
+        timings["checks_wait_s"] = round(time.perf_counter() - t, 3)
 
         t = time.perf_counter()
         exports, timings["exports_s"] = exporting.result()
@@ -397,6 +433,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     manifest = {
         "dataset": dataset.name,
         "benchwright_version": __version__,
+        "configs": list(dataset.configs),  # in declared order, empty ones too (benchwright info lists them)
         "options": options.describe(),
         "input": fingerprint,
         "packages": package_versions(),
@@ -421,11 +458,18 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     return manifest
 
 
-def _timed_export(dataset: Dataset, staging: str) -> tuple[dict, float]:
+def _timed_export(dataset: Dataset, staging: str, prepared: Prepared) -> tuple[dict, float]:
     """The dataset's exports and the seconds they took (the child's own time)."""
     t = time.perf_counter()
-    exports = dataset.export(staging)
+    exports = dataset.export(staging, prepared=prepared)
     return exports, round(time.perf_counter() - t, 3)
+
+
+def _timed_check_files(dataset: Dataset, staging: str) -> tuple[dict, float]:
+    """``validate.check_files`` of the build at ``staging`` and the seconds it took (the child's own time)."""
+    t = time.perf_counter()
+    files = check_files(dataset, staging)
+    return files, round(time.perf_counter() - t, 3)
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:

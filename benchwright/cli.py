@@ -7,14 +7,14 @@ anything else is a usage error. No command takes an abbreviated option.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import sys
 
-import fsspec
-
-from benchwright import progress, published, registry
+# Only what parsing the command line needs is imported here: `benchwright --help` and `benchwright info`
+# answer in a fraction of a second. Beam, datasets, great-expectations, fsspec and the datasets' modules are
+# imported by the commands that use them (tests/test_cli_usage.py checks it).
+from benchwright import registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
@@ -31,8 +31,8 @@ def cmd_build(args, rest) -> int:
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           stale_lock_after=args.stale_lock_after, beam_args=beam_args(args, rest),
-                           force=args.force, progress=not args.quiet)
+                           stale_lock_after=args.stale_lock_after, decode_images=args.decode_images,
+                           beam_args=beam_args(args, rest), force=args.force, progress=not args.quiet)
     for dataset in datasets:  # every output is checked before anything is built
         check_target(dataset, options)
     for dataset in datasets:
@@ -66,6 +66,10 @@ def beam_args(args, rest: list[str]) -> list[str]:
 
 
 def cmd_synth(args, _) -> int:
+    import inspect
+
+    from benchwright import progress
+
     write = registry.part(args.dataset, "synth")
     extra = {}
     if args.label_defects:
@@ -92,6 +96,9 @@ def cmd_validate(args, _) -> int:
 
 
 def cmd_screenshot(args, _) -> int:
+    import fsspec
+
+    from benchwright import published
     from benchwright.browser import Chromium, screenshot_build
 
     remote = [p for p in args.path if not published.is_local(p)]
@@ -113,6 +120,8 @@ def cmd_screenshot(args, _) -> int:
 
 
 def cmd_unlock(args, _) -> int:
+    from benchwright import published
+
     print(published.unlock(args.path))
     return 0
 
@@ -125,6 +134,12 @@ def cmd_diff(args, _) -> int:
 
 
 def cmd_export(args, rest) -> int:
+    import inspect
+
+    import fsspec
+
+    from benchwright import published
+
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
@@ -152,12 +167,16 @@ def cmd_info(args, _) -> int:
 
 
 def describe(url: str) -> str:
-    """Configs, splits, rows and bytes (from the manifest: no data file is opened), counts, reports."""
+    """Configs, splits, rows and bytes (from the manifest: no data file is opened, no dataset module
+    imported), counts, reports."""
+    from benchwright import published
+
     manifest, root = published.committed(url)
-    ds = registry.get(manifest["dataset"])
+    # the dataset's configs, empty ones too (a build before the manifest listed them: from its module)
+    configs = manifest.get("configs") or list(registry.get(manifest["dataset"]).configs)
     nbytes = {f["path"]: f["bytes"] for f in manifest["files"]}
     lines = [f"{manifest['dataset']} at {url}" + (f" (build {root})" if root != url else "")]
-    for config in ds.configs:
+    for config in configs:
         sizes: dict[str, list[int]] = {}
         for shard in manifest["shards"]:
             if shard["config"] == config:
@@ -180,6 +199,8 @@ def describe(url: str) -> str:
 
 
 def _dataset_of(url: str) -> str:
+    from benchwright import published
+
     return published.committed(url)[0]["dataset"]
 
 
@@ -279,6 +300,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
                    help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
                         "is taken over (default %(default)g; the holder beats every fifth of it)")
+    b.add_argument("--decode-images", action="store_true",
+                   help="decode every image for the statistics and the image check (default: each image's "
+                        "header only, its format and size; `benchwright validate` decodes every image)")
     b.add_argument("--quiet", action="store_true",
                    help="no progress (by default: bars on a terminal, else a line every few seconds on stderr)")
     b.add_argument("--beam-arg", action="append", default=[], metavar="OPTION",

@@ -103,9 +103,16 @@ class Dataset:
         """The files whose content defines the input (fingerprinted in the manifest)."""
         return list_files(source)
 
-    def export(self, staging: str) -> dict:
-        """Write format exports under ``staging/exports``; returns a summary for the manifest."""
+    def export(self, staging: str, prepared=None) -> dict:
+        """Write format exports under ``staging/exports``; returns a summary for the manifest. ``prepared``:
+        a ``benchwright.prepared.Prepared``, what ``export_conversions`` made while the pipeline ran (None
+        or ``Prepared()``: nothing); the export writes each converted file with ``prepared.write``."""
         return {}
+
+    def export_conversions(self) -> tuple:
+        """The files the exports make from one source file's bytes alone (``benchwright.prepared.Conversion``):
+        a build makes them from the source while its pipeline runs, in a forked child at low priority."""
+        return ()
 
     def export_format(self, root: str, fmt: str, out: str | None) -> dict:
         """The on-demand export ``fmt`` of the local build at ``root`` written into ``out``."""

@@ -5,6 +5,10 @@ release) while its pipeline runs, and writes its exports while it computes its s
 the child takes the core the parent leaves free, and being a fork it starts at once, with every module
 already imported (a spawned interpreter would import them again, on every build of the test suite too).
 
+A ``HeldCall`` starts its child before the parent knows all of the function's arguments: the child
+first does what needs none of them (the build's data checks import great-expectations, 2-3 s, while
+the pipeline runs), then waits for ``start(*more)``.
+
 A fork copies one thread: a lock another thread held at that moment (a module being imported) stays
 held in the child. So a child that stops making progress is not waited for without end: it is killed
 and the function is computed in this process instead, as if it had never been forked.
@@ -110,6 +114,52 @@ class ForkedCall:
                     raise _Stuck(f"its child process used no CPU time for {STUCK_AFTER_S:.0f} s")
         finally:
             os.close(fd)
+
+
+class HeldCall(ForkedCall):
+    """``fn(*args, *more)`` in a forked child that runs ``warm_up()`` at once and then waits for
+    ``start(*more)`` (the rest of the arguments, pickled to it); ``result()`` and ``cancel()`` as
+    ``ForkedCall``'s. A child that dies or is stuck is replaced by ``fn(*args, *more)`` in this process."""
+
+    def __init__(self, fn, *args, warm_up):
+        go_read, self._go = os.pipe()
+        super().__init__(_held, warm_up, go_read, self._go, fn, args)
+        os.close(go_read)
+        self._held_fn, self._held_args = fn, args
+        self._name = getattr(fn, "__name__", "call")
+
+    def start(self, *more) -> None:
+        """Send the rest of the arguments: the child computes the function now."""
+        if self._go is None:
+            raise RuntimeError(f"{self._name}: started already")
+        self._fn, self._args = self._held_fn, (*self._held_args, *more)  # what result() computes here instead
+        data = pickle.dumps(more)
+        try:
+            os.write(self._go, len(data).to_bytes(8, "little"))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._go, view):]
+        except BrokenPipeError:  # the child is gone: result() computes it here
+            pass
+        finally:
+            os.close(self._go)
+            self._go = None
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self._go is not None:
+            os.close(self._go)
+            self._go = None
+
+
+def _held(warm_up, go: int, parents_end: int, fn, args):
+    """The child of a ``HeldCall``: warm up, read the rest of the arguments, compute."""
+    os.close(parents_end)
+    warm_up()
+    with os.fdopen(go, "rb") as pipe:
+        size = int.from_bytes(pipe.read(8), "little")
+        more = pickle.loads(pipe.read(size))
+    return fn(*args, *more)
 
 
 class _Stuck(Exception):

@@ -43,6 +43,9 @@ class BuildOptions:
     # an S3 build lock whose heartbeat is older than this (seconds) belongs to a dead build and may be
     # taken over (benchwright.published.ObjectLock); not recorded: it does not shape the output
     stale_lock_after: float = 300.0
+    # decode every image for the statistics and the image check (else each one's header only: its format and
+    # size; `benchwright validate` decodes every image whatever the build did)
+    decode_images: bool = False
 
     def pipeline_options(self):
         """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""
@@ -78,7 +81,7 @@ class BuildOptions:
         """The options that shape the output (recorded in the manifest); worker count does not."""
         return {"runner": self.runner, "running_mode": self.running_mode,
                 "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args),
-                "drift_blocking": list(self.drift_blocking)}
+                "drift_blocking": list(self.drift_blocking), "decode_images": self.decode_images}
 
 
 def beam_parser(runner: str = DEFAULT_RUNNER) -> argparse.ArgumentParser:

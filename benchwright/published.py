@@ -39,10 +39,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import fsspec
-from fsspec.asyn import sync
-from fsspec.implementations.local import LocalFileSystem
-
 from benchwright.errors import BenchwrightError, BuildError
 from benchwright.layout import BUILD_DIR, MANIFEST
 
@@ -64,8 +60,25 @@ def fault_point(phase: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+def url_to_fs(url: str):
+    """fsspec's (file system, path) of ``url``. fsspec is imported here, when a URL is first resolved (0.1-0.3
+    s): ``benchwright info`` of a local build never imports it."""
+    import fsspec
+
+    return fsspec.core.url_to_fs(url)
+
+
+def _plain_path(url: str) -> bool:
+    """A path with no protocol (nor a chain of them): a local file for fsspec too."""
+    return "://" not in url and "::" not in url
+
+
 def is_local(url: str) -> bool:
-    return isinstance(fsspec.core.url_to_fs(url)[0], LocalFileSystem)
+    if _plain_path(url):
+        return True
+    from fsspec.implementations.local import LocalFileSystem
+
+    return isinstance(url_to_fs(url)[0], LocalFileSystem)
 
 
 def join(url: str, *parts: str) -> str:
@@ -73,12 +86,17 @@ def join(url: str, *parts: str) -> str:
 
 
 def read_json(url: str) -> dict:
+    if _plain_path(url):
+        with open(url, encoding="utf-8") as f:
+            return json.load(f)
+    import fsspec
+
     with fsspec.open(url, "r", encoding="utf-8") as f:
         return json.load(f)
 
 
 def exists(url: str) -> bool:
-    fs, path = fsspec.core.url_to_fs(url)
+    fs, path = url_to_fs(url)
     return fs.exists(path)
 
 
@@ -132,7 +150,7 @@ def mirror(url: str, local: Path) -> dict[str, tuple[int, int]]:
     """Copy every file under ``url`` into the local folder ``local`` (same relative paths); returns
     {relative path: (size, mtime_ns)} of the copies as made, so a later step can tell which of them
     it left untouched."""
-    fs, root = fsspec.core.url_to_fs(url)
+    fs, root = url_to_fs(url)
     local.mkdir(parents=True, exist_ok=True)
     if fs.exists(root):
         fs.get(root.rstrip("/") + "/", str(local) + "/", recursive=True)
@@ -154,20 +172,20 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
     with the same files already in the store (the id is their content) is committed as it is,
     never rewritten under its readers. ``confirm_lock`` (``ObjectLock.confirm``) raises unless this
     build still holds the output's lock: checked after the upload, just before the commit."""
-    fs, _ = fsspec.core.url_to_fs(dataset_url)
+    fs, _ = url_to_fs(dataset_url)
     manifest = json.loads((local / MANIFEST).read_text())
     bid = build_id(manifest)
     target = join(dataset_url, BUILDS, bid)
     previous = committed_manifest(dataset_url)
     existing = committed_manifest(target)
     if existing is None:
-        _, staging_path = fsspec.core.url_to_fs(staging_url)
+        _, staging_path = url_to_fs(staging_url)
         copies, uploads = [], []
         for f in sorted(p for p in local.rglob("*") if p.is_file()):
             rel = f.relative_to(local).as_posix()
             if rel == MANIFEST:
                 continue
-            dest = fsspec.core.url_to_fs(join(target, rel))[1]
+            dest = url_to_fs(join(target, rel))[1]
             if mirrored.get(rel) == _stat(f):
                 copies.append((posixpath.join(staging_path, rel), dest))
             else:
@@ -176,12 +194,14 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
             fs.copy([c[0] for c in copies], [c[1] for c in copies])
         if uploads:
             fs.put([u[0] for u in uploads], [u[1] for u in uploads])
-        fs.put_file(str(local / MANIFEST), fsspec.core.url_to_fs(join(target, MANIFEST))[1])
+        fs.put_file(str(local / MANIFEST), url_to_fs(join(target, MANIFEST))[1])
         existing = manifest
     fault_point("publish")  # the build is in the store, not yet committed
     if confirm_lock is not None:
         confirm_lock()
     root = dict(existing, published_at=f"{BUILDS}/{bid}")
+    import fsspec
+
     with fsspec.open(join(dataset_url, MANIFEST), "w", encoding="utf-8") as f:
         f.write(json.dumps(root, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     keep = {bid, posixpath.basename(previous["published_at"])} if previous and previous.get("published_at") else {bid}
@@ -193,7 +213,7 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
 
 
 def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
-    fs, builds = fsspec.core.url_to_fs(join(dataset_url, BUILDS))
+    fs, builds = url_to_fs(join(dataset_url, BUILDS))
     if not fs.exists(builds):
         return
     for path in fs.ls(builds, detail=False):
@@ -206,7 +226,7 @@ def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
 def remove_all_but_builds(dataset_url: str) -> None:
     """Remove what is at ``dataset_url`` besides what builds write there (the root manifest, builds/,
     _staging/, _failed/): what ``build --force`` replaces on object storage, once its build is committed."""
-    fs, path = fsspec.core.url_to_fs(dataset_url)
+    fs, path = url_to_fs(dataset_url)
     fs.invalidate_cache(path)
     own = {posixpath.join(path, p) for p in (BUILDS, STAGING, FAILED, MANIFEST)}
     for entry in fs.ls(path, detail=False):
@@ -219,7 +239,7 @@ def remove_all_but_builds(dataset_url: str) -> None:
 
 
 def remove(url: str) -> None:
-    fs, path = fsspec.core.url_to_fs(url)
+    fs, path = url_to_fs(url)
     fs.invalidate_cache(path)  # s3fs answers exists() from listings it cached, maybe before another process wrote here
     if fs.exists(path):
         fs.rm(path, recursive=True)
@@ -298,7 +318,7 @@ def lock_url(out: str, name: str) -> str:
 def has_object_lock(url: str) -> bool:
     """Whether builds at ``url`` take the object-store lock: S3 (s3fs), whose conditional writes
     (If-None-Match, If-Match) the lock needs. Other object stores build without one (docs/SCALING.md)."""
-    fs = fsspec.core.url_to_fs(url)[0]
+    fs = url_to_fs(url)[0]
     protocols = (fs.protocol,) if isinstance(fs.protocol, str) else tuple(fs.protocol)
     return "s3" in protocols
 
@@ -337,7 +357,7 @@ class ObjectLock:
     def __init__(self, out: str, name: str, run: str, stale_after: float):
         self.url = lock_url(out, name)
         self.dataset_url = join(out, name)
-        self.fs, path = fsspec.core.url_to_fs(self.url)
+        self.fs, path = url_to_fs(self.url)
         self.bucket, self.key = self.fs.split_path(path)[:2]
         self.stale_after = float(stale_after)
         self.interval = self.stale_after / self.BEATS_PER_STALE
@@ -478,7 +498,7 @@ def clean_up_object_store(dataset_url: str, own_run: str) -> str | None:
 
 def read_lock(url: str) -> LockHolder | None:
     """The S3 lock object at ``url`` as it is now (None when there is none), from one GET."""
-    fs, path = fsspec.core.url_to_fs(url)
+    fs, path = url_to_fs(url)
     bucket, key = fs.split_path(path)[:2]
 
     async def get():
@@ -489,6 +509,8 @@ def read_lock(url: str) -> LockHolder | None:
         async with response["Body"] as body:
             data = await body.read()
         return data, response
+
+    from fsspec.asyn import sync
 
     got = sync(fs.loop, get)
     if got is None:
@@ -530,7 +552,7 @@ def unlock(dataset_url: str) -> str:
                                "when its holder exits; there is nothing to remove by hand")
     if not has_object_lock(url):
         raise BenchwrightError(f"{dataset_url}: builds on this store take no lock; nothing to remove")
-    fs, path = fsspec.core.url_to_fs(url)
+    fs, path = url_to_fs(url)
     bucket, key = fs.split_path(path)[:2]
     held = read_lock(url)
     if held is None:

@@ -27,9 +27,12 @@ A column ``path`` is the column name; a struct field adds ``.field`` and a list'
 - ``binary``: ``lengths`` (bytes);
 - ``list``: ``lengths`` (elements per row); the elements are described under ``path[]``;
 - ``struct``: its fields are described under ``path.field``;
-- ``image`` (a ``datasets.Image`` column): ``bytes`` (sizes), ``decode_failures`` and
-  ``failed_examples`` (the id of up to 5 rows whose bytes do not decode), ``width`` and ``height``
-  (numeric, of the decoded images) and ``formats`` (``[format, count]``);
+- ``image`` (a ``datasets.Image`` column): ``checked`` (how each image was read: ``"header"``, its
+  format and size from its header, no pixel decoded, the default; ``"decode"``, every image's bytes
+  fully decoded: ``compute_statistics(decode_images=True)``, ``benchwright build --decode-images``),
+  ``bytes`` (sizes), ``failures`` and ``failed_examples`` (how many images, and the id of up to 5
+  rows, whose header does not read, or with ``"decode"`` whose bytes do not decode), ``width`` and
+  ``height`` (numeric, of the images read) and ``formats`` (``[format, count]``);
 - ``other``: counts only.
 
 ``lengths``, ``bytes``, ``width`` and ``height`` are numeric summaries (``min`` ... ``histogram``).
@@ -61,25 +64,48 @@ CATEGORICAL_MAX_DISTINCT = 50
 FAILED_EXAMPLES = 5
 
 
-def compute_statistics(dataset, root: str | Path) -> dict:
-    """Statistics of the build at ``root`` (a local folder or any fsspec URL of a build folder)."""
+def compute_statistics(dataset, root: str | Path, decode_images: bool = False) -> dict:
+    """Statistics of the build at ``root`` (a local folder or any fsspec URL of a build folder).
+    ``decode_images``: decode every image (else each one's header only: its format and size)."""
     fs, base = fsspec.core.url_to_fs(str(root))
     configs = {}
     for config, features in dataset.configs.items():
-        by_split: dict[str, list[str]] = {}
-        for path in sorted(fs.glob(posixpath.join(base, config, "*.parquet"))):
-            by_split.setdefault(parse_shard_name(path)[1], []).append(path)
-        splits = {}
-        for split in _ordered(by_split):
-            splits[split] = _split_statistics(fs, by_split[split], features, dataset.id_columns.get(config))
-        configs[config] = {"splits": splits}
+        by_split = _shards_by_split(fs, base, config)
+        configs[config] = {"splits": {split: _split_statistics(fs, by_split[split], features,
+                                                               dataset.id_columns.get(config), decode_images)
+                                      for split in _ordered(by_split)}}
     return {"format": FORMAT, "dataset": dataset.name, "quantile_levels": list(QUANTILE_LEVELS),
             "histogram_bins": HISTOGRAM_BINS, "top_k": TOP_K, "categorical_max_distinct": CATEGORICAL_MAX_DISTINCT,
             "configs": configs}
 
 
-def write_statistics(dataset, root: Path) -> dict:
-    stats = compute_statistics(dataset, root)
+def image_statistics(dataset, root: str | Path, decode_images: bool = True) -> dict:
+    """The image columns' entries only, shaped as ``compute_statistics``'s (``{"configs": {config: {"splits":
+    {split: {"columns": {name: entry}}}}}}``, configs without an image column left out): what checking
+    every image needs, without the other columns' statistics."""
+    from datasets import Image
+
+    fs, base = fsspec.core.url_to_fs(str(root))
+    configs = {}
+    for config, features in dataset.configs.items():
+        names = [name for name, f in features.items() if isinstance(f, Image)]
+        if names:
+            by_split = _shards_by_split(fs, base, config)
+            configs[config] = {"splits": {split: {"columns": {name: _image_statistics(
+                fs, by_split[split], name, dataset.id_columns.get(config), decode_images) for name in names}}
+                for split in _ordered(by_split)}}
+    return {"configs": configs}
+
+
+def _shards_by_split(fs, base: str, config: str) -> dict[str, list[str]]:
+    by_split: dict[str, list[str]] = {}
+    for path in sorted(fs.glob(posixpath.join(base, config, "*.parquet"))):
+        by_split.setdefault(parse_shard_name(path)[1], []).append(path)
+    return by_split
+
+
+def write_statistics(dataset, root: Path, decode_images: bool = False) -> dict:
+    stats = compute_statistics(dataset, root, decode_images)
     dump_json(Path(root) / STATISTICS, stats)
     return stats
 
@@ -114,7 +140,7 @@ def _ordered(splits) -> list[str]:
 # One split of one config
 
 
-def _split_statistics(fs, files: list[str], features, id_column: str | None) -> dict:
+def _split_statistics(fs, files: list[str], features, id_column: str | None, decode_images: bool) -> dict:
     from datasets import Image  # ~2 s to import; a build has imported it already
 
     image_columns = [name for name, f in features.items() if isinstance(f, Image)]
@@ -129,7 +155,7 @@ def _split_statistics(fs, files: list[str], features, id_column: str | None) -> 
                else features.arrow_schema.empty_table().column(name))
         _describe(columns, name, arr.combine_chunks(), features[name])
     for name in image_columns:
-        columns[name] = _image_statistics(fs, files, name, id_column)
+        columns[name] = _image_statistics(fs, files, name, id_column, decode_images)
     return {"rows": rows, "columns": dict(sorted(columns.items()))}
 
 
@@ -218,10 +244,13 @@ def _by_count(values: list[list]) -> list[list]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Images: every image's bytes are decoded (the header gives the size; the decode proves the bytes)
+# Images: each image's header gives its format and size (no pixel decoded); with ``decode_images`` every
+# image's bytes are decoded too, which proves them (``benchwright validate`` always does: validate.check_data)
+
+HEADER, DECODE = "header", "decode"
 
 
-def _image_statistics(fs, files: list[str], column: str, id_column: str | None) -> dict:
+def _image_statistics(fs, files: list[str], column: str, id_column: str | None, decode: bool = False) -> dict:
     sizes, widths, heights, formats, failed = [], [], [], {}, []
     missing = count = 0
     memo: dict[bytes, tuple] = {}  # rows sharing an image (VLM views) decode it once
@@ -231,20 +260,23 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
         data = pc.struct_field(images, [0]) if pa.types.is_struct(images.type) else images
         ids = table.column(id_column).to_pylist() if id_column else [None] * table.num_rows
         blobs = data.to_pylist()
-        # Hashing and decoding release the GIL: a row group's images are keyed, then its new ones decoded,
-        # on a few threads; the results are then taken in row order, as one thread would.
-        keys = map_in_threads(_image_key, blobs)
-        new = list(dict.fromkeys(k for k in keys if k is not None and k not in memo))
-        blob_of = {k: b for k, b in zip(keys, blobs) if k is not None}
-        memo.update(zip(new, map_in_threads(_decode, [blob_of[k] for k in new])))
-        del blob_of
-        for i, (blob, key) in enumerate(zip(blobs, keys)):
+        if decode:
+            # Hashing and decoding release the GIL: a row group's images are keyed, then its new ones decoded,
+            # on a few threads; the results are then taken in row order, as one thread would.
+            keys = map_in_threads(_image_key, blobs)
+            new = list(dict.fromkeys(k for k in keys if k is not None and k not in memo))
+            blob_of = {k: b for k, b in zip(keys, blobs) if k is not None}
+            memo.update(zip(new, map_in_threads(_decode, [blob_of[k] for k in new])))
+            del blob_of
+            results = [None if k is None else memo[k] for k in keys]
+        else:  # a header is read in microseconds: neither threads nor a memo would pay for themselves
+            results = [None if blob is None else _header(blob) for blob in blobs]
+        for i, (blob, result) in enumerate(zip(blobs, results)):
             if blob is None:
                 missing += 1
                 continue
             count += 1
             sizes.append(len(blob))
-            result = memo[key]
             if result is None:
                 failed.append(ids[i] if ids[i] is not None else f"{posixpath.basename(f)}#{first_row + i}")
                 continue
@@ -252,12 +284,20 @@ def _image_statistics(fs, files: list[str], column: str, id_column: str | None) 
             widths.append(w)
             heights.append(h)
             formats[fmt] = formats.get(fmt, 0) + 1
-    return {"kind": "image", "type": "image", "count": count, "missing": missing,
-            "bytes": _numeric(np.asarray(sizes, dtype=np.int64)),
-            "decode_failures": len(failed), "failed_examples": sorted(map(str, failed))[:FAILED_EXAMPLES],
+    return {"kind": "image", "type": "image", "checked": DECODE if decode else HEADER, "count": count,
+            "missing": missing, "bytes": _numeric(np.asarray(sizes, dtype=np.int64)),
+            "failures": len(failed), "failed_examples": sorted(map(str, failed))[:FAILED_EXAMPLES],
             "width": _numeric(np.asarray(widths, dtype=np.int64)),
             "height": _numeric(np.asarray(heights, dtype=np.int64)),
             "formats": _by_count([[k, v] for k, v in formats.items()])}
+
+
+def image_failures(entry: dict) -> tuple[str, int]:
+    """(how the images were checked, how many failed) of an image entry; statistics stored before the
+    header reading (every image decoded, its count under ``decode_failures``) read as ``"decode"``."""
+    if "checked" not in entry:
+        return DECODE, entry["decode_failures"]
+    return entry["checked"], entry["failures"]
 
 
 def _row_groups(fs, files: list[str], columns: list[str]):
@@ -275,6 +315,18 @@ def _row_groups(fs, files: list[str], columns: list[str]):
 def _image_key(blob: bytes | None) -> bytes | None:
     """The memo key of an image's bytes (None for a missing image)."""
     return None if blob is None else hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _header(blob: bytes) -> tuple[str, int, int] | None:
+    """(format, width, height) from an image's header (Pillow's lazy open: nothing past it is read), else
+    None: bytes that are no image Pillow knows, or a header that claims a decompression bomb."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(blob)) as im:
+            return im.format or "unknown", int(im.size[0]), int(im.size[1])
+    except Exception:  # noqa: BLE001 - Pillow raises many types for bad bytes; any of them is a failure
+        return None
 
 
 def _decode(blob: bytes) -> tuple[str, int, int] | None:
@@ -323,9 +375,11 @@ def column_summary(entry: dict) -> str:
     if kind == "image":
         size = (f"{_g(entry['width']['min'])}-{_g(entry['width']['max'])} x "
                 f"{_g(entry['height']['min'])}-{_g(entry['height']['max'])} px" if entry["width"]["min"] is not None
-                else "no decodable image")
+                else "no readable image")
         fmts = ", ".join(f"{f} {c:,}" for f, c in entry["formats"])
-        return f"{size}, {fmts or 'no format'}; {entry['decode_failures']:,} do not decode{missing}"
+        checked, failures = image_failures(entry)
+        bad = "do not decode" if checked == DECODE else "with a header that does not read (pixels not decoded)"
+        return f"{size}, {fmts or 'no format'}; {failures:,} {bad}{missing}"
     return f"{entry['count']:,} values{missing}"
 
 

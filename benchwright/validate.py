@@ -137,18 +137,28 @@ def check_subset_splits(dataset, root: Path) -> list[dict]:
     return results
 
 
-def run_expectations(dataset, root: Path) -> list[dict]:
-    """Runs each config's suite (the derived expectations, then the dataset's own) on its Parquet
-    (all splits). The results go into the project's own offline report (``benchwright.report``):
-    great-expectations' Data Docs pull their styles and scripts from CDNs and stamp the run's time."""
+def import_expectations() -> None:
+    """Import great-expectations (2-3 s), only in the process that validates: a build has its child that
+    checks the data do it while the pipeline runs (``check_files``), never the CLI at start-up."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx
-    import great_expectations.expectations as gxe
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    import great_expectations  # noqa: F401
+    import great_expectations.expectations  # noqa: F401
+    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
 
     # great-expectations sets this logger to INFO when imported, and it logs the temporary folder of every
     # ephemeral context it makes ("Created temporary directory ... for ephemeral docs site"): its warnings stay
     logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
+
+
+def run_expectations(dataset, root: Path) -> list[dict]:
+    """Runs each config's suite (the derived expectations, then the dataset's own) on its Parquet
+    (all splits). The results go into the project's own offline report (``benchwright.report``):
+    great-expectations' Data Docs pull their styles and scripts from CDNs and stamp the run's time."""
+    import_expectations()
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
     own = dataset.expectation_suites()
     suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
     context = gx.get_context(mode="ephemeral")
@@ -266,17 +276,21 @@ def _class_names(dataset, config: str, column: str) -> list | None:
 
 
 def check_images(stats: dict) -> list[dict]:
-    """Every stored image's bytes decode (counted by the statistics, per config and split)."""
+    """Every stored image reads, per config and split, as the statistics counted it: its bytes decode
+    (``checked`` "decode") or, from a build's header-only statistics, its header reads."""
+    from benchwright.statistics import DECODE, image_failures
+
     results = []
     for config, entry in stats["configs"].items():
         for split, s in entry["splits"].items():
             for column, col in s["columns"].items():
                 if col["kind"] == "image":
-                    bad = col["decode_failures"]
-                    results.append({"check": f"{config}: {column} bytes decode ({split})", "ok": bad == 0,
+                    checked, bad = image_failures(col)
+                    what = "bytes decode" if checked == DECODE else "headers read (pixels not decoded)"
+                    results.append({"check": f"{config}: {column} {what} ({split})", "ok": bad == 0,
                                     "config": config, "kind": "image",
-                                    "detail": f"{col['count']:,} images decode" if not bad else
-                                    f"{bad:,} of {col['count']:,} do not decode, e.g. {col['failed_examples']}"})
+                                    "detail": f"{col['count']:,} images: {what}" if not bad else
+                                    f"{bad:,} of {col['count']:,} fail ({what}), e.g. {col['failed_examples']}"})
     return results
 
 
@@ -285,25 +299,40 @@ def _short(kwargs: dict) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
-def check_data(dataset, root: Path) -> list[dict]:
+def check_data(dataset, root: Path, decode_images: bool = False, files: dict | None = None) -> list[dict]:
     """Every check on the data itself (what the card lists): splits, subset splits, the dataset's
-    table checks, declared references and proportions, image decoding, the expectation suites, and
-    the drift the build recorded against its previous build."""
+    table checks, declared references and proportions, the images (as the stored statistics read
+    them: each one's header, or with ``build --decode-images`` its bytes decoded; with ``decode_images``
+    every image's bytes decoded now), the expectation suites, and the drift the build recorded
+    against its previous build. ``files``: ``check_files``'s results when the caller has them (a build
+    computes them in a child beside its statistics)."""
     from benchwright.drift import drift_results, read_drift
-    from benchwright.statistics import statistics_of
+    from benchwright.statistics import image_statistics, statistics_of
 
     root = Path(root)
+    files = files if files is not None else check_files(dataset, root)
     stats = statistics_of(dataset, str(root))
-    results = _unless_unreadable("split", lambda: [dict(r, kind="split") for r in
-                                                   check_splits(dataset, root) + check_subset_splits(dataset, root)])
-    results += _unless_unreadable("table", lambda: [{"kind": "table", **r} for r in dataset.validate_tables(str(root))])
-    results += _unless_unreadable("reference", lambda: check_references(dataset, root))
+    results = files["split"] + files["table"] + files["reference"]
     results += check_proportions(dataset, stats)
-    results += check_images(stats)
-    results += _unless_unreadable("expectation", lambda: [dict(r, kind="expectation")
-                                                          for r in run_expectations(dataset, root)])
+    results += _unless_unreadable("image", lambda: check_images(
+        image_statistics(dataset, root, decode_images=True) if decode_images else stats))
+    results += files["expectation"]
     results += [dict(r, kind="drift") for r in drift_results(read_drift(str(root)))]
     return results
+
+
+def check_files(dataset, root: Path | str) -> dict[str, list[dict]]:
+    """The checks of ``check_data`` that read only the build's data files (not its statistics or drift),
+    by kind: split sizes and subset splits, the dataset's table checks, references, expectation suites."""
+    root = Path(root)
+    return {
+        "split": _unless_unreadable("split", lambda: [dict(r, kind="split") for r in
+                                                      check_splits(dataset, root) + check_subset_splits(dataset, root)]),
+        "table": _unless_unreadable("table", lambda: [{"kind": "table", **r} for r in dataset.validate_tables(str(root))]),
+        "reference": _unless_unreadable("reference", lambda: check_references(dataset, root)),
+        "expectation": _unless_unreadable("expectation", lambda: [dict(r, kind="expectation")
+                                                                  for r in run_expectations(dataset, root)]),
+    }
 
 
 def _unless_unreadable(kind: str, checks) -> list[dict]:
@@ -320,7 +349,9 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
                    described: list[dict] | None = None, data: list[dict] | None = None) -> dict:
     """Validates the build at ``root`` and writes its report (``report.json`` and the offline HTML
     report, ``index.html``) under ``_build/validation/``. ``data``: the results of ``check_data``
-    when the caller has them already (a build runs them before rendering its card)."""
+    when the caller has them already (a build runs them before rendering its card); without them every
+    image's bytes are decoded (``benchwright validate``: the build itself reads only their headers,
+    unless built with ``--decode-images``)."""
     from benchwright.report import write_report
     from benchwright.statistics import statistics_of
 
@@ -330,7 +361,7 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
     results = [{"kind": "integrity", **r} for r in list(extra or []) + check_manifest(root, described)
                + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))
                + check_croissant(dataset, root, described)]
-    results += data if data is not None else check_data(dataset, root)
+    results += data if data is not None else check_data(dataset, root, decode_images=True)
     failed = [r for r in results if not r["ok"]]
     report = {
         "dataset": dataset.name,

@@ -6,6 +6,7 @@ downloaded dataset is the same as the one the build wrote.
 from __future__ import annotations
 
 import errno
+import io
 import json
 import math
 import os
@@ -27,6 +28,7 @@ from benchwright.formats import kitti
 from benchwright.formats.omni3d import AnnotationColumns, write_omni3d_stream
 from benchwright.hashing import stable_int_id
 from benchwright.memory import release_freed_memory
+from benchwright.prepared import Conversion, Prepared
 from benchwright.schemas import wildbox as schema
 
 EXPORTS = "exports"
@@ -178,20 +180,28 @@ def curriculum_stages(arrays: dict):
 KITTI_ROTATIONS = ("yaw-only", "strict")  # the release's lossy KITTI export (pitch and roll dropped), or exact rows only
 KITTI_IMAGE_FORMATS = ("png", "jpg")
 KITTI_IMAGE_SETS = {"train": "train", "validation": "val"}  # our split -> its ImageSets list (KITTI's names)
-KITTI_PNG_COMPRESSION = 1  # zlib level: fast; the PNG holds the frame's pixels exactly either way
+# How the KITTI PNGs are encoded (OpenCV's own defaults for PNG, pinned here so that a change of OpenCV's
+# defaults cannot change the export's bytes): zlib level 1, every row filtered with Sub, run-length matches
+# only. On the synthetic frames: 0.47 ms a 160x90 frame (28.0 KB) and 9.5 ms a 640x360 one (507 KB), against
+# 0.99 ms (27.3 KB) and 19.5 ms (411 KB) with level 1 alone (libpng then tries every filter on every row and
+# searches every match); level 0 (stored) takes 0.07 ms and 0.85 ms but 43.4 KB and 693 KB. The PNG holds the
+# frame's pixels exactly either way (docs/SCALING.md).
+KITTI_PNG_PARAMS = ("IMWRITE_PNG_COMPRESSION", 1, "IMWRITE_PNG_FILTER", "IMWRITE_PNG_FILTER_SUB",
+                    "IMWRITE_PNG_STRATEGY", "IMWRITE_PNG_STRATEGY_RLE")
 # Decimals of the rows' 3D fields: the boxes are in normalised units (the segment's median depth is 1, a zebra
 # about 0.05 long), where KITTI's 2 would round a dimension by up to 10%; every KITTI reader parses floats.
 KITTI_DECIMALS = 6
 
 
 def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_images: str = KITTI_IMAGE_FORMATS[0],
-               kitti_dir: Path | None = None, omni3d: bool = True) -> dict:
+               kitti_dir: Path | None = None, omni3d: bool = True, prepared: Prepared | None = None) -> dict:
     """Frame images, Omni3D JSON per split and the KITTI object root under ``exports/``.
 
     Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D paths point
     into); the KITTI root's ``training/image_2`` holds them as PNG (or, ``kitti_images="jpg"``, as hard
     links to the same files). ``kitti_dir``: write the KITTI root there instead of ``exports/kitti`` (and,
-    with ``omni3d=False``, nothing else: the frames of ``exports/images`` must exist then).
+    with ``omni3d=False``, nothing else: the frames of ``exports/images`` must exist then). ``prepared``: the
+    frames' PNGs made while the build's pipeline ran (``KITTI_PNG``; the others are encoded here).
     """
     if kitti_rotation not in KITTI_ROTATIONS or kitti_images not in KITTI_IMAGE_FORMATS:
         raise ValueError(f"kitti_rotation is one of {KITTI_ROTATIONS}, kitti_images one of {KITTI_IMAGE_FORMATS}")
@@ -213,7 +223,7 @@ def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_image
                                                   "segment_id", "scale_factor"])
     summary = {"images": len(image_rel)} if omni3d else {}
     kitti_root = KittiRoot(kitti_dir or root / EXPORTS / "kitti", root, frames["frame_id"].to_pylist(), image_rel,
-                           kitti_rotation, kitti_images)
+                           kitti_rotation, kitti_images, prepared)
     for split in schema.SPLITS:
         f = frames.filter(pc.equal(frames["split"], split))
         b = read_config(root, "boxes", split=split, columns=EXPORT_BOX_COLUMNS)
@@ -360,9 +370,10 @@ class KittiRoot:
     in ``not_representable.jsonl``.
     """
 
-    def __init__(self, base: Path, root: Path, frame_ids: list, image_rel: dict, rotation: str, images: str):
+    def __init__(self, base: Path, root: Path, frame_ids: list, image_rel: dict, rotation: str, images: str,
+                 prepared: Prepared | None = None):
         self.base, self.root, self.image_rel = Path(base), root, image_rel
-        self.rotation, self.images = rotation, images
+        self.rotation, self.images, self.prepared = rotation, images, prepared or Prepared()
         self.name_of = {fid: f"{n:06d}" for n, fid in enumerate(sorted(frame_ids))}
         self.split_of: dict[str, str] = {}
         self.skipped: list[tuple[str, str]] = []
@@ -429,10 +440,10 @@ class KittiRoot:
             images.append((source, f"{base}/image_2/{name}{suffix}"))
             if len(files) >= EXPORT_CHUNK_ROWS:
                 write_files(files)
-                _in_threads(_kitti_image, images)
+                _in_threads(self._image, images)
                 files, images = [], []
         write_files(files)
-        _in_threads(_kitti_image, images)
+        _in_threads(self._image, images)
         sets = self.base / "ImageSets"
         sets.mkdir(parents=True, exist_ok=True)
         (sets / f"{KITTI_IMAGE_SETS.get(split, split)}.txt").write_text("".join(n + "\n" for n in sorted(names)))
@@ -454,6 +465,14 @@ class KittiRoot:
             for box_id, reason in sorted(self.skipped)))
         return {"layout": "KITTI object root: training/{image_2,label_2,calib}, ImageSets/{train,val,test}.txt",
                 "rotation": self.rotation, "images": self.images, **self.counts}
+
+    def _image(self, item: tuple[str, str]) -> None:
+        """One frame into training/image_2: its PNG (``KITTI_PNG``) or, when it is one already, a hard link."""
+        source, target = item
+        if Path(source).suffix.lower() == Path(target).suffix.lower():
+            _link_file((source, target))
+        else:
+            self.prepared.write(KITTI_PNG, source, target)
 
 
 # frame_map.txt: one line per frame, "<name> <frame_id> <image> <split>" separated by single spaces. A frame id is
@@ -490,17 +509,26 @@ def parse_frame_map_line(line: str) -> dict | None:
     return dict(zip(FRAME_MAP_FIELDS, (unquote(p, errors="strict") for p in parts)))
 
 
-def _kitti_image(item: tuple[str, str]) -> None:
-    """One frame into training/image_2: a PNG (decoded and encoded with OpenCV, pixels as stored, EXIF
-    orientation not applied, as ``datasets`` decodes them) or, when it is one already, a hard link."""
-    source, target = item
-    if Path(source).suffix.lower() == Path(target).suffix.lower():
-        _link_file((source, target))
-        return
+def kitti_png(data: bytes) -> bytes | None:
+    """The KITTI export's PNG of an encoded frame: decoded and encoded with OpenCV (``KITTI_PNG_PARAMS``),
+    pixels as stored, EXIF orientation not applied, as ``datasets`` decodes them. None when it does not
+    decode, or its header claims more pixels than Pillow opens (a decompression bomb, which the pipeline
+    refuses: a frame's source file is converted before the pipeline has read it)."""
     import cv2  # only a PNG export needs it in this module
+    from PIL import Image
 
-    pixels = cv2.imdecode(np.fromfile(source, np.uint8), cv2.IMREAD_UNCHANGED)
+    try:
+        with Image.open(io.BytesIO(data)):
+            pass  # the header only: Pillow refuses a bomb before anything is decoded
+    except Exception:  # noqa: BLE001 - not an image Pillow reads, or a bomb
+        return None
+    pixels = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     if pixels is None:
-        raise RecordError(source, "the frame cannot be decoded for the KITTI export's PNG")
-    ok, png = cv2.imencode(".png", pixels, [cv2.IMWRITE_PNG_COMPRESSION, KITTI_PNG_COMPRESSION])
-    _write_file((png.tobytes(), target))
+        return None
+    ok, png = cv2.imencode(".png", pixels, [getattr(cv2, v) if isinstance(v, str) else v for v in KITTI_PNG_PARAMS])
+    return png.tobytes() if ok else None
+
+
+# Every JPEG of the raw source may be a published frame (masks are PNGs already, never a frame's JPEG).
+KITTI_PNG = Conversion("kitti.png", applies=lambda path: path.lower().endswith((".jpg", ".jpeg")), make=kitti_png,
+                       refused="the frame cannot be decoded, or encoded as PNG, for the KITTI export")

@@ -536,12 +536,17 @@ class WildBox(Dataset):
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
     # of every worker's start-up.
-    def export(self, staging: str, options: list[str] | None = None) -> dict:
+    def export_conversions(self) -> tuple:
+        from benchwright.loaders.wildbox import KITTI_PNG
+
+        return (KITTI_PNG,)  # the KITTI export's PNG frames, encoded while the pipeline runs
+
+    def export(self, staging: str, options: list[str] | None = None, prepared=None) -> dict:
         """The Omni3D and KITTI exports (``loaders.wildbox.export_all``) and what the yaw-only KITTI export loses
         (``evaluation.wildbox.kitti_yaw_only_loss``, in ``exports/kitti/yaw_only_loss.json`` and the card).
         ``options`` (``benchwright export OUT/wildbox [options]``): ``--kitti-rotation strict`` and
         ``--kitti-images jpg`` write another KITTI root, to ``--out DIR`` (the build's own exports are what its
-        manifest lists)."""
+        manifest lists). ``prepared``: the frames' PNGs made while the pipeline ran (``export_conversions``)."""
         import argparse
         import json
 
@@ -568,7 +573,7 @@ class WildBox(Dataset):
                                    "build's manifest lists its own exports' sha256)")
         root = Path(staging)
         kitti_dir = Path(ns.out) if ns.out else root / EXPORTS / "kitti"
-        summary = export_all(root, ns.kitti_rotation, ns.kitti_images, kitti_dir, omni3d=not ns.out)
+        summary = export_all(root, ns.kitti_rotation, ns.kitti_images, kitti_dir, omni3d=not ns.out, prepared=prepared)
         if ns.kitti_rotation == "yaw-only":
             loss = {**kitti_yaw_only_loss(root), "frames_without_rows": summary["kitti"]["frames_without_rows"]}
             (kitti_dir / "yaw_only_loss.json").write_text(json.dumps(loss, indent=1, sort_keys=True) + "\n")

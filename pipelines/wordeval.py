@@ -219,7 +219,7 @@ class WordEval(Dataset):
                   for config, cases in published.items()}
         return tables, rejects
 
-    def export(self, staging: str) -> dict:
+    def export(self, staging: str, prepared=None) -> dict:
         from benchwright.loaders.wordeval import export_cases
 
         return export_cases(Path(staging))

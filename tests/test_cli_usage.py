@@ -184,3 +184,47 @@ def test_bm25_indexing_logs_nothing_below_a_warning(caplog):
     ranker.prepare({"a": "the quarterly budget sheet", "b": "minutes of the design review"}, {"role": {"a", "b"}})
     assert ranker.scores("budget", ["a", "b"], "role").argmax() == 0
     assert [r.getMessage() for r in caplog.records if r.name.startswith("bm25s") and r.levelno < logging.WARNING] == []
+
+
+# -- issue 27.1: start-up ---------------------------------------------------------------------------
+
+# Libraries the CLI must not import to parse its command line, print its help or describe a build (each
+# takes 0.1-3 s to import: great-expectations 2-3 s, Beam 1-1.3 s, torch, datasets and pandas about 1 s).
+HEAVY = ("great_expectations", "apache_beam", "torch", "datasets", "pandas", "pyarrow", "fsspec", "cv2",
+         "matplotlib", "mlcroissant", "jinja2", "tqdm")
+
+
+def imported_heavy(*argv: str) -> list[str]:
+    """The HEAVY modules loaded once ``benchwright.cli`` is imported and, with ``argv``, its main has run."""
+    code = ("import json, sys\nimport benchwright.cli\n"
+            f"if {list(argv)!r}:\n"
+            f"    with open('/dev/null', 'w') as sys.stdout:\n"
+            f"        try:\n            benchwright.cli.main({list(argv)!r})\n"
+            f"        except SystemExit:\n            pass\n"
+            f"    sys.stdout = sys.__stdout__\n"
+            f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_cli_its_help_and_info_import_no_heavy_library(tmp_path_factory, tmp_path):
+    """``import benchwright.cli``, ``benchwright --help``, ``build --help``'s parser and ``benchwright info`` of a
+    local build load none of the slow libraries (a top-level import added back fails this); info lists
+    the build's configs in the dataset's order, and a build whose manifest predates its configs list is
+    described the same (its configs from the dataset's module)."""
+    _, built = tiny_build("wildbox", tmp_path_factory)
+    assert imported_heavy() == []
+    assert imported_heavy("--help") == []
+    assert imported_heavy("synth", "--help") == []
+    assert imported_heavy("info", str(built)) == []
+    info = benchwright("info", built)
+    assert info.returncode == 0, info.stderr
+    configs = [line.split()[0] for line in info.stdout.splitlines()[1:4]]
+    assert configs == ["frames", "boxes", "segments"]  # the dataset's declared order
+    old = tmp_path / "wildbox"
+    shutil.copytree(built, old)
+    manifest = json.loads((old / MANIFEST).read_text())
+    del manifest["configs"]
+    (old / MANIFEST).write_text(json.dumps(manifest))
+    assert benchwright("info", old).stdout.replace(str(old), str(built)) == info.stdout

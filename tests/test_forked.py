@@ -117,3 +117,30 @@ def test_an_interrupt_while_waiting_kills_the_child_and_closes_only_its_pipe(tmp
         call.cancel()  # the caller's finally: nothing closed twice
         other.write("still open")
     assert not _alive(pid) and (tmp_path / "other").read_text() == "still open"
+
+
+def test_a_held_call_warms_up_at_once_and_computes_once_started(tmp_path):
+    from benchwright.forked import HeldCall
+
+    marker = tmp_path / "warm"
+    call = HeldCall(lambda a, b: (a, b, os.getpid()), "first", warm_up=lambda: marker.write_text("warm"))
+    for _ in range(600):
+        if marker.exists():
+            break
+        time.sleep(0.05)
+    assert marker.read_text() == "warm"  # before start(): the child did what needs no argument
+    call.start("x" * 200_000)  # more than a pipe holds at once
+    a, b, pid = call.result()
+    assert (a, b) == ("first", "x" * 200_000) and pid != os.getpid()
+    with pytest.raises(RuntimeError):
+        call.start("again")
+
+
+def test_a_held_call_whose_child_dies_is_computed_here():
+    from benchwright.forked import HeldCall
+
+    call = HeldCall(lambda a, b: (a, b, os.getpid()), 1, warm_up=lambda: os._exit(3))
+    time.sleep(0.2)
+    call.start(2)
+    assert call.result() == (1, 2, os.getpid())
+    call.cancel()  # harmless when done

@@ -101,3 +101,15 @@ def test_timed_flushes_lose_what_is_written_during_a_flush_and_the_runner_turns_
         assert_that(counted, equal_to([(0, 34), (1, 33), (2, 33)]))
     assert made and all(limit <= 0 for limit in made), made
     assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 0
+
+
+def test_decode_images_is_off_by_default_an_option_of_build_and_recorded():
+    """Images are read from their headers unless ``build --decode-images``; the choice shapes the statistics,
+    so the manifest's options record it (and a build that changes it does not carry its drift over)."""
+    from benchwright.cli import parser
+
+    args, rest = parser().parse_known_args(["build", "wildbox", "--decode-images", "--experiments=x"])
+    assert args.decode_images is True and rest == ["--experiments=x"]
+    assert parser().parse_known_args(["build", "wildbox"])[0].decode_images is False
+    assert BuildOptions().describe()["decode_images"] is False
+    assert BuildOptions(decode_images=True).describe()["decode_images"] is True

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchwright import registry
-from benchwright.statistics import STATISTICS, compute_statistics
+from benchwright.statistics import STATISTICS, compute_statistics, write_statistics
 from benchwright.validate import check_data, check_images, check_proportions, check_references
 from benchwright.writer import write_parquet
 from tests.quality_builds import tiny_wildbox
@@ -57,8 +57,8 @@ def test_statistics_are_stored_listed_and_agree_with_the_files(built):
     frames = stats["configs"]["frames"]["splits"]["validation"]
     assert frames["columns"]["objects[].depth"]["count"] == boxes.num_rows
     image = frames["columns"]["image"]
-    assert (image["count"], image["decode_failures"], image["formats"]) == \
-        (frames["rows"], 0, [["JPEG", frames["rows"]]])
+    assert (image["checked"], image["count"], image["failures"], image["formats"]) == \
+        ("header", frames["rows"], 0, [["JPEG", frames["rows"]]])
     assert image["width"]["min"] == _read(built, "frames", "validation").column("width").to_numpy().min()
 
 
@@ -69,21 +69,58 @@ def test_statistics_do_not_depend_on_row_order(built, tmp_path):
     assert compute_statistics(WILDBOX, copy) == compute_statistics(WILDBOX, built)
 
 
-def test_an_image_that_does_not_decode_is_counted_and_named(built, tmp_path):
+def _with_first_image(built, tmp_path, change) -> tuple:
+    """A copy of ``built`` whose first train frame's image bytes are ``change(bytes)``; (copy, that frame's id)."""
     copy = tmp_path / "wildbox"
     shutil.copytree(built, copy)
     first = sorted((copy / "frames").glob("train-*.parquet"))[0]
     table = pq.read_table(first)
     images = table.column("image").to_pylist()
-    victim = table.column("frame_id")[0].as_py()
-    images[0] = {"bytes": images[0]["bytes"][: len(images[0]["bytes"]) // 2], "path": images[0]["path"]}  # truncated
+    images[0] = {"bytes": change(images[0]["bytes"]), "path": images[0]["path"]}
     table = table.set_column(table.schema.get_field_index("image"), "image", pa.array(images, table.schema.field("image").type))
     write_parquet(table, str(first))
-    stats = compute_statistics(WILDBOX, copy)
+    return copy, table.column("frame_id")[0].as_py()
+
+
+def test_an_image_that_does_not_decode_is_counted_and_named(built, tmp_path):
+    """A truncated JPEG keeps its header: the build's header reading passes it, decoding every image
+    (build --decode-images, and benchwright validate whatever the build did) names it."""
+    copy, victim = _with_first_image(built, tmp_path, lambda data: data[: len(data) // 2])
+    header = compute_statistics(WILDBOX, copy)["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    assert (header["checked"], header["failures"]) == ("header", 0)
+    stats = compute_statistics(WILDBOX, copy, decode_images=True)
     image = stats["configs"]["frames"]["splits"]["train"]["columns"]["image"]
-    assert image["decode_failures"] == 1 and image["failed_examples"] == [victim]
+    assert (image["checked"], image["failures"], image["failed_examples"]) == ("decode", 1, [victim])
+    assert {k: v for k, v in image.items() if k not in ("checked", "failures", "failed_examples", "width", "height",
+                                                       "formats")} == {k: v for k, v in header.items() if k not in (
+        "checked", "failures", "failed_examples", "width", "height", "formats")}
     failed = [r for r in check_images(stats) if not r["ok"]]
+    assert len(failed) == 1 and victim in failed[0]["detail"] and "decode" in failed[0]["check"]
+    # the build's own checks read the stored (header) statistics; validate decodes every image
+    write_statistics(WILDBOX, copy)
+    assert all(r["ok"] for r in check_data(WILDBOX, copy) if r["kind"] == "image")
+    failed = [r for r in check_data(WILDBOX, copy, decode_images=True) if r["kind"] == "image" and not r["ok"]]
     assert len(failed) == 1 and victim in failed[0]["detail"]
+
+
+def test_an_image_whose_header_does_not_read_fails_the_header_check(built, tmp_path):
+    copy, victim = _with_first_image(built, tmp_path, lambda data: b"\xff\xd8\xff\xe0 not a JPEG")
+    image = write_statistics(WILDBOX, copy)["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    assert (image["checked"], image["failures"], image["failed_examples"]) == ("header", 1, [victim])
+    failed = [r for r in check_data(WILDBOX, copy) if r["kind"] == "image" and not r["ok"]]
+    assert len(failed) == 1 and "headers read" in failed[0]["check"] and victim in failed[0]["detail"]
+
+
+def test_statistics_stored_before_the_header_reading_still_read(built):
+    """A build published before images were read from their headers stored ``decode_failures``: its card,
+    report and checks still read it."""
+    from benchwright.statistics import column_summary
+
+    image = json.loads((built / STATISTICS).read_text())["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    old = {k: v for k, v in image.items() if k not in ("checked", "failures")} | {"decode_failures": 2}
+    assert column_summary(old).endswith("2 do not decode")
+    stats = {"configs": {"frames": {"splits": {"train": {"columns": {"image": old}}}}}}
+    assert [(r["ok"], r["check"]) for r in check_images(stats)] == [(False, "frames: image bytes decode (train)")]
 
 
 def test_references_between_configs_are_checked(built, tmp_path):
@@ -129,7 +166,7 @@ def test_the_card_lists_what_is_checked_and_shows_the_statistics(built):
     quality = card[card.index("## Data quality"):]
     assert "| `depth` | numeric |" in quality and "<details>" in quality
     for check in ("boxes: frame_id -> frames.frame_id", "boxes: R_cam is a rotation (R R^T = I, det +1)",
-                  "frames: image bytes decode (train)", "boxes.species: share of gazelle in [0.01, 0.7]"):
+                  "frames: image headers read (pixels not decoded) (train)", "boxes.species: share of gazelle in [0.01, 0.7]"):
         assert f"| {check} |" in quality
     assert len([r for r in check_data(WILDBOX, built) if r["kind"] != "drift"]) == quality.count(" | ok |")
 
@@ -152,8 +189,9 @@ def test_a_text_column_top_values_are_taken_in_arrow_in_python_order():
 
 
 def test_image_statistics_over_shards_keep_row_order_with_repeats_missing_and_broken_images(tmp_path):
-    """Images are keyed and decoded on threads: the counts, sizes and named failures are those of one
-    pass in row order (a repeated image decoded once, a broken one named by its row id in every shard)."""
+    """Images are keyed and decoded on threads (or read from their headers in one pass): the counts, sizes
+    and named failures are those of one pass in row order (a repeated image decoded once, a broken one named
+    by its row id in every shard). A truncated JPEG keeps its header: only decoding fails it."""
     import io
 
     import fsspec
@@ -161,14 +199,16 @@ def test_image_statistics_over_shards_keep_row_order_with_repeats_missing_and_br
 
     from benchwright.statistics import _image_statistics
 
-    def encoded(size, fmt):
+    def encoded(size, fmt):  # noise: the entropy-coded data outweighs the header, so half the file keeps it
         out = io.BytesIO()
-        Image.new("RGB", size, (size[0] % 255, 40, 90)).save(out, fmt)
+        pixels = np.random.default_rng(size[0]).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(out, fmt)
         return out.getvalue()
 
     jpeg, png = encoded((64, 32), "JPEG"), encoded((20, 50), "PNG")
-    broken = jpeg[: len(jpeg) // 2]
-    shards = [[("a", jpeg), ("b", None), ("c", broken), ("d", png)], [("e", png), ("f", broken), ("g", jpeg)]]
+    broken, garbage = jpeg[: len(jpeg) // 2], b"\x89PNG\r\n\x1a\n not really a png"
+    shards = [[("a", jpeg), ("b", None), ("c", broken), ("d", png)],
+              [("e", png), ("f", broken), ("g", jpeg), ("h", garbage)]]
     files = []
     for n, rows in enumerate(shards):
         images = pa.array([None if b is None else {"bytes": b, "path": None} for _, b in rows],
@@ -176,8 +216,15 @@ def test_image_statistics_over_shards_keep_row_order_with_repeats_missing_and_br
         path = tmp_path / f"train-{n:05d}-of-00002.parquet"
         pq.write_table(pa.table({"id": [i for i, _ in rows], "image": images}), path)
         files.append(str(path))
-    got = _image_statistics(fsspec.filesystem("file"), files, "image", "id")
-    assert (got["count"], got["missing"], got["decode_failures"], got["failed_examples"]) == (6, 1, 2, ["c", "f"])
+    fs = fsspec.filesystem("file")
+    got = _image_statistics(fs, files, "image", "id", decode=True)
+    assert (got["checked"], got["count"], got["missing"], got["failures"], got["failed_examples"]) == \
+        ("decode", 7, 1, 3, ["c", "f", "h"])
     assert got["formats"] == [["JPEG", 2], ["PNG", 2]]
     assert (got["width"]["min"], got["width"]["max"], got["height"]["min"], got["height"]["max"]) == (20, 64, 32, 50)
-    assert (got["bytes"]["min"], got["bytes"]["max"]) == (min(len(png), len(broken)), len(jpeg))
+    assert (got["bytes"]["min"], got["bytes"]["max"]) == (len(garbage), max(len(jpeg), len(png)))
+    header = _image_statistics(fs, files, "image", "id")
+    assert (header["checked"], header["count"], header["missing"], header["failures"], header["failed_examples"]) == \
+        ("header", 7, 1, 1, ["h"])
+    assert header["formats"] == [["JPEG", 4], ["PNG", 2]] and header["bytes"] == got["bytes"]
+    assert (header["width"]["min"], header["width"]["max"], header["width"]["mean"]) == (20, 64, (4 * 64 + 2 * 20) / 6)

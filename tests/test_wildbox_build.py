@@ -491,7 +491,7 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
 
     (source / ".complete").write_text("")
     try:
-        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path)])
+        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path), "--start-up-runs", "1"])
     finally:
         (source / ".complete").unlink()
     result = json.loads(capsys.readouterr().out)
@@ -506,11 +506,14 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
     assert within_rounding(result["ratio_pipeline_to_floor"], result["beam_wall_s"], result["floor_wall_s"])
     assert within_rounding(result["ratio_build_to_floor"], result["beam_build_total_s"], result["floor_wall_s"])
     phases = result["beam_phases_s"]
-    assert set(phases) >= {"start_up", "pipeline", "reconcile", "statistics", "checks", "exports_wait", "card"}
-    assert result["beam_timings"]["exports_s"] > 0  # the exports' own time, beside the statistics and checks
+    assert set(phases) >= {"start_up", "pipeline", "reconcile", "statistics", "checks_wait", "exports_wait", "card"}
+    # the exports' and the file checks' own time, in their children beside the statistics
+    assert result["beam_timings"]["exports_s"] > 0 and result["beam_timings"]["checks_s"] > 0
     assert abs(sum(phases.values()) - result["beam_build_total_s"]) < 0.05
     assert {t: v["met"] for t, v in result["targets"].items()} == {
         t: result[t] <= v["at_most"] for t, v in result["targets"].items()}
+    assert set(result["targets"]) == {"help_wall_s", "info_wall_s"}  # tiny scale: only the start-up targets
+    assert result["start_up"]["info"]["runs"] == 1 and 0 < result["info_wall_s"] == result["start_up"]["info"]["wall_s"]
     built_here = tmp_path / "beam" / "wildbox"
     card = (built_here / "README.md").read_text()
     assert "| whole build |" in card and f"{result['ratio_build_to_floor']:.2f}x" in card
@@ -529,6 +532,34 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
     exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
     assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
     assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "images").rglob("*.jpg"))  # no stale links
+
+
+def test_kitti_pngs_prepared_from_the_source_are_taken_and_are_the_same_bytes(source, built, tmp_path):
+    """The PNGs a build encodes from the source's JPEGs while its pipeline runs are the export's own bytes:
+    an export that takes every published frame's PNG from the prepared folder writes what one that encodes
+    them writes (the build's, prepared or not), each PNG a file of its own; what no published frame has
+    (a JPEG that is no frame's) stays."""
+    from benchwright import prepared
+    from benchwright.loaders import wildbox as loaders
+    from benchwright.pipelines.wildbox import DATASET
+
+    folder = tmp_path / "prepared"
+    folder.mkdir()
+    prepared.prepare(DATASET, str(source), str(folder))
+    jpegs = {f.read_bytes() for f in source.rglob("*.jpg")}
+    assert {f.name for f in folder.iterdir()} == {prepared.content_key(loaders.KITTI_PNG, d) for d in jpegs}
+    stray = prepared.content_key(loaders.KITTI_PNG, b"no frame has these bytes")
+    prepared.store(str(folder), stray, b"not a frame's")
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    loaders.export_all(copy, prepared=prepared.Prepared(str(folder)))
+    exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
+    assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
+    published = {f.read_bytes() for f in (copy / "exports" / "images").rglob("*.jpg")}
+    assert published and {f.name for f in folder.iterdir()} == (
+        {prepared.content_key(loaders.KITTI_PNG, d) for d in jpegs - published} | {stray})
+    assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "kitti" / "training" / "image_2").iterdir())
+    assert not list(built.parent.glob(".prepared-exports-*"))  # the build removed its own
 
 
 def test_kitti_images_are_the_frames_pixels_as_png_or_the_frames_as_links(built, tmp_path):
