@@ -284,10 +284,9 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
 class Beside:
     """What a build computes in forked children (``benchwright.forked``) while its pipeline runs, on the core
     the pipeline leaves free (the in-process runner holds the GIL): the source's ``fingerprint`` and its watch
-    (``SourceWatch``); the data
-    ``checks`` that read only the written files (``validate.check_files``), whose child imports
-    great-expectations meanwhile and checks the files once they are complete; and, at low priority, the
-    ``exports``' conversions of source files (``benchwright.prepared``; None: the dataset declares none)."""
+    (``SourceWatch``); the data ``checks`` that read only the written files (``validate.check_files``), whose
+    child imports great-expectations meanwhile and checks the files once they are complete; and, at low
+    priority, the ``exports``' conversions of source files (``benchwright.prepared``; None: the dataset declares none)."""
     fingerprint: SourceWatch
     checks: HeldCall
     exports: PreparedExports | None

@@ -474,7 +474,7 @@ def clean_up_object_store(dataset_url: str, own_run: str) -> str | None:
     """Remove what builds that did not finish left at ``dataset_url`` on object storage: every
     ``_staging/<run>`` but ``own_run``'s, and every ``builds/<id>`` without its manifest (an upload cut
     short). Only for the lock's holder: no other build can be writing there. Returns what was removed."""
-    fs, path = fsspec.core.url_to_fs(dataset_url)
+    fs, path = url_to_fs(dataset_url)
     leftovers = []
     for parent, keep in ((STAGING, lambda p: posixpath.basename(p) == own_run),
                          (BUILDS, lambda p: fs.exists(posixpath.join(p, MANIFEST)))):
