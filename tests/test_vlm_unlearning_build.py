@@ -305,7 +305,7 @@ def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp
     assert len(embedded) == 10 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
     assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
     urls = [e["embedded_image"] for e in embedded[:5]]
-    assert sources.read_images_bytes(urls[::-1]) == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
+    assert [sources.read_image_bytes(u) for u in urls[::-1]] == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
 
     out = tmp_path / "out"
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(out),

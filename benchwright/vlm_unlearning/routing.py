@@ -68,7 +68,7 @@ from benchwright.vlm_unlearning.features import (FEATURE_SOURCE, IMAGE_DIM, TEXT
                                                  text_features)
 
 __all__ = ["GAMMAS", "ROLES", "COMPLY_MARGIN", "FusionHead", "deterministic_torch", "fit_head",
-           "gradient_share", "visual_pressure", "read_scores", "route", "random_route", "route_size"]
+           "gradient_share", "visual_pressure", "pressure_from_features", "read_scores", "route", "random_route", "route_size"]
 
 GAMMAS = (0.25, 0.5, 0.75)
 ROLES = ("forget", "retain")
@@ -182,17 +182,31 @@ def visual_pressure(examples: list[dict], seed: int = 0) -> tuple[dict[str, floa
     action, not a text). The head is fitted on all of them, then each forget example's gradient
     share is read off it."""
     rows = _check_examples(examples)
-    is_forget = np.array([ex["role"] == "forget" for ex in rows])
+    x_img = np.stack([image_features(ex["image"], f"example_id={ex['example_id']}") for ex in rows])
+    x_txt = text_features([ex["prompt"] for ex in rows])
+    return pressure_from_features([ex["example_id"] for ex in rows], [ex["role"] for ex in rows], x_img, x_txt, seed)
+
+
+def pressure_from_features(ids: list[str], roles: list[str], x_img: np.ndarray, x_txt: np.ndarray,
+                           seed: int = 0) -> tuple[dict[str, float], str]:
+    """``visual_pressure`` of examples whose features are computed already (``features.image_features``
+    of the image, ``text_features`` of the prompt; row ``i`` is ``ids[i]``, in any order): the same
+    scores bit for bit, so the features can be computed where each example is built."""
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # the head sees the rows by example_id
+    ids, roles = [ids[i] for i in order], [roles[i] for i in order]
+    x_img, x_txt = np.asarray(x_img, dtype=np.float32)[order], np.asarray(x_txt, dtype=np.float32)[order]
+    for i, eid in enumerate(ids):
+        if i and eid == ids[i - 1]:
+            raise RecordError(f"visual_pressure #example_id={eid}", "example_id: duplicate")
+    is_forget = np.array([role == "forget" for role in roles], dtype=bool)
     if not is_forget.any() or is_forget.all():
         raise SourceError("visual_pressure: the head needs both forget and retain examples "
                           f"(got {int(is_forget.sum())} forget, {int((~is_forget).sum())} retain)")
-    x_img = np.stack([image_features(ex["image"], f"example_id={ex['example_id']}") for ex in rows])
-    x_txt = text_features([ex["prompt"] for ex in rows])
     head = fit_head(x_img, x_txt, is_forget, seed=seed)
     share = gradient_share(head, x_img[is_forget], x_txt[is_forget],
                            x_img.astype(np.float64).mean(axis=0), x_txt.astype(np.float64).mean(axis=0))
-    ids = [ex["example_id"] for ex, f in zip(rows, is_forget) if f]
-    scores = {eid: round(float(s), SCORE_DECIMALS) for eid, s in zip(ids, share)}
+    forget_ids = [eid for eid, forget in zip(ids, is_forget) if forget]
+    scores = {eid: round(float(s), SCORE_DECIMALS) for eid, s in zip(forget_ids, share)}
     return scores, f"grad-share:mlp-head({FEATURE_SOURCE})@seed{seed}"
 
 
