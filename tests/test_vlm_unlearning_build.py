@@ -37,7 +37,7 @@ def _image_bytes(path: str) -> bytes:
 @pytest.fixture(scope="module")
 def real(tmp_path_factory, fixtures_dir):
     """A slice of the real annotation files (unchanged records), images written per record path,
-    two missing and one undecodable; forget scores supplied; built."""
+    two missing, one undecodable and one OpenCV cannot read; forget scores supplied; built."""
     root = tmp_path_factory.mktemp("vlguard") / "raw"
     train_all = json.loads((fixtures_dir / "vlguard" / "train.json").read_text())
     test_all = json.loads((fixtures_dir / "vlguard" / "test.json").read_text())
@@ -50,12 +50,15 @@ def real(tmp_path_factory, fixtures_dir):
             path = root / stem / r["image"]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(_image_bytes(r["image"]))
-    broken = {"missing": [train[0], train[1]], "undecodable": [test[0]]}
+    broken = {"missing": [train[0], train[1]], "undecodable": [test[0]], "not_for_opencv": [train[2]]}
     for r in broken["missing"]:
         (root / "train" / r["image"]).unlink()
     (root / "test" / test[0]["image"]).write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
-    broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"]), ("test", broken["undecodable"]))
-                  for r in rs}
+    pcx = io.BytesIO()  # Pillow reads PCX, OpenCV does not: the head's features could not be taken
+    Image.new("RGB", (32, 32), (200, 40, 90)).save(pcx, format="PCX")
+    (root / "train" / train[2]["image"]).write_bytes(pcx.getvalue())
+    broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"] + broken["not_for_opencv"]),
+                                                   ("test", broken["undecodable"])) for r in rs}
     # scores for the forget examples a build will publish: (train unsafes and safe_unsafes)
     forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids
               for i, p in enumerate(r["instr-resp"]) if "safe_instruction" not in p]
@@ -81,6 +84,8 @@ def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
     assert "is missing" in records[f"train.json#id={train[0]['id']}"]
     assert "is missing" in records[f"train.json#id={train[1]['id']}"]
     assert "not decodable" in records[f"test.json#id={test[0]['id']}"]
+    # quarantined in the pipeline, not failing the card's baselines (they take the same features)
+    assert "not an image OpenCV can decode" in records[f"train.json#id={train[2]['id']}"]
     dup_index = [i for i, r in enumerate(train) if r["id"] == DUPLICATE_ID][1]
     dup = records[f"train.json#id={DUPLICATE_ID}[index={dup_index}]"]
     assert "duplicate id" in dup and "the first is kept" in dup
