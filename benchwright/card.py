@@ -70,10 +70,12 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
-def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None) -> Path:
+def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None,
+                context: dict | None = None) -> Path:
     """Renders ``cards/<dataset>.md.j2`` into ``root/README.md``. Every card gets the core's data
     quality section (``data_quality``: statistics, drift, what is checked) where its template
-    puts ``{{ data_quality }}``, or at its end, and the section on the Croissant file (``croissant``) the same way. ``checks``: the data checks' results (else the stored report's)."""
+    puts ``{{ data_quality }}``, or at its end, and the section on the Croissant file (``croissant``) the same way. ``checks``: the data checks' results (else the stored report's);
+    ``context``: the dataset's ``card_context`` of ``root`` when it was computed already (else it is here)."""
     # The templates are data, not code: the core reads them without importing the cards layer.
     templates = Path(str(files("benchwright.cards")))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
@@ -89,7 +91,7 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],
             [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
-        **dataset.card_context(str(root)),
+        **(context if context is not None else dataset.card_context(str(root))),
     )
     for section, text_of in (("data_quality", quality), ("croissant", croissant)):
         if section not in placed:

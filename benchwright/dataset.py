@@ -52,6 +52,10 @@ class Dataset:
     proportion_min_rows: int = 100
     # DriftThreshold(...) beyond the core's defaults (benchwright.drift): the last that matches wins
     drift_thresholds: tuple = ()
+    # True: ``card_context`` is computed in the forked child that writes the exports, after them, while
+    # this process computes the statistics and the checks (a card that trains or runs baselines on the
+    # tables takes the other core); its memory then adds to theirs. False: after them, in this process.
+    card_beside_checks: bool = False
     license: str = ""
     task_categories: tuple = ()
     tags: tuple = ()
