@@ -93,6 +93,15 @@ def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
     assert empties == {f"test.json#id={i}/instr-resp[0]" for i in EMPTY_RESPONSE_IDS}
 
 
+def test_the_card_and_its_baselines_are_computed_beside_the_checks(real):
+    """The card's context (its baselines train heads) is computed by the exports child while the driver
+    computes the statistics and the checks: the manifest says how long it took there."""
+    manifest = json.loads((real["built"] / MANIFEST).read_text())
+    assert manifest["timings"]["card_context_s"] > 0
+    card = (real["built"] / "README.md").read_text()
+    assert "| multimodal | gradient ascent |" in card and (real["built"] / "_build" / "figures").is_dir()
+
+
 def test_counts_reconcile_per_record_and_per_pair(real):
     train, test, broken = real["train"], real["test"], real["broken"]
     manifest = json.loads((real["built"] / MANIFEST).read_text())
