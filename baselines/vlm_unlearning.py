@@ -64,6 +64,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import SourceError
 from benchwright.evaluation.vlm_unlearning import RefuseGamma, alpha_option, evaluate
 from benchwright.loaders import vlm_unlearning as loader
@@ -258,15 +259,20 @@ def baseline_table(build: str | Path, alpha: float = 0.5, seed: int = 0) -> dict
     return result
 
 
-def run_cli(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="benchwright baseline vlm_unlearning", description=__doc__.split("\n\n")[0])
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright baseline vlm_unlearning", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="a built vlm_unlearning folder (local)")
     ap.add_argument("--out", help="write the full result here (JSON)")
     ap.add_argument("--markdown", help="write the table here (Markdown)")
     ap.add_argument("--alpha", type=alpha_option, default=0.5, help="S_alpha's weight on Forget, in [0, 1] (default 0.5)")
     ap.add_argument("--gamma", action=RefuseGamma, help=argparse.SUPPRESS)
-    ap.add_argument("--seed", type=int, default=0)
-    ns = ap.parse_args(argv)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the heads' initialisation and training order")
+    return ap
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    ns = cli_parser().parse_args(argv)
     t0 = time.process_time()
     result = baseline_table(ns.data, alpha=ns.alpha, seed=ns.seed)
     cpu = time.process_time() - t0

@@ -15,7 +15,6 @@ the agent's and the evaluator's time per case (target: evaluator under 100 ms me
 """
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -23,6 +22,8 @@ import random
 import statistics
 import sys
 import time
+
+from benchwright.arguments import ArgumentParser
 
 _WORDS = ("river survey station sample growth northern southern report quarterly measured estimate water basin "
           "annual flow rate level season results analysis method field data team region").split()
@@ -189,7 +190,7 @@ def harness_benchmark(data: str | None, agent: str = "replay", workers: int = 2)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="0,1")
     ap.add_argument("--eval-sample", type=int, default=200)
     ap.add_argument("--lo-sample", type=int, default=20)

@@ -64,6 +64,7 @@ from importlib import resources
 import fsspec
 
 from benchwright import strict_json
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import RecordError, SourceError
 
 __all__ = ["ATTACK_SETS", "BENIGN_SETS", "SETS", "refusal_detector", "is_refusal", "read_predictions",
@@ -291,8 +292,8 @@ class RefuseGamma(argparse.Action):
                      "(S_alpha = alpha * Forget + (1 - alpha) * Utility)")
 
 
-def run_cli(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="benchwright evaluate vlm_unlearning", description=__doc__.split("\n\n")[0])
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright evaluate vlm_unlearning", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pred", required=True, help="predictions, JSON Lines: example_id, view or config, response")
     ap.add_argument("--data", help="a built vlm_unlearning folder: subsets and missing predictions from it")
     ap.add_argument("--alpha", type=alpha_option, default=0.5,
@@ -301,7 +302,12 @@ def run_cli(argv=None) -> int:
     ap.add_argument("--missing", choices=MISSING_POLICIES, default="worst",
                     help="how a prediction the build expects but the file lacks is scored (default worst)")
     ap.add_argument("--out", help="write the full result here (JSON)")
-    ns = ap.parse_args(argv)
+    return ap
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    ns = cli_parser().parse_args(argv)
     result = evaluate(read_predictions(ns.pred), index_from_build(ns.data) if ns.data else None,
                       alpha=ns.alpha, missing=ns.missing)
     text = json.dumps(result, indent=2, sort_keys=True)

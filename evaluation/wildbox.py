@@ -67,7 +67,6 @@ docstring) and its result is stored under the ``kitti`` key.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -78,6 +77,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from benchwright import geometry
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.arrays import group_pairs
 from benchwright.errors import BenchwrightError, RecordError, SourceError
 from benchwright.evaluation import ap as apm
@@ -917,14 +917,8 @@ def kitti_yaw_only_loss(root: Path) -> dict:
 
 
 # ======================================================================================== CLI
-def run_cli(args=None) -> int:
-    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
-    [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
-
-    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
-    exit code: 0, or 2 when the input is bad (the error names the file and entry).
-    """
-    parser = argparse.ArgumentParser(prog="benchwright evaluate wildbox", description=__doc__.split("\n")[0])
+def cli_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="benchwright evaluate wildbox", description=__doc__.split("\n")[0])
     parser.add_argument("--gt", required=True, help="built WildBox folder, or a KITTI folder: an object root "
                         "(training/label_2, ImageSets/<split>.txt: the WildBox export's layout) or one with label_2")
     parser.add_argument("--pred", required=True, help="prediction JSON, or a KITTI result folder")
@@ -937,7 +931,18 @@ def run_cli(args=None) -> int:
                              "COCO-style keys ap_bev@* (and ap_bev@0.25_by_depth); both")
     parser.add_argument("--ignore", default="none", choices=IGNORE_MODES,
                         help="ground truth to ignore: none (the authors' setting) or omni3d (Omni3D's test filter)")
-    ns = parser.parse_args(args)
+    return parser
+
+
+@parser_of(cli_parser)
+def run_cli(args=None) -> int:
+    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
+    [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
+
+    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
+    exit code: 0, or 2 when the input is bad (the error names the file and entry).
+    """
+    ns = cli_parser().parse_args(args)
     root = Path(ns.gt)
     try:
         if is_kitti_folder(root):

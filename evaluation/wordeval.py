@@ -40,6 +40,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
 from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
@@ -457,8 +458,8 @@ def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = No
 # --------------------------------------------------------------------------- CLI
 
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="benchwright evaluate wordeval", description=__doc__.split("\n\n")[0])
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright evaluate wordeval", description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", help="case directory or case id (under --cases-root)")
     ap.add_argument("--output", help="the agent's output .docx")
     ap.add_argument("--outputs", help="batch: folder of <case_id>.docx outputs")
@@ -475,6 +476,7 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+@parser_of(cli_parser)
 def run_cli(args: list[str] | None = None) -> int:
     """``benchwright evaluate wordeval ...``: prints the JSON report.
 
@@ -483,7 +485,7 @@ def run_cli(args: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if args is None else args)
     while args and args[0] in ("evaluate", "wordeval"):
         args.pop(0)
-    ap = _parser()
+    ap = cli_parser()
     try:
         ns = ap.parse_args(args)
     except SystemExit as exc:

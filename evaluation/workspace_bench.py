@@ -28,13 +28,13 @@ per persona and per rubric type. Nothing depends on the order of files or record
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.utf8 import encodable
 
 JUDGE_PREFIX = "rubrics_judge--"
@@ -314,8 +314,8 @@ def summary_lines(result: dict) -> list[str]:
     return lines
 
 
-def run_cli(argv) -> int:
-    parser = argparse.ArgumentParser(prog="benchwright evaluate workspace_bench", description=__doc__.split("\n")[0])
+def cli_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="benchwright evaluate workspace_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", required=True, type=Path,
                         help="a run folder <Agent>--<Model>--<Run>/ or a folder of them")
     parser.add_argument("--data", help="a built Workspace-Bench: restrict to --split, break down by persona, "
@@ -323,7 +323,12 @@ def run_cli(argv) -> int:
     parser.add_argument("--split", choices=("lite", "full"), default="full")
     parser.add_argument("--judge-model", help="score rubrics_judge--<M>.json (default: each case's newest judge file)")
     parser.add_argument("--out", type=Path, help="write the JSON report here (top-level 'score' = pooled pass rate)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+@parser_of(cli_parser)
+def run_cli(argv) -> int:
+    args = cli_parser().parse_args(argv)
     try:
         result = evaluate(args.runs, args.data, args.split, args.judge_model)
     except (FileNotFoundError, ValueError) as exc:

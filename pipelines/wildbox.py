@@ -471,7 +471,8 @@ class WildBox(Dataset):
         from benchwright.evaluation.wildbox import kitti_yaw_only_loss
         from benchwright.loaders.wildbox import EXPORTS, KITTI_IMAGE_FORMATS, KITTI_ROTATIONS, export_all
 
-        parser = argparse.ArgumentParser(prog="benchwright export OUT/wildbox", exit_on_error=False)
+        parser = argparse.ArgumentParser(prog="benchwright export OUT/wildbox", exit_on_error=False,
+                                         allow_abbrev=False)
         parser.add_argument("--kitti-rotation", choices=KITTI_ROTATIONS, default=KITTI_ROTATIONS[0],
                             help="yaw-only (the release's KITTI export: pitch and roll dropped) or strict (only "
                                  "the boxes KITTI holds exactly)")
