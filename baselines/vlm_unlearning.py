@@ -171,20 +171,20 @@ def unlearn(head: FusionHead, forget: Inputs, retain: Inputs | None, method: str
         raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
     if method == "gradient_difference" and (retain is None or not len(retain)):
         raise ValueError("gradient_difference needs retain rows")
-    fi, ft = _tensors(forget)
-    ri, rt = _tensors(retain) if retain is not None else (None, None)
+    fx = FusionHead.joined(*_tensors(forget))  # joined once for every step
+    rx = FusionHead.joined(*_tensors(retain)) if retain is not None else None
     with deterministic_torch(seed):
         model = copy.deepcopy(head)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         for step in range(max_steps + 1):
-            comply = model.comply_logit(fi, ft)
+            comply = model.comply_joined(fx)
             if step == max_steps or (target is not None and float((comply < 0).double().mean()) >= target):
                 return model, step
             opt.zero_grad()
             # log sigmoid(z) = -softplus(-z): ascent on the forget NLL is descent on this
             loss = -nn.functional.softplus(-comply).mean()
             if method == "gradient_difference":
-                loss = loss + RETAIN_WEIGHT * nn.functional.softplus(-model.comply_logit(ri, rt)).mean()
+                loss = loss + RETAIN_WEIGHT * nn.functional.softplus(-model.comply_joined(rx)).mean()
             loss.backward()
             opt.step()
     raise AssertionError("unreachable")

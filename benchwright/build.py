@@ -245,9 +245,8 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
 
     # The exports (files under exports/, which neither the statistics nor the checks read) are written by
     # a forked child meanwhile, on the other core; the card (WordEval's runs agents on them) waits for them.
-    # A dataset whose card does heavy work on the tables has the child compute it too, after the exports.
-    exporting = ForkedCall(_export_and_card_context if dataset.card_beside_checks else _timed_export,
-                           dataset, str(staging))
+    # Then the child computes the card's part that works on the tables (Dataset.card_beside_checks).
+    exporting = ForkedCall(_export_and_card_part, dataset, str(staging))
     try:
         t = time.perf_counter()
         fingerprint = fingerprint.result() if fingerprint is not None else fingerprint_source(dataset, source)
@@ -264,15 +263,13 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         timings["checks_s"] = round(time.perf_counter() - t, 3)
 
         t = time.perf_counter()
-        exports, timings["exports_s"], *context = exporting.result()
-        if context:  # the card's context, computed in the child, and the seconds it took there
-            context, timings["card_context_s"] = context
+        exports, timings["exports_s"], beside, timings["card_beside_checks_s"] = exporting.result()
         timings["exports_wait_s"] = round(time.perf_counter() - t, 3)
     finally:
         exporting.cancel()
 
     t = time.perf_counter()
-    render_card(dataset, staging, reconciliation, data_checks, context=context or None)
+    render_card(dataset, staging, reconciliation, data_checks, beside=beside)
     timings["card_s"] = round(time.perf_counter() - t, 3)
 
     manifest = {
@@ -306,12 +303,13 @@ def _timed_export(dataset: Dataset, staging: str) -> tuple[dict, float]:
     return exports, round(time.perf_counter() - t, 3)
 
 
-def _export_and_card_context(dataset: Dataset, staging: str) -> tuple[dict, float, dict, float]:
-    """``_timed_export``, then the dataset's card context and the seconds it took (the child's own time)."""
+def _export_and_card_part(dataset: Dataset, staging: str) -> tuple[dict, float, dict, float]:
+    """``_timed_export``, then the card's ``card_beside_checks`` part and the seconds it took (the
+    child's own time)."""
     exports, export_s = _timed_export(dataset, staging)
     t = time.perf_counter()
-    context = dataset.card_context(staging)
-    return exports, export_s, context, round(time.perf_counter() - t, 3)
+    beside = dataset.card_beside_checks(staging)
+    return exports, export_s, beside, round(time.perf_counter() - t, 3)
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:

@@ -52,10 +52,6 @@ class Dataset:
     proportion_min_rows: int = 100
     # DriftThreshold(...) beyond the core's defaults (benchwright.drift): the last that matches wins
     drift_thresholds: tuple = ()
-    # True: ``card_context`` is computed in the forked child that writes the exports, after them, while
-    # this process computes the statistics and the checks (a card that trains or runs baselines on the
-    # tables takes the other core); its memory then adds to theirs. False: after them, in this process.
-    card_beside_checks: bool = False
     license: str = ""
     task_categories: tuple = ()
     tags: tuple = ()
@@ -120,6 +116,12 @@ class Dataset:
 
     def card_context(self, staging: str) -> dict:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""
+        return {}
+
+    def card_beside_checks(self, staging: str) -> dict:
+        """More of the card's context, computed by the build's forked child that writes the exports (after
+        them), while the build computes the statistics and the checks: work such as baselines trained on
+        the tables takes the other core (its memory adds to theirs). Merged into ``card_context``'s."""
         return {}
 
     def responsible_ai(self, staging: str, source: str) -> dict:

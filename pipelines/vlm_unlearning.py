@@ -214,7 +214,6 @@ class VlmUnlearning(Dataset):
     references = {**{c: {"example_id": "multimodal"} for c in schema.CONFIGS if c not in ("multimodal", "records")},
                   "records": {"example_ids": "multimodal"}}  # every view and routing row is an example
     proportion_bounds = {"multimodal.role": {"forget": (0.05, 0.95), "retain": (0.05, 0.95)}}  # unlearning needs both
-    card_beside_checks = True  # the card trains the baselines' heads: beside the statistics and checks
 
     def expand(self, pipeline, source, staging, previous):
         from benchwright.vlm_unlearning.views import check_style
@@ -265,12 +264,15 @@ class VlmUnlearning(Dataset):
         return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.baselines.vlm_unlearning import baseline_table
         from benchwright.cards.vlm_unlearning import card_statistics
 
-        # the baselines run on the build itself (in the forked child beside the statistics and the checks:
-        # ``card_beside_checks``): the card shows what they give
-        return {**card_statistics(Path(staging)), "baseline_table": baseline_table(staging)["markdown"]}
+        return card_statistics(Path(staging))
+
+    def card_beside_checks(self, staging: str) -> dict:
+        from benchwright.baselines.vlm_unlearning import baseline_table
+
+        # the baselines run on the build itself (their heads trained beside the statistics and the checks)
+        return {"baseline_table": baseline_table(staging)["markdown"]}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.vlm_unlearning import EXPECTATIONS

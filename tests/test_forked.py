@@ -119,23 +119,22 @@ def test_an_interrupt_while_waiting_kills_the_child_and_closes_only_its_pipe(tmp
     assert not _alive(pid) and (tmp_path / "other").read_text() == "still open"
 
 
-def test_a_card_beside_the_checks_is_computed_in_the_exports_child_after_the_exports(tmp_path):
-    """``Dataset.card_beside_checks``: the build's exports child computes the card's context too,
-    after the exports (WordEval's card reads them), in another process than the build's."""
+def test_the_cards_part_beside_the_checks_is_computed_in_the_exports_child_after_the_exports(tmp_path):
+    """``Dataset.card_beside_checks``: the build's exports child computes it, after the exports (a card
+    may read them), in another process than the build's."""
     from benchwright import build
     from benchwright.dataset import Dataset
 
     class Probe(Dataset):
         name = "probe"
-        card_beside_checks = True
 
         def export(self, staging):
             (tmp_path / "exported").write_text(str(os.getpid()))
             return {"files": 1}
 
-        def card_context(self, staging):
+        def card_beside_checks(self, staging):
             return {"pid": os.getpid(), "exported_by": (tmp_path / "exported").read_text()}
 
-    exports, export_s, context, context_s = ForkedCall(build._export_and_card_context, Probe(), str(tmp_path)).result()
-    assert exports == {"files": 1} and export_s >= 0 and context_s >= 0
-    assert context["pid"] != os.getpid() and context["exported_by"] == str(context["pid"])
+    exports, export_s, beside, beside_s = ForkedCall(build._export_and_card_part, Probe(), str(tmp_path)).result()
+    assert exports == {"files": 1} and export_s >= 0 and beside_s >= 0
+    assert beside["pid"] != os.getpid() and beside["exported_by"] == str(beside["pid"])

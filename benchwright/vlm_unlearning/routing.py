@@ -89,11 +89,22 @@ class FusionHead(nn.Module):
         self.trunk = nn.Sequential(nn.Linear(IMAGE_DIM + TEXT_DIM, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.margin = nn.Parameter(torch.zeros(()))
 
+    @staticmethod
+    def joined(x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
+        """The head's input rows, [image block, text block]: a loop over fixed inputs joins them once."""
+        return torch.cat([x_img, x_txt], dim=1)
+
     def harm(self, x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
-        return self.trunk(torch.cat([x_img, x_txt], dim=1)).squeeze(1)
+        return self.harm_joined(self.joined(x_img, x_txt))
+
+    def harm_joined(self, x: torch.Tensor) -> torch.Tensor:
+        return self.trunk(x).squeeze(1)
 
     def comply_logit(self, x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
-        return self.margin - self.harm(x_img, x_txt)
+        return self.comply_joined(self.joined(x_img, x_txt))
+
+    def comply_joined(self, x: torch.Tensor) -> torch.Tensor:
+        return self.margin - self.harm_joined(x)
 
 
 @contextlib.contextmanager
@@ -123,7 +134,7 @@ def fit_head(x_img: np.ndarray, x_txt: np.ndarray, is_forget: np.ndarray, seed: 
              steps: int = FIT_STEPS) -> FusionHead:
     """The pre-unlearning head: ``harm`` fitted to the forget/retain role, ``margin`` set so it
     complies with every row given (``COMPLY_MARGIN`` above the largest harm logit)."""
-    xi, xt = torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt))
+    x = FusionHead.joined(torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt)))
     y = torch.from_numpy(np.asarray(is_forget, dtype=np.float32))
     w = _balanced_weights(y)
     with deterministic_torch(seed):
@@ -131,11 +142,11 @@ def fit_head(x_img: np.ndarray, x_txt: np.ndarray, is_forget: np.ndarray, seed: 
         opt = torch.optim.Adam(head.trunk.parameters(), lr=FIT_LR, weight_decay=WEIGHT_DECAY)
         for _ in range(steps):
             opt.zero_grad()
-            loss = (w * nn.functional.binary_cross_entropy_with_logits(head.harm(xi, xt), y, reduction="none")).sum()
+            loss = (w * nn.functional.binary_cross_entropy_with_logits(head.harm_joined(x), y, reduction="none")).sum()
             loss.backward()
             opt.step()
         with torch.no_grad():
-            head.margin.fill_(float(head.harm(xi, xt).max()) + COMPLY_MARGIN)
+            head.margin.fill_(float(head.harm_joined(x).max()) + COMPLY_MARGIN)
     return head
 
 
