@@ -171,9 +171,9 @@ def unlearn(head: FusionHead, forget: Inputs, retain: Inputs | None, method: str
         raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
     if method == "gradient_difference" and (retain is None or not len(retain)):
         raise ValueError("gradient_difference needs retain rows")
-    fx = FusionHead.joined(*_tensors(forget))  # joined once for every step
-    rx = FusionHead.joined(*_tensors(retain)) if retain is not None else None
     with deterministic_torch(seed):
+        fx = FusionHead.joined(*_tensors(forget))  # joined once for every step
+        rx = FusionHead.joined(*_tensors(retain)) if retain is not None else None
         model = copy.deepcopy(head)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         for step in range(max_steps + 1):

@@ -110,7 +110,10 @@ class FusionHead(nn.Module):
 @contextlib.contextmanager
 def deterministic_torch(seed: int):
     """Single thread, deterministic algorithms and a forked global RNG seeded with ``seed``; restores
-    the caller's settings afterwards."""
+    the caller's settings afterwards. Every torch computation here runs inside it: besides the
+    determinism, a torch operation on more than one thread starts OpenMP's threads (libgomp's), which a
+    forked child does not have, and its first parallel region then waits for ever (the build computes
+    the card's baselines in a forked child of the process that fitted the routing head)."""
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -134,10 +137,10 @@ def fit_head(x_img: np.ndarray, x_txt: np.ndarray, is_forget: np.ndarray, seed: 
              steps: int = FIT_STEPS) -> FusionHead:
     """The pre-unlearning head: ``harm`` fitted to the forget/retain role, ``margin`` set so it
     complies with every row given (``COMPLY_MARGIN`` above the largest harm logit)."""
-    x = FusionHead.joined(torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt)))
-    y = torch.from_numpy(np.asarray(is_forget, dtype=np.float32))
-    w = _balanced_weights(y)
     with deterministic_torch(seed):
+        x = FusionHead.joined(torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt)))
+        y = torch.from_numpy(np.asarray(is_forget, dtype=np.float32))
+        w = _balanced_weights(y)
         head = FusionHead()
         opt = torch.optim.Adam(head.trunk.parameters(), lr=FIT_LR, weight_decay=WEIGHT_DECAY)
         for _ in range(steps):
@@ -158,10 +161,10 @@ def gradient_share(head: FusionHead, x_img: np.ndarray, x_txt: np.ndarray,
     with deterministic_torch(0):
         # rows do not interact in the head, so the gradient of the sum is each row's own gradient
         loss = nn.functional.softplus(-head.comply_logit(xi, xt)).sum()   # -log sigmoid(comply)
-        g_img, g_txt = torch.autograd.grad(loss, [xi, xt])
+        g_img, g_txt = (g.double().numpy() for g in torch.autograd.grad(loss, [xi, xt]))
     # dL/ds_m at s_m = 1: the chain rule through x_m' = mean_m + s_m * (x_m - mean_m)
-    d_img = np.abs((g_img.double().numpy() * (x_img.astype(np.float64) - mean_img)).sum(axis=1))
-    d_txt = np.abs((g_txt.double().numpy() * (x_txt.astype(np.float64) - mean_txt)).sum(axis=1))
+    d_img = np.abs((g_img * (x_img.astype(np.float64) - mean_img)).sum(axis=1))
+    d_txt = np.abs((g_txt * (x_txt.astype(np.float64) - mean_txt)).sum(axis=1))
     total = d_img + d_txt
     return np.where(total > 0, d_img / np.where(total > 0, total, 1.0), 0.5)
 
