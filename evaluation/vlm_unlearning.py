@@ -50,8 +50,10 @@ on forget / unsafe sets and a refusal on benign sets, so skipping hard examples 
 
 Every number is a count ratio, so the result does not depend on the order of the prediction file.
 A repeated (view/config, example_id), a row without the fields above, a repeated key or an example
-unknown to the build raises ``RecordError`` naming the file and line; an ``alpha`` outside [0, 1] is
-an error naming the option.
+unknown to the build raises ``RecordError`` naming the file and line; so do a byte that is not UTF-8,
+a number past Python's digit limit and nesting past the JSON decoder (lines end at "\n" only: a
+response may hold U+2028). Values in messages are cut to a few dozen characters (``fields.quote``).
+An ``alpha`` outside [0, 1] is an error naming the option.
 """
 from __future__ import annotations
 
@@ -63,9 +65,10 @@ from importlib import resources
 
 import fsspec
 
-from benchwright import strict_json
+from benchwright import fields, strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import RecordError, SourceError
+from benchwright.utf8 import decode
 
 __all__ = ["ATTACK_SETS", "BENIGN_SETS", "SETS", "refusal_detector", "is_refusal", "read_predictions",
            "evaluate", "index_from_build", "run_cli"]
@@ -103,7 +106,7 @@ def is_refusal(response: str) -> bool:
 def _field(row: dict, name: str, locator: str) -> str:
     value = row.get(name)
     if not isinstance(value, str) or not value:
-        raise RecordError(locator, f"{name}: a non-empty string is required (got {value!r})")
+        raise RecordError(locator, f"{name}: a non-empty string is required (got {fields.quote(value)})")
     return value
 
 
@@ -111,10 +114,13 @@ def read_predictions(url: str) -> list[dict]:
     """The prediction rows of a JSONL file (any fsspec URL), each with its ``locator`` (file:line)
     and ``group`` (its config, else its view)."""
     try:
-        with fsspec.open(url, "rt", encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        with fsspec.open(url, "rb") as f:
+            data = f.read()
+    except OSError as exc:
         raise SourceError(f"{url}: cannot read the predictions: {exc}") from exc
+    # a byte that is not UTF-8 is a RecordError at its line; JSON Lines end at "\n" only (a response may
+    # hold U+2028, where str.splitlines would cut the line)
+    lines = decode(data, url).split("\n")
     rows = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
@@ -127,7 +133,7 @@ def read_predictions(url: str) -> list[dict]:
         if not isinstance(row, dict):
             raise RecordError(locator, "a prediction is a JSON object")
         if not isinstance(row.get("response"), str):
-            raise RecordError(locator, f"response: a string is required (got {row.get('response')!r})")
+            raise RecordError(locator, f"response: a string is required (got {fields.quote(row.get('response'))})")
         group = row.get("config") if row.get("config") is not None else row.get("view")
         if not isinstance(group, str) or not group:
             raise RecordError(locator, "view or config: a non-empty string is required")
@@ -190,12 +196,12 @@ def set_of(row: dict, locator: str) -> str:
             return f"test_{subset}"
         if subset not in VLGUARD_TEST_SUBSETS:
             raise RecordError(locator, f"subset: a test row's subset is a VLGuard subset ({', '.join(VLGUARD_TEST_SUBSETS)}) "
-                                       f"or a role (forget, retain), got {subset!r}")
+                                       f"or a role (forget, retain), got {fields.quote(subset)}")
         return subset
     if split is not None:
-        raise RecordError(locator, f"split: {split!r} is not forget, retain or test")
+        raise RecordError(locator, f"split: {fields.quote(split)} is not forget, retain or test")
     if subset not in SETS:
-        raise RecordError(locator, f"subset: {subset!r} is not one of {', '.join(SETS)} "
+        raise RecordError(locator, f"subset: {fields.quote(subset)} is not one of {', '.join(SETS)} "
                                    "(give split and subset in the row, or --data BUILD)")
     return subset
 
@@ -222,10 +228,11 @@ def evaluate(predictions: list[dict], index: dict[str, dict[str, str]] | None = 
             set_name = set_of(row, locator)
         else:
             if row["group"] not in index:
-                raise RecordError(locator, f"view or config {row['group']!r} is not in the build (it has {', '.join(sorted(index))})")
+                raise RecordError(locator, f"view or config {fields.clip(row['group'])} is not in the build (it has "
+                                           f"{', '.join(sorted(index))})")
             set_name = index[row["group"]].get(row["example_id"])
             if set_name is None:
-                raise RecordError(locator, f"example_id {row['example_id']!r} is not in {row['group']} of the build")
+                raise RecordError(locator, f"example_id {fields.clip(row['example_id'])} is not in {row['group']} of the build")
             # a row's own split (and subset) must agree; a subset alone is ambiguous (forget rows keep theirs)
             claimed = set_of(row, locator) if row.get("split") is not None else None
             if claimed is not None and claimed != set_name:

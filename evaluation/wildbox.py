@@ -76,7 +76,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from benchwright import geometry
+from benchwright import fields, geometry, strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.arrays import group_pairs
 from benchwright.errors import BenchwrightError, RecordError, SourceError
@@ -175,7 +175,7 @@ def _frame_image_ids(root: Path, split: str) -> dict[str, int]:
     frames = wbl.read_config(root, "frames", split, columns=["frame_id", "image_id"])
     by_frame = dict(zip(frames.column("frame_id").to_pylist(), frames.column("image_id").to_pylist()))
     out = {}
-    for number, line in enumerate(fmap.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(kitti.read_text(fmap, str(fmap)).splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -208,30 +208,21 @@ def _empty_predictions() -> dict[str, np.ndarray]:
             "dimensions": np.zeros((0, 3)), "pose": np.zeros((0, 3, 3))}
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+# the fields of one predicted instance and their shapes (the JSON's bbox is xywh)
+_INSTANCE_FIELDS = {"bbox": (4,), "score": (), "category_id": (), "center_cam": (3,), "dimensions": (3,),
+                    "pose": (3, 3)}
 
 
 def _check_instance(inst, where: str) -> None:
     """Raise RecordError(where, ...) for the first thing wrong with one JSON instance."""
     if not isinstance(inst, dict):
-        raise RecordError(where, f"instance must be an object, got {type(inst).__name__}")
-    for key, shape in (("bbox", (4,)), ("score", ()), ("category_id", ()), ("center_cam", (3,)),
-                       ("dimensions", (3,)), ("pose", (3, 3))):
+        raise RecordError(where, f"instance must be an object, got {fields.quote(inst)}")
+    for key, shape in _INSTANCE_FIELDS.items():
         if key not in inst:
             raise RecordError(where, f"missing '{key}'")
-        try:
-            arr = np.asarray(inst[key], dtype=float)
-        except (TypeError, ValueError):
-            raise RecordError(where, f"'{key}' is not numeric: {inst[key]!r}") from None
-        if arr.shape != shape:
-            raise RecordError(where, f"'{key}' must have shape {list(shape) or 'scalar'}, got {list(arr.shape)}")
-        if not np.all(np.isfinite(arr)):
-            raise RecordError(where, f"'{key}' has a non-finite value: {inst[key]!r}")
-    cid = inst["category_id"]
-    if not _is_int(cid) and not (isinstance(cid, float) and cid.is_integer()):
-        raise RecordError(where, f"'category_id' must be an integer, got {cid!r}")
-    cid = int(cid)
+        if key != "category_id":
+            fields.numbers(inst[key], shape, key, where)
+    cid = fields.integer(inst["category_id"], "category_id", where, integral_float=True)
     if not FIRST_CATEGORY_ID <= cid < FIRST_CATEGORY_ID + N_CLASSES:
         hint = (" (looks like a contiguous model id: WildBox uses dataset ids, "
                 f"{FIRST_CATEGORY_ID} + rank)") if 0 <= cid < N_CLASSES else ""
@@ -240,7 +231,7 @@ def _check_instance(inst, where: str) -> None:
     w, h = inst["bbox"][2], inst["bbox"][3]
     if w < 0 or h < 0:
         raise RecordError(where, f"'bbox' is xywh and needs w, h >= 0, got {inst['bbox']!r}")
-    if np.any(np.asarray(inst["dimensions"], float) < 0):
+    if any(d < 0 for d in inst["dimensions"]):
         raise RecordError(where, f"'dimensions' must be >= 0, got {inst['dimensions']!r}")
 
 
@@ -248,31 +239,28 @@ def read_prediction_json(path) -> dict[str, np.ndarray]:
     """The WildBox authors' prediction JSON: ``[{"image_id", "instances": [{bbox xywh, score,
     category_id, center_cam, dimensions [W, H, L], pose 3x3}, ...]}, ...]``.
 
-    Errors name the file and entry, e.g. ``preds.json#[12].instances[3] (image_id=4711)``.
+    Read strictly (``strict_json.read``: UTF-8, a repeated key refused) and typed by ``fields``:
+    ``image_id`` an int64 integer, every other value a finite JSON number (a string such as ``"0.5"``
+    or a boolean is refused, not converted), ``category_id`` a WildBox id. Errors name the file and
+    entry, e.g. ``preds.json#[12].instances[3] (image_id=4711)``, or the file and line.
     """
     path = Path(path)
-    try:
-        with path.open(encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as err:
-        raise RecordError(str(path), f"not valid JSON: {err}") from None
+    data = strict_json.read(path)
     if not isinstance(data, list):
         raise RecordError(str(path), "expected a JSON list of {image_id, instances} entries, "
-                                     f"got {type(data).__name__}")
+                                     f"got {fields.quote(data)}")
     image_ids, flat, where = [], [], []
     for i, entry in enumerate(data):
         loc = f"{path}#[{i}]"
         if not isinstance(entry, dict):
-            raise RecordError(loc, f"entry must be an object, got {type(entry).__name__}")
+            raise RecordError(loc, f"entry must be an object, got {fields.quote(entry)}")
         if "image_id" not in entry or "instances" not in entry:
             missing = [k for k in ("image_id", "instances") if k not in entry]
             raise RecordError(loc, f"missing {', '.join(repr(k) for k in missing)}")
-        iid = entry["image_id"]
-        if not _is_int(iid):
-            raise RecordError(loc, f"'image_id' must be an integer, got {iid!r}")
+        iid = fields.integer(entry["image_id"], "image_id", loc)
         insts = entry["instances"]
         if not isinstance(insts, list):
-            raise RecordError(loc, f"'instances' must be a list, got {type(insts).__name__}")
+            raise RecordError(loc, f"'instances' must be a list, got {fields.quote(insts)}")
         image_ids.extend([iid] * len(insts))
         flat.extend(insts)
         where.extend((i, j, iid) for j in range(len(insts)))
@@ -288,19 +276,15 @@ def read_prediction_json(path) -> dict[str, np.ndarray]:
             fail_at(k)
         raise RecordError(str(path), "malformed prediction entries")  # pragma: no cover
 
-    try:
-        cols = {key: np.asarray([inst[key] for inst in flat], dtype=float)
-                for key in ("bbox", "score", "category_id", "center_cam", "dimensions", "pose")}
-    except (KeyError, TypeError, ValueError):
+    if not all(isinstance(inst, dict) and _INSTANCE_FIELDS.keys() <= inst.keys() for inst in flat):
         first_bad()
-    shapes = {"bbox": (4,), "score": (), "category_id": (), "center_cam": (3,), "dimensions": (3,), "pose": (3, 3)}
-    bad = np.zeros(len(flat), bool)
-    for key, shape in shapes.items():
-        if cols[key].shape[1:] != shape:
+    cols = {}
+    for key, shape in _INSTANCE_FIELDS.items():
+        cols[key] = fields.number_column([inst[key] for inst in flat], shape)
+        if cols[key] is None:  # a value of the wrong type, shape or a non-finite one: named by the slow path
             first_bad()
-        bad |= ~np.isfinite(cols[key].reshape(len(flat), -1)).all(axis=1)
     cid = cols["category_id"]
-    bad |= (cid != np.round(cid)) | (cid < FIRST_CATEGORY_ID) | (cid >= FIRST_CATEGORY_ID + N_CLASSES)
+    bad = (cid != np.round(cid)) | (cid < FIRST_CATEGORY_ID) | (cid >= FIRST_CATEGORY_ID + N_CLASSES)
     bad |= (cols["bbox"][:, 2] < 0) | (cols["bbox"][:, 3] < 0) | np.any(cols["dimensions"] < 0, axis=1)
     if bad.any():
         fail_at(int(np.flatnonzero(bad)[0]))
@@ -316,10 +300,9 @@ def _frame_key(stem: str, frame_to_image: dict[str, int] | None, where: str) -> 
         if stem not in frame_to_image:
             raise RecordError(where, f"frame '{stem}' is not in the dataset's KITTI frame_map.txt")
         return int(frame_to_image[stem])
-    try:
-        return int(stem)
-    except ValueError:
-        raise RecordError(where, "file name must be the frame number / image_id (e.g. 000123.txt)") from None
+    if not (stem.isascii() and stem.isdigit()):
+        raise RecordError(where, "file name must be the frame number / image_id (e.g. 000123.txt)")
+    return fields.integer(int(stem), "image_id (the file name)", where)
 
 
 def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None) -> dict[str, np.ndarray]:
@@ -336,18 +319,18 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
     for f in files:
         loc = f"{pred_dir.name}/{f.name}"
         iid = _frame_key(f.stem, frame_to_image, loc)
-        text = f.read_text(encoding="utf-8")
+        text = kitti.read_text(f, loc)
         objs, errors = kitti.parse_label_lines(text, loc)
         if errors:
             raise errors[0]
-        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        lines = kitti.row_line_numbers(text)
         for number, obj in zip(lines, objs):
             where = f"{loc}:{number}"
             if obj.score is None:
                 raise RecordError(where, "a prediction needs 16 columns (the 16th is the score)")
             species = schema.canonical_species(obj.type)
             if species is None:
-                raise RecordError(where, f"type {obj.type!r} is not a WildBox species ({', '.join(SPECIES)})")
+                raise RecordError(where, f"type {fields.clip(obj.type)} is not a WildBox species ({', '.join(SPECIES)})")
             if min(obj.h, obj.w, obj.l) < 0:
                 raise RecordError(where, f"negative dimensions h={obj.h} w={obj.w} l={obj.l}")
             rows["image_id"].append(iid)
@@ -398,7 +381,7 @@ def _canonical_order(p: dict) -> np.ndarray:
     """
     n = len(p["score"])
     priority = [p["image_id"], -np.asarray(p["score"], float), p["category_id"]] + [
-        col for k in ("bbox", "center_cam", "dimensions", "pose") for col in np.asarray(p[k], float).reshape(n, -1).T]
+        col for k in ("bbox", "center_cam", "dimensions", "pose") for col in np.asarray(p[k], float).reshape(n, int(np.prod(_SHAPES[k]))).T]
     return np.lexsort(priority[::-1])  # lexsort's last key is the primary one
 
 
@@ -791,6 +774,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protoc
     lap("nhd")
 
     out["meta"] = {
+        "warnings": _warnings(n_pred_in, dropped, n_gt, int(g_ign.sum())),
         "n_gt": int(n_gt), "n_gt_ignored": int(g_ign.sum()), "n_pred": int(n_pred_in), "n_pred_outside_split": dropped,
         "n_pred_evaluated": int(len(sel_c)), "n_images_with_gt": int(len(np.unique(g["image_id"]))),
         "n_images": int(len(all_ids)) if image_ids is None else int(len(np.unique(image_ids))),
@@ -816,6 +800,21 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protoc
         },
     }
     times["total"] = clock() - t_start
+    return out
+
+
+def _warnings(n_pred: int, outside: int, n_gt: int, n_ignored: int) -> list[str]:
+    """What makes the metrics say little, in words (``meta["warnings"]``; the CLI prints them)."""
+    out = []
+    zero = ": every AP is 0" if n_gt > n_ignored else ""
+    if n_pred == 0:
+        out.append(f"no predictions{zero}")
+    elif outside == n_pred:
+        out.append(f"all {n_pred:,} predictions are on images outside the split{zero}")
+    elif outside:
+        out.append(f"{outside:,} of {n_pred:,} predictions are on images outside the split and are left out")
+    if n_gt == n_ignored:
+        out.append("no ground truth to match (none, or all ignored): every AP is undefined (null)")
     return out
 
 
@@ -953,6 +952,8 @@ def run_cli(args=None) -> int:
     except BenchwrightError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    for warning in [*metrics.get("meta", {}).get("warnings", []), *metrics.get("kitti", {}).get("warnings", [])]:
+        print(f"warning: {warning}", file=sys.stderr)
     text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
     if ns.out:
         Path(ns.out).parent.mkdir(parents=True, exist_ok=True)

@@ -40,7 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchwright import strict_json
 from benchwright.arguments import ArgumentParser, parser_of
+from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
 from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
@@ -63,7 +65,7 @@ def wall_backstop(cpu_limit_s: float, wall_limit_s: float | None = None) -> floa
 
 
 def _oracle_dict(oracle) -> dict:
-    return json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
+    return strict_json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
 
 
 def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str, case_id: str | None = None,
@@ -117,7 +119,9 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
 
 def load_case(case_dir_or_case, cases_root: str | Path | None = None) -> dict:
     """A case dict (with ``reference_docx`` bytes and ``oracle``) from a dict, a case directory
-    or a case id under ``cases_root`` (default ``exports/cases``)."""
+    or a case id under ``cases_root`` (default ``exports/cases``). A case folder is read by
+    ``read_case_dir``: a bad ``case.json`` (not UTF-8, not JSON, a repeated key, no oracle) or a .docx
+    that is not the one it records raises ``RecordError`` naming the file."""
     if isinstance(case_dir_or_case, dict):
         return case_dir_or_case
     p = Path(case_dir_or_case)
@@ -436,7 +440,7 @@ def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = No
         idx, (case_id, path) = idx_job
         try:
             case = load_case(root / case_id)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, BenchwrightError) as exc:  # no case folder, or its case.json / .docx is bad
             return {"case_id": case_id, "passed": False, "rejected": None, "error": str(exc), "checks": []}
         if isolate:
             return evaluators[idx % len(evaluators)].evaluate(case, path)
@@ -514,7 +518,7 @@ def run_cli(args: list[str] | None = None) -> int:
                             memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
         print(json.dumps(rep, indent=2, default=str))
         return 0
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, BenchwrightError) as exc:
         print(json.dumps({"error": str(exc)}), file=sys.stderr)
         return 2
 

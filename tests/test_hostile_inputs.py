@@ -458,7 +458,7 @@ def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
 
 def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wordeval_case, tmp_path, fixtures_dir):
     corpus = hostile.full_corpus(tmp_path, fixtures_dir, wildbox=wildbox[2], vlm=vlm[2], workspace=workspace[2],
-                                 wordeval_good=wordeval_case["reference_docx"])
+                                 wordeval_case=wordeval_case)
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)
