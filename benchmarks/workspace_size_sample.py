@@ -8,11 +8,11 @@ release's own writers (``workspace_bench.synth_files``), drawn from the syntheti
 74-type mix. A file is grown to its drawn size the way its format grows: more table rows (CSV, JSON,
 XML, SQLite, Parquet, NumPy, gzip), more pixels (images, noise), more samples (WAV), a stored member
 of random bytes (zip, tar), an embedded picture (docx, pptx: the picture is also a file of the sample,
-as in a real workspace), or its lines repeated (text and code). Formats that grow no cheaper way (PDF,
-xlsx, notebooks, configuration) keep their natural size; sizes are given out so that the big draws go to
-formats that are big in a real workspace (media, archives, data, documents) and the small ones to code
-and configuration (a rank per format, jittered, so the groups overlap). Same (total, seed): the same
-bytes.
+as in a real workspace), or its lines repeated (text documents and code). Formats that grow no cheaper
+way (PDF, xlsx, notebooks, configuration) keep their natural size; sizes are given out so that the big
+draws go to formats that are big in a real workspace (archives, media, documents, data tables, then text
+documents) and the small ones to source code and configuration (a rank per group, jittered by a normal
+draw of deviation 1, so the groups overlap). Same (total, seed): the same bytes.
 
     python -m benchwright.benchmarks.workspace_size_sample OUT [--bytes 1.5e9] [--seed 0]
 """
@@ -40,16 +40,18 @@ TABLE = frozenset({"csv", "tsv", "json", "jsonl", "xml", "sqlite", "db", "parque
 PIXELS = {"png": "PNG", "jpg": "JPEG", "gif": "GIF", "bmp": "BMP", "tiff": "TIFF", "webp": "WEBP"}
 MEMBERS = frozenset({"zip", "tar"})
 PICTURE = frozenset({"docx", "pptx"})
-LINES = frozenset({"txt", "log", "md", "rst", "py", "js", "ts", "jsx", "tsx", "css", "sql", "sh", "bat", "ps1", "java",
-                   "go", "rs", "c", "h", "cpp", "rb", "php", "lua", "pl", "r", "proto", "graphql", "tex", "bib", "srt",
-                   "eml", "patch", "html", "svg", "Dockerfile", "Makefile", "dot", "mmd"})
-# how big a format tends to be, from small to big (sizes are handed out in this order, jittered)
-_RANK = {"lines": 0.0, "natural": 0.0, "table": 1.0, "picture": 2.0, "pixels": 2.0, "wav": 2.0, "members": 3.0}
+LINES = frozenset({"txt", "log", "md", "rst", "tex", "bib", "srt", "eml", "patch", "html", "svg"})
+CODE = frozenset({"py", "js", "ts", "jsx", "tsx", "css", "sql", "sh", "bat", "ps1", "java", "go", "rs", "c", "h", "cpp",
+                  "rb", "php", "lua", "pl", "r", "proto", "graphql", "Dockerfile", "Makefile", "dot", "mmd"})
+# how big a format tends to be, from small to big (sizes are handed out in this order, jittered): source
+# code and configuration smallest, then text documents, data tables, pictures and documents, archives
+_RANK = {"code": -1.0, "natural": -1.0, "lines": 0.0, "table": 1.0, "picture": 2.0, "pixels": 2.0, "wav": 2.0,
+         "members": 3.0}
 
 
 def growth(file_type: str) -> str:
     for name, group in (("table", TABLE), ("pixels", PIXELS), ("members", MEMBERS), ("picture", PICTURE),
-                        ("lines", LINES)):
+                        ("lines", LINES), ("code", CODE)):
         if file_type in group:
             return name
     return "wav" if file_type == "wav" else "natural"
@@ -157,7 +159,8 @@ def write_size_sample(out: str | Path, total_bytes: int = 1_500_000_000, seed: i
     for k, size in zip(ranked, sorted(int(s) for s in sizes)):
         spec = picked[k]
         folder, name = posixpath.split(spec.path)
-        path = posixpath.join(folder, f"{k:05d}_{name}")
+        # a name of its own (a type without an extension, Makefile, is told by its name: a folder of its own)
+        path = posixpath.join(folder, f"{k:05d}_{name}" if "." in name else f"{k:05d}/{name}")
         # references to other files' bytes (pictures, embedded objects) cannot be kept: those files are elsewhere
         spec = replace(spec, path=path, refs=[r for r in spec.refs if r.edge_type not in ("image", "embedded_object")])
         kind, ext = growth(file_type(path)), file_type(path)
@@ -178,7 +181,7 @@ def write_size_sample(out: str | Path, total_bytes: int = 1_500_000_000, seed: i
                 data = _wav(size, rng)
             elif kind == "members":
                 data = _add_member(data, ext, size, rng)
-            elif kind == "lines":
+            elif kind in ("lines", "code"):
                 data = _repeat_lines(data, size)
         (out / path).parent.mkdir(parents=True, exist_ok=True)
         (out / path).write_bytes(data)
