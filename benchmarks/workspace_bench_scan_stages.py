@@ -14,7 +14,6 @@ The pipeline's own end-to-end throughput against sha256sum is ``benchmarks/works
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -24,6 +23,8 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
+
+from benchwright.arguments import ArgumentParser
 
 
 def magika_compare(urls: list[str], per_file: list[tuple]) -> dict:
@@ -115,7 +116,7 @@ def run(folder: Path, limit: int, exclude: tuple[str, ...] = ()) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", default=sysconfig.get_paths()["stdlib"])
     parser.add_argument("--limit", type=int, default=3000)
     parser.add_argument("--exclude", nargs="*", default=["__pycache__"], help="folder names left out")

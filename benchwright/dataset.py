@@ -68,6 +68,9 @@ class Dataset:
     evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
     baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
     runner: str | None = None     # run_cli(argv) -> exit code (`benchwright run <ds> ...`): an agent over the cases
+    # {format: "module:function"}: on-demand exports, function(build folder, out folder) -> summary dict
+    # (`benchwright export BUILD --format FORMAT OUT`); the build's own exports are ``export``'s
+    export_formats: dict = {}
 
     def default_source(self, workdir: str) -> str:
         """Materialise the embedded default source under ``workdir``; returns its URL. By default the
@@ -98,6 +101,18 @@ class Dataset:
     def export(self, staging: str) -> dict:
         """Write format exports under ``staging/exports``; returns a summary for the manifest."""
         return {}
+
+    def export_format(self, root: str, fmt: str, out: str | None) -> dict:
+        """The on-demand export ``fmt`` of the local build at ``root`` written into ``out``."""
+        from benchwright.errors import BenchwrightError
+        from benchwright.registry import resolve
+
+        if fmt not in self.export_formats:
+            raise BenchwrightError(f"{self.name} has no {fmt!r} export; its formats: "
+                                   f"{', '.join(self.export_formats) or 'none (benchwright export BUILD re-writes its exports)'}")
+        if not out:
+            raise BenchwrightError(f"--format {fmt} writes a folder: benchwright export BUILD --format {fmt} OUT")
+        return resolve(self.export_formats[fmt])(root, out)
 
     def card_context(self, staging: str) -> dict:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""

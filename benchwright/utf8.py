@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchwright.errors import RecordError
+
 REPLACEMENT = "\ufffd"
 
 
@@ -101,3 +103,15 @@ def _same_type(value, items):
         return type(value)(items)
     except TypeError:
         return plain(items)
+
+
+def decode(data: bytes, locator: str) -> str:
+    """``data`` as UTF-8 text; bytes that are not UTF-8 (a Latin-1 ``é``) are a ``RecordError`` at
+    ``<locator>:<line>`` naming the byte and its column, where ``bytes.decode`` names an offset only."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise RecordError(f"{locator}:{line}", f"not UTF-8: byte 0x{data[err.start]:02x} at column {column} "
+                                               f"({err.reason})") from None

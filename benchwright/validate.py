@@ -8,6 +8,7 @@ here only, lazily: it is slow to import and never needed per element.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import posixpath
 import shutil
@@ -145,6 +146,9 @@ def run_expectations(dataset, root: Path) -> list[dict]:
     import great_expectations.expectations as gxe
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    # great-expectations sets this logger to INFO when imported, and it logs the temporary folder of every
+    # ephemeral context it makes ("Created temporary directory ... for ephemeral docs site"): its warnings stay
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
     own = dataset.expectation_suites()
     suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
     context = gx.get_context(mode="ephemeral")

@@ -25,6 +25,7 @@ def card_statistics(root: Path) -> dict:
                   for s, t in splits.items()]
     render = load(root, "image_only", columns=["render"]).column("render").to_pylist()
     sizes = np.array([r["font_size"] for r in render]) if render else np.zeros(0)
+    fonts = sorted({(r["style"], r["font"], r["mode"]) for r in render})
     records = load(root, "records", columns=["split", "pairs", "example_ids"])
     view_rows = [[v, load(root, v, columns=["example_id"]).num_rows] for v in schema.VIEWS]
     description = Counter(meta.column("description_source").to_pylist())
@@ -45,12 +46,31 @@ def card_statistics(root: Path) -> dict:
         "category_table": markdown_table(["harmful_category", "examples"], sorted(categories.items())) if categories
         else "No example carries a harmful category.",
         "font_sizes": {"min": int(sizes.min()) if len(sizes) else 0, "median": float(np.median(sizes)) if len(sizes) else 0,
-                       "max": int(sizes.max()) if len(sizes) else 0,
-                       "shrunk": int((sizes < 80).sum())},
+                       "max": int(sizes.max()) if len(sizes) else 0, "rows": len(render),
+                       "shrunk": sum(bool(r["shrunk"]) for r in render),
+                       "style_text": "; ".join(_STYLE_TEXT.get(f, f"{f[1]} ({f[2]})") for f in fonts) or "no renders"},
+        "escaped_image_tokens": _escaped_image_tokens(root),
         "routing_table": markdown_table(["config", "forget rows", "text-only", "multimodal"], routing_rows),
         "routing_source": source,
         "figures": {"views": views_figure(root, meta), "scores": scores_figure(root)},
     }
+
+
+_STYLE_TEXT = {("figstep", "FreeMonoBold.ttf", "RGB"): "FigStep's own: FreeMonoBold.ttf, black on white, RGB",
+               ("dejavu", "DejaVuSansMono-Bold.ttf", "L"): "`--render dejavu`: DejaVu Sans Mono Bold from matplotlib's "
+                                                           "wheel, grayscale, in FigStep's layout"}
+
+
+def _escaped_image_tokens(root: Path) -> int:
+    """Examples whose instruction, description or response holds a literal ``<image>`` (escaped in
+    their prompts and conversations)."""
+    import pyarrow.compute as pc
+
+    from benchwright.vlm_unlearning.views import IMAGE_TOKEN
+
+    t = load(root, "multimodal", columns=["instruction", "description", "response"])
+    hit = [pc.fill_null(pc.match_substring(t.column(c), IMAGE_TOKEN), False) for c in t.column_names]
+    return int(pc.sum(pc.or_(pc.or_(hit[0], hit[1]), hit[2])).as_py() or 0)
 
 
 def _records_by_split(records) -> list[list]:

@@ -3,6 +3,7 @@ field table, figures (class histogram, depth distribution, a sample frame with i
 the baselines' results table when the baselines benchmark has written it."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import cv2
@@ -50,6 +51,7 @@ def card_statistics(root: Path) -> dict:
         "figures": figures,
     }
     context["label_quality"] = label_quality(root)
+    context["kitti_loss"] = kitti_loss_table(root)
     context["omni3d_fields"] = markdown_table(["field", "holds", "against the release's files"],
                                               [list(row) for row in OMNI3D_FIELD_NOTES])
     results = root / "_build" / "baselines.md"  # written by benchmarks/wildbox_baselines.py
@@ -59,6 +61,35 @@ def card_statistics(root: Path) -> dict:
     if speed.exists():
         context["build_speed"] = speed.read_text().strip()
     return context
+
+
+def kitti_loss_table(root: Path) -> str:
+    """What the yaw-only KITTI export drops, as measured by the export (``exports/kitti/yaw_only_loss.json``):
+    a markdown table of the dropped pitch, roll and rotation (degrees) and the 3D IoU between each full box and
+    its yaw-only box, with the row counts of the yaw-only and the strict export; "" without the file."""
+    path = root / "exports" / "kitti" / "yaw_only_loss.json"
+    if not path.is_file():
+        return ""
+    loss = json.loads(path.read_text())
+    if not loss.get("boxes"):
+        return ""
+    iou = loss["iou_3d_full_vs_yaw_only"]
+    header = ["per box", "mean", "min", "10%", "median", "90%", "99%", "max"]
+    keys = ["mean", "q0", "q10", "q50", "q90", "q99", "q100"]
+    rows = [[name, *(f"{loss[key][k]:.{digits}f}" for k in keys)] for name, key, digits in (
+        ("pitch dropped (deg)", "pitch_deg", 1), ("roll dropped (deg)", "roll_deg", 1),
+        ("rotation dropped (deg)", "rotation_dropped_deg", 1))]
+    rows.append(["3D IoU, full vs yaw-only box", *(f"{iou[k]:.3f}" for k in keys)])
+    counts = (f"The yaw-only export writes {loss['boxes']:,} rows, one per box; the strict one "
+              f"(`benchwright export OUT/wildbox --kitti-rotation strict --out DIR`) would write "
+              f"{loss['exact']:,}: the boxes whose pitch and roll are both within "
+              f"{geometry.KITTI_ANGLE_TOL:g} rad. The 3D IoU is over {iou['boxes']:,} boxes ({iou['sample']}); "
+              f"{100 * iou['below_0.5']:.1f}% of them are below 0.5, {100 * iou['below_0.25']:.1f}% below 0.25.")
+    empty = loss.get("frames_without_rows")
+    if empty:
+        counts += (f" {empty:,} frames have no box: their label files are empty, which mmdetection3d reads and "
+                   "OpenPCDet's `get_infos` does not.")
+    return markdown_table(header, rows) + "\n\n" + counts
 
 
 def label_quality(root: Path) -> list[str]:

@@ -29,6 +29,13 @@ def dask_scheduler():
     try:
         yield cluster.scheduler_address
     finally:
+        # Beam's DaskRunner opens a Client per pipeline and never closes it: left open, each one keeps
+        # reconnecting to the closed cluster and logs CommClosedError tracebacks at exit
+        while True:
+            try:
+                distributed.default_client().close()
+            except ValueError:  # no client left
+                break
         cluster.close()
 
 
