@@ -1,7 +1,9 @@
 """The scan's faster per-file code paths give exactly what the plain definitions give (issue 27: the
-published rows stay byte-identical): the path test asks the cheap questions first (the reference below
-is the previous code)."""
+published rows stay byte-identical): the path test asks the cheap questions first, and the implicit rules'
+patterns begin with a character the regex engine can skip to (the references below are the previous code)."""
 from __future__ import annotations
+
+import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -32,3 +34,24 @@ _TEXT = st.lists(_PIECES, max_size=80).map("".join)
 def test_looks_like_path_asks_the_url_question_last_with_the_same_answer(text):
     extensions = frozenset({"csv", "png", "pdf", "txt", "md", "com"})
     assert looks_like_path(text, extensions) == looks_like_path_reference(text, extensions)
+
+
+# the implicit rules' patterns as they were first written (a leading look-behind or word boundary)
+_NUMBER_REFERENCE = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+_ENTITY_REFERENCE = re.compile(r"\b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){1,3}\b")
+_PROSE = st.lists(st.sampled_from(["1", "23", "4567", "12,345", "1,2", ",", ".", "-", "--", "-7", " ", "\t", "\n", "_",
+                                   "a", "x", "Ana", "Moss", "Cobalt Foods", "A", "Bé", "Éva", "\u0663", "ß", "3.5.1",
+                                   "(", ";"]), max_size=60).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PROSE)
+@example("a-123 -45 x-6,789.5 .5 5. 1,23 12,345,678 --9 -\u0663\u0664")
+@example("Ana Moss and Cobalt Foods Ltd; xAna Moss, éAna Moss, Ana  Moss\tLee, _Ana Moss")
+def test_the_implicit_rules_patterns_begin_with_a_character_and_match_as_before(text):
+    from benchwright.workspace_bench import implicit
+
+    assert [(m.start(), m.group(0)) for m in implicit._NUMBER.finditer(text)] == \
+        [(m.start(), m.group(0)) for m in _NUMBER_REFERENCE.finditer(text)]
+    assert [(m.start(), m.group(0)) for m in implicit._ENTITY.finditer(text)] == \
+        [(m.start(), m.group(0)) for m in _ENTITY_REFERENCE.finditer(text)]
