@@ -110,7 +110,7 @@ def run(folder: Path, limit: int, exclude: tuple[str, ...] = ()) -> dict:
                  "mb_per_s": round(nbytes / scan_total / 1e6, 2)},
         "sha256sum": {"seconds": round(sha256sum, 2), "files_per_s": round(len(datas) / sha256sum, 1),
                       "mb_per_s": round(nbytes / sha256sum / 1e6, 2)},
-        "scan_over_sha256sum": round(sha256sum / scan_total, 4),
+        "scan_over_sha256sum": round(scan_total / sha256sum, 2),
         "cpus": os.cpu_count(),
     }
 
