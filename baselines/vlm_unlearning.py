@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import json
 import sys
 import time
@@ -111,21 +110,15 @@ def featurise(rows: list[dict], where: str = "rows") -> Inputs:
     """Rows with ``example_id``, ``subset``, ``prompt`` and ``image`` (bytes, ``{"bytes": ...}`` or
     None) as features, sorted by example_id."""
     rows = sorted(rows, key=lambda r: r["example_id"])
+
     def image_bytes(r):
         image = r.get("image")
         return image.get("bytes") if isinstance(image, dict) else image
-    # an image is decoded once however many rows carry it (a safe image's two examples, a routed copy)
-    by_content: dict[bytes, np.ndarray] = {}
 
-    def features_of(r):
-        data = image_bytes(r)
-        key = hashlib.sha256(data).digest() if data is not None else b""
-        if key not in by_content:
-            by_content[key] = image_features(data, f"{where}#example_id={r['example_id']}")
-        return by_content[key]
-
-    x_img = np.stack([features_of(r) for r in rows]) if rows else \
-        np.zeros((0, image_features(None).shape[0]), dtype=np.float32)
+    # an image is decoded once however many rows carry it (a safe image's two examples, a routed copy,
+    # the build's routing step in this process): image_features keeps what it computed lately
+    x_img = np.stack([image_features(image_bytes(r), f"{where}#example_id={r['example_id']}") for r in rows]) \
+        if rows else np.zeros((0, image_features(None).shape[0]), dtype=np.float32)
     return Inputs([r["example_id"] for r in rows], [r["subset"] for r in rows], x_img,
                   text_features([r["prompt"] or "" for r in rows]))
 
@@ -183,20 +176,20 @@ def unlearn(head: FusionHead, forget: Inputs, retain: Inputs | None, method: str
         raise ValueError(f"unknown method {method!r}; one of {', '.join(METHODS)}")
     if method == "gradient_difference" and (retain is None or not len(retain)):
         raise ValueError("gradient_difference needs retain rows")
-    fi, ft = _tensors(forget)
-    ri, rt = _tensors(retain) if retain is not None else (None, None)
     with deterministic_torch(seed):
+        fx = FusionHead.joined(*_tensors(forget))  # joined once for every step
+        rx = FusionHead.joined(*_tensors(retain)) if retain is not None else None
         model = copy.deepcopy(head)
         opt = torch.optim.Adam(model.parameters(), lr=lr)
         for step in range(max_steps + 1):
-            comply = model.comply_logit(fi, ft)
+            comply = model.comply_joined(fx)
             if step == max_steps or (target is not None and float((comply < 0).double().mean()) >= target):
                 return model, step
             opt.zero_grad()
             # log sigmoid(z) = -softplus(-z): ascent on the forget NLL is descent on this
             loss = -nn.functional.softplus(-comply).mean()
             if method == "gradient_difference":
-                loss = loss + RETAIN_WEIGHT * nn.functional.softplus(-model.comply_logit(ri, rt)).mean()
+                loss = loss + RETAIN_WEIGHT * nn.functional.softplus(-model.comply_joined(rx)).mean()
             loss.backward()
             opt.step()
     raise AssertionError("unreachable")

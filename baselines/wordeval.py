@@ -15,8 +15,9 @@ Two ways to run them:
     benchwright baseline wordeval --data OUT/wordeval --agent NAME --out DIR [--config ...] [--evaluate]
         in this process (fast; LibreOffice in batches): outputs as DIR/<case_id>.docx
     benchwright run wordeval --agent NAME|CMD --cases OUT/wordeval [--config atomic|compositional|lite|all]
-        --out RUN_DIR [--workers N] [--timeout S] [--memory-mb M] [--sample N]
-        any command as an agent, one process per case under limits, resumable (the harness)
+        --out RUN_DIR [--workers N] [--timeout S] [--memory-mb M] [--sample N] [--process-per-case]
+        any command as an agent, one process per case under limits, resumable (the harness); a shipped
+        agent runs in one long-lived worker per parallel case, under the same limits, with the same results
 
 A run writes ``RUN_DIR/cases/<case_id>.json`` per case, ``RUN_DIR/outputs/``, ``RUN_DIR/summary.json``
 (``cases``, ``passed``, ``pass_rate`` as a fraction; per config, subsystem, object-property pair and
@@ -459,9 +460,11 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
 
 def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str = "all", *, workers: int = 2,
                 timeout_s: float | None = None, memory_mb: int | None = None, sample: int | None = None,
-                seed: int = 0, only: list[str] | None = None, progress: bool = True) -> dict:
+                seed: int = 0, only: list[str] | None = None, progress: bool = True,
+                process_per_case: bool = False) -> dict:
     """Run ``agent`` (a shipped name or a command line) over the cases of a build under the harness,
-    score each output in the isolated evaluator, and write the summary and report."""
+    score each output in the isolated evaluator, and write the summary and report. A shipped agent
+    runs in a long-lived worker per parallel case (``process_per_case``: a process per case)."""
     from benchwright.errors import BenchwrightError
     from benchwright.subsets import select_stratified
     from benchwright.wordeval import harness
@@ -499,7 +502,7 @@ def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str =
         counts = harness.run_cases(
             cases, lambda c: (data / EXPORTS / c["case_id"] / "input.docx").read_bytes(), runner, run_dir, score,
             plan=lambda c: plan_of(c, catalogue), workers=workers, timeout_s=timeout_s, memory_mb=memory_mb,
-            progress=progress)
+            progress=progress, process_per_case=process_per_case)
     finally:
         for ev in evaluators:
             ev.close()
@@ -529,6 +532,9 @@ def harness_parser() -> ArgumentParser:
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
     ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
     ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    ap.add_argument("--process-per-case", action="store_true",
+                    help="run a shipped agent in a process of its own per case, as a command agent runs (slower; "
+                         "by default it runs in one long-lived worker per parallel case, with the same results)")
     return ap
 
 
@@ -539,7 +545,7 @@ def run_harness_cli(argv=None) -> int:
     try:
         summary = run_harness(ns.cases, ns.agent, ns.out, ns.config, workers=ns.workers, timeout_s=ns.timeout,
                               memory_mb=ns.memory_mb, sample=ns.sample, seed=ns.seed, only=ns.case_id,
-                              progress=not ns.no_progress)
+                              progress=not ns.no_progress, process_per_case=ns.process_per_case)
     except KeyboardInterrupt:
         from benchwright.wordeval.harness import scored_records
 

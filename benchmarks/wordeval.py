@@ -3,14 +3,17 @@
     python -m benchwright.benchmarks.wordeval [--eval-sample 200] [--lo-sample 20] [--no-libreoffice]
     python -m benchwright.benchmarks.wordeval --large [--paragraphs 10000] [--rows 6000]
     python -m benchwright.benchmarks.wordeval --harness [--data OUT/wordeval] [--workers 2] [--agent replay]
+        [--sample N]
 
 Targets: building all cases < 60 s without LibreOffice; evaluator < 100 ms per case; a generated
 large document (10,000 paragraphs and a 6,000-row table, ~5 MB of XML) snapshots and evaluates,
 unchanged and with every paragraph edited, in a few seconds, and passes the structural gate in a
 few seconds too, also with the table's first column merged top to bottom (``--large``). ``--harness``:
-the agent harness (``benchwright run wordeval``) over every case of a build with the ``replay`` agent
-(one process per case under limits, scored in the isolated evaluator): cases per second, wall time,
-the agent's and the evaluator's time per case (target: evaluator under 100 ms mean); without
+the agent harness (``benchwright run wordeval``) over every case of a build with the ``replay`` agent,
+scored in the isolated evaluator, run twice side by side: in the agent's long-lived workers, then in a
+process per case; cases per second, wall and CPU seconds (the whole process tree), the agent's and the
+evaluator's time per case, the idle rate the CPU seconds allow, and whether both runs gave the same
+outputs and reports (targets: >= 10 cases/s with 2 workers; evaluator under 100 ms mean); without
 ``--data`` the shipped catalogue is built first (without the LibreOffice gate) into a temporary folder.
 """
 from __future__ import annotations
@@ -149,15 +152,81 @@ def large_document_benchmark(n_paragraphs: int, n_rows: int) -> dict:
     return out
 
 
-def harness_benchmark(data: str | None, agent: str = "replay", workers: int = 2) -> dict:
-    """The harness over every case of a build with ``agent``; builds the shipped catalogue when no
-    ``data`` is given."""
+def _harness_run(data, agent: str, run_dir, workers: int, process_per_case: bool, sample: int | None) -> dict:
+    """One harness run: wall and CPU seconds (this process and every process it waited for: the
+    agents' workers or processes, their supervisors, the evaluators) and the per-case means."""
+    import resource
+    from pathlib import Path
+
+    from benchwright.baselines.wordeval import run_harness
+
+    def cpu() -> float:
+        return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+                   for f in ("ru_utime", "ru_stime"))
+
+    load = round(os.getloadavg()[0], 1)
+    t, c = time.perf_counter(), cpu()
+    summary = run_harness(data, agent, run_dir, workers=workers, progress=False, process_per_case=process_per_case,
+                          sample=sample)
+    wall, spent = time.perf_counter() - t, cpu() - c
+    records = [json.loads(p.read_text()) for p in sorted((Path(run_dir) / "cases").glob("*.json"))]
+    ev_ms = [r["agent"]["evaluation_ms"] for r in records]
+    agent_s = [r["agent"]["seconds"] for r in records]
+    agent_cpu = [r["agent"]["cpu_s"] or 0.0 for r in records]
+    ev_cpu = [(r["report"].get("evaluation") or {}).get("cpu_s") or 0.0 for r in records]
+    n = summary["cases"]
+    return {
+        "process": "per case" if process_per_case else "worker", "load_at_start": load,
+        "cases": n, "passed": summary["passed"], "pass_rate": summary["pass_rate"],
+        "wall_seconds": round(wall, 1), "cases_per_second": round(n / wall, 2),
+        "cpu_seconds": round(spent, 1), "cpu_seconds_per_case": round(spent / n, 3),
+        # on an idle machine a run's CPU seconds do not grow (load only adds to them): it takes no longer
+        # than its CPU seconds on one core, and no less than them spread over every core it can use
+        "idle_cases_per_second": {"at_least": round(n / spent, 1),
+                                  "at_most": round(n * min(workers, os.cpu_count() or 1) / spent, 1)},
+        "agent_seconds_per_case": {"mean": round(statistics.mean(agent_s), 3),
+                                   "median": round(statistics.median(agent_s), 3)},
+        "agent_cpu_seconds_per_case": round(statistics.mean(agent_cpu), 3),
+        "evaluator_cpu_seconds_per_case": round(statistics.mean(ev_cpu), 3),
+        # isolated evaluator as the harness uses it: one persistent worker per harness thread
+        "evaluator_ms_per_case": {"mean": round(statistics.mean(ev_ms), 2), "median": round(statistics.median(ev_ms), 2),
+                                  "p95": round(sorted(ev_ms)[int(0.95 * (len(ev_ms) - 1))], 2), "target_mean": 100},
+    }
+
+
+def _same_results(a, b) -> dict:
+    """Whether two runs over the same cases gave the same outputs and reports (times, temporary
+    paths and the way the agent ran aside)."""
+    from pathlib import Path
+
+    volatile = {"seconds", "cpu_s", "max_rss_mb", "evaluation_ms", "command", "process", "elapsed_ms", "evaluation"}
+
+    def results(run) -> dict:
+        out = {}
+        for p in sorted((Path(run) / "cases").glob("*.json")):
+            r = json.loads(p.read_text())
+            output = Path(run) / "outputs" / f"{p.stem}.docx"
+            out[p.stem] = ({k: v for k, v in r["agent"].items() if k not in volatile},
+                           {k: v for k, v in r["report"].items() if k not in volatile}, r["passed"], r["reason"],
+                           output.read_bytes() if output.is_file() else None)
+        return out
+
+    ra, rb = results(a), results(b)
+    return {"cases": len(ra), "identical": ra == rb, "differing": sorted(k for k in ra if ra[k] != rb.get(k))[:10]}
+
+
+def harness_benchmark(data: str | None, agent: str = "replay", workers: int = 2, sample: int | None = None) -> dict:
+    """The harness over the cases of a build with ``agent``, a shipped agent in its long-lived workers
+    and then in a process per case, side by side in one run, and whether both gave the same results;
+    builds the shipped catalogue when no ``data`` is given. ``sample``: only this many cases (the
+    harness's stratified ``--sample``, the same in both runs)."""
     import tempfile
     from pathlib import Path
 
-    from benchwright.baselines.wordeval import read_cases, run_harness
+    from benchwright.baselines.wordeval import read_cases
+    from benchwright.wordeval.agents import SHIPPED
 
-    out: dict = {"agent": agent, "workers": workers}
+    out: dict = {"agent": agent, "workers": workers, "cpu_count": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="wordeval-harness-bench-") as tmp:
         if data is None:
             from benchwright.build import build
@@ -170,22 +239,19 @@ def harness_benchmark(data: str | None, agent: str = "replay", workers: int = 2)
             data = build(ds, None, BuildOptions(out=str(Path(tmp) / "out"), progress=False))
             out["build_seconds"] = round(time.perf_counter() - t, 1)
         out["cases_total"] = len(read_cases(data))
-        t = time.perf_counter()
-        summary = run_harness(data, agent, Path(tmp) / "run", workers=workers, progress=False)
-        wall = time.perf_counter() - t
-        records = [json.loads(p.read_text()) for p in (Path(tmp) / "run" / "cases").glob("*.json")]
-    ev_ms = [r["agent"]["evaluation_ms"] for r in records]
-    agent_s = [r["agent"]["seconds"] for r in records]
-    out.update({
-        "cases": summary["cases"], "passed": summary["passed"], "pass_rate": summary["pass_rate"],
-        "wall_seconds": round(wall, 1), "cases_per_second": round(summary["cases"] / wall, 2),
-        "agent_seconds_per_case": {"mean": round(statistics.mean(agent_s), 3),
-                                   "median": round(statistics.median(agent_s), 3)},
-        # isolated evaluator as the harness uses it: one persistent worker per harness thread
-        "evaluator_ms_per_case": {"mean": round(statistics.mean(ev_ms), 2), "median": round(statistics.median(ev_ms), 2),
-                                  "p95": round(sorted(ev_ms)[int(0.95 * (len(ev_ms) - 1))], 2), "target_mean": 100},
-        "cpu_count": os.cpu_count(),
-    })
+        modes = [False, True] if agent in SHIPPED else [True]
+        runs = {}
+        for per_case in modes:
+            runs[per_case] = Path(tmp) / ("per-case" if per_case else "worker")
+            out["per_case" if per_case else "worker"] = _harness_run(data, agent, runs[per_case], workers, per_case,
+                                                                     sample)
+        if len(runs) == 2:
+            out["same_results"] = _same_results(runs[False], runs[True])
+            w, c = out["worker"], out["per_case"]
+            out["worker_over_per_case"] = {"cases_per_second": round(w["cases_per_second"] / c["cases_per_second"], 2),
+                                           "cpu_seconds_per_case": round(w["cpu_seconds_per_case"]
+                                                                         / c["cpu_seconds_per_case"], 3)}
+    out["target_cases_per_second"] = 10
     return out
 
 
@@ -202,9 +268,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", help="with --harness: a built WordEval folder (default: build the shipped catalogue)")
     ap.add_argument("--agent", default="replay", help="with --harness: the agent")
     ap.add_argument("--workers", type=int, default=2, help="with --harness: parallel cases")
+    ap.add_argument("--sample", type=int, help="with --harness: only this many cases (stratified)")
     args = ap.parse_args(argv)
     if args.harness:
-        print(json.dumps({"harness": harness_benchmark(args.data, args.agent, args.workers)}, indent=2))
+        print(json.dumps({"harness": harness_benchmark(args.data, args.agent, args.workers, args.sample)}, indent=2))
         return 0
     if args.large:
         print(json.dumps({"large_document": large_document_benchmark(args.paragraphs, args.rows),

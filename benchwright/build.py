@@ -384,8 +384,8 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail, or the source changed meanwhile. ``beside``: what was started beside the pipeline (else all of it is
-    computed here)."""
+    when counts or validation fail, or the source changed meanwhile. ``beside``: what was started beside the
+    pipeline (else all of it is computed here)."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -395,11 +395,12 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
 
     # The data files are complete: the checks' child checks them. The exports (files under exports/, which
     # neither the statistics nor the checks read) are written by another forked child meanwhile; the card
-    # (WordEval's runs agents on them) waits for them.
+    # (WordEval's runs agents on them) waits for them. Then that child computes the card's part that works on
+    # the tables (Dataset.card_beside_checks).
     if beside is not None:
         beside.checks.start(str(staging))
     prepared = beside.exports.prepared if beside is not None and beside.exports is not None else Prepared()
-    exporting = ForkedCall(_timed_export, dataset, str(staging), prepared)
+    exporting = ForkedCall(_export_and_card_part, dataset, str(staging), prepared)
     try:
         t = time.perf_counter()
         watch = beside.fingerprint if beside is not None else None
@@ -419,14 +420,14 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         timings["checks_wait_s"] = round(time.perf_counter() - t, 3)
 
         t = time.perf_counter()
-        exports, timings["exports_s"] = exporting.result()
+        exports, timings["exports_s"], card_part, timings["card_beside_checks_s"] = exporting.result()
         timings["exports_wait_s"] = round(time.perf_counter() - t, 3)
     finally:
         exporting.cancel()
 
     _progress(options, f"[{dataset.name}] rendering the card")
     t = time.perf_counter()
-    render_card(dataset, staging, reconciliation, data_checks)
+    render_card(dataset, staging, reconciliation, data_checks, beside=card_part)
     timings["card_s"] = round(time.perf_counter() - t, 3)
 
     manifest = {
@@ -469,6 +470,15 @@ def _timed_check_files(dataset: Dataset, staging: str) -> tuple[dict, float]:
     t = time.perf_counter()
     files = check_files(dataset, staging)
     return files, round(time.perf_counter() - t, 3)
+
+
+def _export_and_card_part(dataset: Dataset, staging: str, prepared: Prepared) -> tuple[dict, float, dict, float]:
+    """``_timed_export``, then the card's ``card_beside_checks`` part and the seconds it took (the
+    child's own time)."""
+    exports, export_s = _timed_export(dataset, staging, prepared)
+    t = time.perf_counter()
+    card_part = dataset.card_beside_checks(staging)
+    return exports, export_s, card_part, round(time.perf_counter() - t, 3)
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:

@@ -130,6 +130,12 @@ class Dataset:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""
         return {}
 
+    def card_beside_checks(self, staging: str) -> dict:
+        """More of the card's context, computed by the build's forked child that writes the exports (after
+        them), while the build computes the statistics and the checks: work such as baselines trained on
+        the tables takes the other core (its memory adds to theirs). Merged into ``card_context``'s."""
+        return {}
+
     def responsible_ai(self, staging: str, source: str) -> dict:
         """The dataset's Responsible-AI facts for the Croissant file: {rai field (``benchwright.croissant.
         RAI_FIELDS``, e.g. "dataBiases"): text or [texts]} from what the dataset knows and what the build at

@@ -20,6 +20,7 @@ import itertools
 from pathlib import Path
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -112,14 +113,19 @@ def dedup_key(record, keyed_by_id: bool) -> str:
     return record.record_id if keyed_by_id else record.record_key
 
 
-def build_views(record, style: str = "figstep"):
+def build_views(record, style: str = "figstep", score: bool = True):
     """One record's rows: {"records": [...], view: [...], "route": [...], "score": [...]}. A missing or
-    undecodable image refuses the record and its examples; an instruction that cannot be rendered (in
-    render ``style``) refuses that example alone."""
+    undecodable image (by Pillow, or by OpenCV for the head's features) refuses the record and its
+    examples; an instruction that cannot be rendered (in render ``style``) refuses that example alone.
+    With ``score`` each training example's "score" item carries the head's features (computed here,
+    where the image is read: the global routing step only fits the head), else its id and role."""
+    from benchwright.vlm_unlearning.features import image_features, text_features
     from benchwright.vlm_unlearning.views import render_instruction, view_rows
 
     try:
         data = read_image(record.image_url, record.locator)
+        # the baselines' features of this image too (the card reads them again from this process)
+        x_img = image_features(data, record.locator)
     except RecordError as err:
         yield from sources.reject_record(err.locator, err.reason, len(record.examples))
         return
@@ -140,8 +146,9 @@ def build_views(record, style: str = "figstep"):
             out[view].append({**row, SPLIT_COLUMN: ex.split})
         published.append(ex.example_id)
         if ex.split != "test":  # the training examples: the scorer fits on them, forget ones are routed
-            out["score"].append({"example_id": ex.example_id, "image_url": record.image_url,
-                                 "prompt": ex.instruction, "response": ex.response, "role": ex.role})
+            out["score"].append({"example_id": ex.example_id, "role": ex.role} if not score else
+                                {"example_id": ex.example_id, "role": ex.role, "x_img": x_img,
+                                 "x_txt": text_features([ex.instruction])[0]})
         if ex.split == "forget":
             out["route"].append((out["multimodal"][-1], out["text_only"][-1]))
     if not published:
@@ -157,7 +164,8 @@ def build_views(record, style: str = "figstep"):
 
 def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROUTING_SEED) -> dict:
     """The global routing step: scores for the forget examples (the built-in scorer fitted on every
-    training example, or a supplied file) and each config's routed ids."""
+    training example, from the features ``build_views`` put in its "score" items, or a supplied file)
+    and each config's routed ids."""
     from benchwright.vlm_unlearning import routing
 
     forget = sorted(e["example_id"] for e in examples if e["role"] == "forget")
@@ -165,12 +173,10 @@ def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROU
         supplied = routing.read_scores(scores_url)
         scores = {eid: supplied[eid] for eid in forget if eid in supplied}
         source = f"supplied:{scores_url.rsplit('/', 1)[-1]}"
-    elif forget:
-        ordered = sorted(examples, key=lambda e: e["example_id"])
-        images = sources.read_images_bytes([e["image_url"] for e in ordered])
-        inputs = [{**{k: e[k] for k in ("example_id", "prompt", "response", "role")}, "image": image}
-                  for e, image in zip(ordered, images)]
-        scores, source = routing.visual_pressure(inputs, seed=seed)
+    elif forget:  # routing.visual_pressure of the examples, from the features build_views computed
+        scores, source = routing.pressure_from_features(
+            [e["example_id"] for e in examples], [e["role"] for e in examples],
+            np.stack([e["x_img"] for e in examples]), np.stack([e["x_txt"] for e in examples]), seed)
     else:
         scores, source = {}, "none"
     text_only = {}
@@ -258,7 +264,8 @@ class VlmUnlearning(Dataset):
                   | "ByImageGroup" >> beam.Map(lambda r: (sources.image_group(r.image_url), r))
                   | "Spread" >> beam.GroupByKey()
                   | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
-        built = run_stage(spread, "BuildViews", lambda r: build_views(r, style), unit="record",
+        score = not options.routing_scores
+        built = run_stage(spread, "BuildViews", lambda r: build_views(r, style, score), unit="record",
                           locate=lambda r: r.locator, total="DeduplicateIds", what="records")
         tables = {}
         for config in ("records", *schema.VIEWS):
@@ -283,11 +290,15 @@ class VlmUnlearning(Dataset):
         return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.baselines.vlm_unlearning import baseline_table
         from benchwright.cards.vlm_unlearning import card_statistics
 
-        # the baselines run on the build itself (a few CPU seconds): the card shows what they give
-        return {**card_statistics(Path(staging)), "baseline_table": baseline_table(staging)["markdown"]}
+        return card_statistics(Path(staging))
+
+    def card_beside_checks(self, staging: str) -> dict:
+        from benchwright.baselines.vlm_unlearning import baseline_table
+
+        # the baselines run on the build itself (their heads trained beside the statistics and the checks)
+        return {"baseline_table": baseline_table(staging)["markdown"]}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.vlm_unlearning import EXPECTATIONS

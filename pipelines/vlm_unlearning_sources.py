@@ -191,14 +191,6 @@ def read_image_bytes(url: str) -> bytes:
     return images[embedded.row]
 
 
-def read_images_bytes(urls: list[str]) -> list[bytes]:
-    """``[read_image_bytes(u) for u in urls]``, read a row group at a time (in any input order)."""
-    out: list = [None] * len(urls)
-    for i in sorted(range(len(urls)), key=lambda i: (image_group(urls[i]), i)):
-        out[i] = read_image_bytes(urls[i])
-    return out
-
-
 def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str, int, object]], rec.Mapping | None]:
     """(format, [(file, index, raw record)], mapping) of the source at ``url``; the format is
     detected when not given. Mapped files are checked against the mapping here: a field the mapping

@@ -38,7 +38,7 @@ def _image_bytes(path: str) -> bytes:
 @pytest.fixture(scope="module")
 def real(tmp_path_factory, fixtures_dir):
     """A slice of the real annotation files (unchanged records), images written per record path,
-    two missing and one undecodable; forget scores supplied; built."""
+    two missing, one undecodable and one OpenCV cannot read; forget scores supplied; built."""
     root = tmp_path_factory.mktemp("vlguard") / "raw"
     train_all = json.loads((fixtures_dir / "vlguard" / "train.json").read_text())
     test_all = json.loads((fixtures_dir / "vlguard" / "test.json").read_text())
@@ -52,12 +52,15 @@ def real(tmp_path_factory, fixtures_dir):
             path = root / stem / r["image"]
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(_image_bytes(r["image"]))
-    broken = {"missing": [train[0], train[1]], "undecodable": [test[0]]}
+    broken = {"missing": [train[0], train[1]], "undecodable": [test[0]], "not_for_opencv": [train[2]]}
     for r in broken["missing"]:
         (root / "train" / r["image"]).unlink()
     (root / "test" / test[0]["image"]).write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
-    broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"]), ("test", broken["undecodable"]))
-                  for r in rs}
+    pcx = io.BytesIO()  # Pillow reads PCX, OpenCV does not: the head's features could not be taken
+    Image.new("RGB", (32, 32), (200, 40, 90)).save(pcx, format="PCX")
+    (root / "train" / train[2]["image"]).write_bytes(pcx.getvalue())
+    broken_ids = {(stem, r["id"]) for stem, rs in (("train", broken["missing"] + broken["not_for_opencv"]),
+                                                   ("test", broken["undecodable"])) for r in rs}
     # scores for the forget examples a build will publish: (train unsafes and safe_unsafes)
     forget = [f"train/{r['id']}#{i}" for r in train if ("train", r["id"]) not in broken_ids and r["id"] != LEAK_ID
               for i, p in enumerate(r["instr-resp"]) if "safe_instruction" not in p]
@@ -83,6 +86,8 @@ def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
     assert "is missing" in records[f"train.json#id={train[0]['id']}"]
     assert "is missing" in records[f"train.json#id={train[1]['id']}"]
     assert "not decodable" in records[f"test.json#id={test[0]['id']}"]
+    # quarantined in the pipeline, not failing the card's baselines (they take the same features)
+    assert "not an image OpenCV can decode" in records[f"train.json#id={train[2]['id']}"]
     dup_index = [i for i, r in enumerate(train) if r["id"] == DUPLICATE_ID][1]
     dup = records[f"train.json#id={DUPLICATE_ID}[index={dup_index}]"]
     assert "duplicate id" in dup and "the first is kept" in dup
@@ -91,6 +96,15 @@ def test_bad_images_and_a_duplicate_id_are_quarantined_with_the_record_id(real):
     # the real release's leak: the same id and image in both files; the training copy is quarantined
     assert "is a leak; the test copy is kept" in records[f"train.json#id={LEAK_ID}"]
     assert f"test.json#id={LEAK_ID}" not in records
+
+
+def test_the_card_and_its_baselines_are_computed_beside_the_checks(real):
+    """The card's baselines (they train heads) are computed by the exports child while the driver
+    computes the statistics and the checks: the manifest says how long they took there."""
+    manifest = json.loads((real["built"] / MANIFEST).read_text())
+    assert manifest["timings"]["card_beside_checks_s"] > 0
+    card = (real["built"] / "README.md").read_text()
+    assert "| multimodal | gradient ascent |" in card and (real["built"] / "_build" / "figures").is_dir()
 
 
 def test_counts_reconcile_per_record_and_per_pair(real):
@@ -310,7 +324,7 @@ def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp
     assert len(embedded) == 10 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
     assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
     urls = [e["embedded_image"] for e in embedded[:5]]
-    assert sources.read_images_bytes(urls[::-1]) == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
+    assert [sources.read_image_bytes(u) for u in urls[::-1]] == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
 
     out = tmp_path / "out"
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(out),

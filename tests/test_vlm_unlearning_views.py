@@ -99,6 +99,24 @@ def test_a_render_is_the_same_bytes_every_time_with_no_time_metadata():
         views.render_text({**render, "font_sha256": "0" * 64})
 
 
+def test_an_instruction_met_again_is_not_drawn_again(monkeypatch):
+    """The same text (a templated question asked of many images) is drawn once per process: the
+    second call draws nothing and gives the same bytes, and each caller gets its own ``render`` dict."""
+    text = "Which street is this photograph taken on? (render cache)"
+    first_png, first = views.render_instruction(text, "a")
+    drawn = []
+    monkeypatch.setattr(views, "render_text", lambda render: drawn.append(render) or b"drawn again")
+    second_png, second = views.render_instruction(text, "b")
+    assert drawn == [] and second_png == first_png and second == first
+    second["font_size"] = 1
+    assert views.render_instruction(text, "c")[1]["font_size"] == first["font_size"]
+    try:
+        _, other = views.render_instruction(text, "d", "dejavu")  # another style is another render
+        assert len(drawn) == 1 and other["style"] == "dejavu"
+    finally:
+        views._rendered.cache_clear()  # it holds the stand-in's bytes now
+
+
 def test_the_dejavu_style_needs_no_system_font(monkeypatch, tmp_path):
     """``--render dejavu``: DejaVu Sans Mono Bold from matplotlib's wheel, grayscale. Without the
     system font the figstep style is refused, naming the Debian package."""

@@ -81,7 +81,27 @@ def test_null_and_replay_bound_the_oracle_and_the_summary_says_where(built, case
     assert "| Font.Bold | 0 |" in report and "atomic also failed" in report
     record = json.loads((tmp_path / "replay" / "cases" / f"{ids[0]}.json").read_text())
     assert record["agent"]["exit_code"] == 0 and record["agent"]["seconds"] > 0
+    assert record["agent"]["process"] == "worker"
     assert (tmp_path / "replay" / "outputs" / f"{ids[0]}.docx").read_bytes()[:2] == b"PK"
+    # a shipped agent's long-lived worker gives what a process per case gives: outputs, reports, summary
+    per_case = run_harness(built, "replay", tmp_path / "per-case", only=ids, workers=2, progress=False,
+                           process_per_case=True)
+    assert _results(tmp_path / "per-case") == _results(tmp_path / "replay")
+    assert {k: v for k, v in per_case.items() if k not in ("seconds", "run")} == \
+        {k: v for k, v in replay.items() if k not in ("seconds", "run")}
+    assert json.loads((tmp_path / "per-case" / "cases" / f"{ids[0]}.json").read_text())["agent"]["process"] == "case"
+
+
+def _results(run: Path) -> dict:
+    """A run's outputs and records, without what describes the run (times, temporary paths)."""
+    timing = {"seconds", "cpu_s", "max_rss_mb", "evaluation_ms", "command", "process", "elapsed_ms", "evaluation"}
+    out = {}
+    for p in sorted((run / "cases").glob("*.json")):
+        record = json.loads(p.read_text())
+        out[p.stem] = ({k: v for k, v in record["agent"].items() if k not in timing},
+                       {k: v for k, v in record["report"].items() if k not in timing},
+                       record["passed"], record["reason"], (run / "outputs" / f"{p.stem}.docx").read_bytes())
+    return out
 
 
 def test_text_only_fails_exactly_where_formatting_or_structure_is_the_point(built, cases, tmp_path):
@@ -282,3 +302,71 @@ def test_processes_an_agent_leaves_in_another_session_are_ended_and_named(tmp_pa
             assert (work / "output.docx").read_bytes() == b"PK input"
         else:
             assert record["signal"] == "SIGKILL" and record["seconds"] < 30
+
+
+_WORKER_AGENT = '''"""A shipped-style agent for the worker tests: what it does is its instruction."""
+import os, signal, subprocess, sys, time
+from pathlib import Path
+
+from benchwright.wordeval.agents.common import main
+
+
+def edit(data, instruction, plan):
+    # the worker: its pid as /proc names it (in a PID namespace too) and its start time
+    print("process", os.readlink("/proc/self") + ":" + open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+    if instruction == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if instruction == "exit":
+        os._exit(3)
+    if instruction == "hang":
+        time.sleep(60)
+    if instruction == "hog":
+        bytearray(900 * 2**20)
+    if instruction == "leave":
+        subprocess.Popen(["setsid", "sleep", "779.%s" % os.environ["WORKER_TEST_TAG"]])
+        time.sleep(0.3)
+    return data
+
+
+def cli(argv=None):
+    return main(edit, __doc__, argv=argv, prog=Path(__file__).name)
+'''
+
+
+def test_a_shipped_agent_runs_in_a_worker_that_a_crash_or_hang_ends_and_the_next_case_replaces(tmp_path, monkeypatch):
+    """One process runs case after case (the pid the agent sees repeats); a case that crashes the
+    worker (SIGSEGV, os._exit), hangs it (the time limit), runs out of its memory or leaves a process
+    running is recorded as it would be in a process of its own, and the next case runs in a new worker."""
+    from benchwright.wordeval import agents, harness
+
+    (tmp_path / "worker_test_agent.py").write_text(_WORKER_AGENT)
+    tag = str(os.getpid())
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("WORKER_TEST_TAG", tag)
+    monkeypatch.setitem(agents.SHIPPED, "worker-test", "worker_test_agent")
+    steps = ["ok", "ok", "segv", "ok", "exit", "ok", "hang", "ok", "hog", "ok", "leave", "ok"]
+    cases = [{"case_id": f"c{i:02d}", "instruction": s} for i, s in enumerate(steps)]
+    agent = harness.Agent("worker-test")
+    harness.open_run(tmp_path / "run", {"agent": agent.spec, "cases": "worker test"})
+    counts = harness.run_cases(cases, lambda c: b"PK input", agent, tmp_path / "run",
+                               lambda c, out: {"case_id": c["case_id"], "passed": out.is_file(), "checks": []},
+                               workers=1, timeout_s=3, memory_mb=400, progress=False)
+    assert counts == {"ran": len(steps), "skipped": 0}
+    records = harness.scored_records(tmp_path / "run")
+    ran = [records[c["case_id"]]["agent"] for c in cases]
+    assert [r["status"] for r in ran] == ["ok", "ok", "signal", "ok", "exit", "ok", "timeout", "ok", "memory", "ok",
+                                          "ok", "ok"]
+    assert all(r["process"] == "worker" for r in ran)
+    assert ran[2]["reason"] == "killed by SIGSEGV" and ran[4]["reason"].startswith("exited with status 3")
+    assert ran[6]["reason"] == "timed out after 3 s (killed)" and ran[6]["signal"] == "SIGKILL"
+    assert "MemoryError" in ran[8]["reason"]
+    assert ran[10]["left_running"] == [f"sleep 779.{tag}"] and _running(f"779.{tag}") == []
+    assert [records[c["case_id"]]["passed"] for c in cases] == [s in ("ok", "leave") for s in steps]
+    # the command line recorded is the one a process of its own would have run
+    assert ran[0]["command"][1:3] == ["-m", "worker_test_agent"] and ran[0]["command"][-1].endswith("output.docx")
+
+    pid = [r["stdout_tail"].split()[-1] if r["stdout_tail"] else None for r in ran]
+    assert pid[0] == pid[1] == pid[2] and pid[3] == pid[4]     # cases share a worker until one fails it
+    assert len({pid[0], pid[3], pid[5], pid[7], pid[9]}) == 5, pid   # after each failure, a new one
+    assert pid[9] == pid[10] == pid[11]                         # what a case left running is not a failure
+    assert ran[0]["cpu_s"] is not None and ran[0]["max_rss_mb"] > 0

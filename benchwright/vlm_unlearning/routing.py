@@ -68,7 +68,7 @@ from benchwright.vlm_unlearning.features import (FEATURE_SOURCE, IMAGE_DIM, TEXT
                                                  text_features)
 
 __all__ = ["GAMMAS", "ROLES", "COMPLY_MARGIN", "FusionHead", "deterministic_torch", "fit_head",
-           "gradient_share", "visual_pressure", "read_scores", "route", "random_route", "route_size"]
+           "gradient_share", "visual_pressure", "pressure_from_features", "read_scores", "route", "random_route", "route_size"]
 
 GAMMAS = (0.25, 0.5, 0.75)
 ROLES = ("forget", "retain")
@@ -89,17 +89,31 @@ class FusionHead(nn.Module):
         self.trunk = nn.Sequential(nn.Linear(IMAGE_DIM + TEXT_DIM, hidden), nn.Tanh(), nn.Linear(hidden, 1))
         self.margin = nn.Parameter(torch.zeros(()))
 
+    @staticmethod
+    def joined(x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
+        """The head's input rows, [image block, text block]: a loop over fixed inputs joins them once."""
+        return torch.cat([x_img, x_txt], dim=1)
+
     def harm(self, x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
-        return self.trunk(torch.cat([x_img, x_txt], dim=1)).squeeze(1)
+        return self.harm_joined(self.joined(x_img, x_txt))
+
+    def harm_joined(self, x: torch.Tensor) -> torch.Tensor:
+        return self.trunk(x).squeeze(1)
 
     def comply_logit(self, x_img: torch.Tensor, x_txt: torch.Tensor) -> torch.Tensor:
-        return self.margin - self.harm(x_img, x_txt)
+        return self.comply_joined(self.joined(x_img, x_txt))
+
+    def comply_joined(self, x: torch.Tensor) -> torch.Tensor:
+        return self.margin - self.harm_joined(x)
 
 
 @contextlib.contextmanager
 def deterministic_torch(seed: int):
     """Single thread, deterministic algorithms and a forked global RNG seeded with ``seed``; restores
-    the caller's settings afterwards."""
+    the caller's settings afterwards. Every torch computation here runs inside it: besides the
+    determinism, a torch operation on more than one thread starts OpenMP's threads (libgomp's), which a
+    forked child does not have, and its first parallel region then waits for ever (the build computes
+    the card's baselines in a forked child of the process that fitted the routing head)."""
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -123,19 +137,19 @@ def fit_head(x_img: np.ndarray, x_txt: np.ndarray, is_forget: np.ndarray, seed: 
              steps: int = FIT_STEPS) -> FusionHead:
     """The pre-unlearning head: ``harm`` fitted to the forget/retain role, ``margin`` set so it
     complies with every row given (``COMPLY_MARGIN`` above the largest harm logit)."""
-    xi, xt = torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt))
-    y = torch.from_numpy(np.asarray(is_forget, dtype=np.float32))
-    w = _balanced_weights(y)
     with deterministic_torch(seed):
+        x = FusionHead.joined(torch.from_numpy(np.ascontiguousarray(x_img)), torch.from_numpy(np.ascontiguousarray(x_txt)))
+        y = torch.from_numpy(np.asarray(is_forget, dtype=np.float32))
+        w = _balanced_weights(y)
         head = FusionHead()
         opt = torch.optim.Adam(head.trunk.parameters(), lr=FIT_LR, weight_decay=WEIGHT_DECAY)
         for _ in range(steps):
             opt.zero_grad()
-            loss = (w * nn.functional.binary_cross_entropy_with_logits(head.harm(xi, xt), y, reduction="none")).sum()
+            loss = (w * nn.functional.binary_cross_entropy_with_logits(head.harm_joined(x), y, reduction="none")).sum()
             loss.backward()
             opt.step()
         with torch.no_grad():
-            head.margin.fill_(float(head.harm(xi, xt).max()) + COMPLY_MARGIN)
+            head.margin.fill_(float(head.harm_joined(x).max()) + COMPLY_MARGIN)
     return head
 
 
@@ -147,10 +161,10 @@ def gradient_share(head: FusionHead, x_img: np.ndarray, x_txt: np.ndarray,
     with deterministic_torch(0):
         # rows do not interact in the head, so the gradient of the sum is each row's own gradient
         loss = nn.functional.softplus(-head.comply_logit(xi, xt)).sum()   # -log sigmoid(comply)
-        g_img, g_txt = torch.autograd.grad(loss, [xi, xt])
+        g_img, g_txt = (g.double().numpy() for g in torch.autograd.grad(loss, [xi, xt]))
     # dL/ds_m at s_m = 1: the chain rule through x_m' = mean_m + s_m * (x_m - mean_m)
-    d_img = np.abs((g_img.double().numpy() * (x_img.astype(np.float64) - mean_img)).sum(axis=1))
-    d_txt = np.abs((g_txt.double().numpy() * (x_txt.astype(np.float64) - mean_txt)).sum(axis=1))
+    d_img = np.abs((g_img * (x_img.astype(np.float64) - mean_img)).sum(axis=1))
+    d_txt = np.abs((g_txt * (x_txt.astype(np.float64) - mean_txt)).sum(axis=1))
     total = d_img + d_txt
     return np.where(total > 0, d_img / np.where(total > 0, total, 1.0), 0.5)
 
@@ -182,17 +196,31 @@ def visual_pressure(examples: list[dict], seed: int = 0) -> tuple[dict[str, floa
     action, not a text). The head is fitted on all of them, then each forget example's gradient
     share is read off it."""
     rows = _check_examples(examples)
-    is_forget = np.array([ex["role"] == "forget" for ex in rows])
+    x_img = np.stack([image_features(ex["image"], f"example_id={ex['example_id']}") for ex in rows])
+    x_txt = text_features([ex["prompt"] for ex in rows])
+    return pressure_from_features([ex["example_id"] for ex in rows], [ex["role"] for ex in rows], x_img, x_txt, seed)
+
+
+def pressure_from_features(ids: list[str], roles: list[str], x_img: np.ndarray, x_txt: np.ndarray,
+                           seed: int = 0) -> tuple[dict[str, float], str]:
+    """``visual_pressure`` of examples whose features are computed already (``features.image_features``
+    of the image, ``text_features`` of the prompt; row ``i`` is ``ids[i]``, in any order): the same
+    scores bit for bit, so the features can be computed where each example is built."""
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # the head sees the rows by example_id
+    ids, roles = [ids[i] for i in order], [roles[i] for i in order]
+    x_img, x_txt = np.asarray(x_img, dtype=np.float32)[order], np.asarray(x_txt, dtype=np.float32)[order]
+    for i, eid in enumerate(ids):
+        if i and eid == ids[i - 1]:
+            raise RecordError(f"visual_pressure #example_id={eid}", "example_id: duplicate")
+    is_forget = np.array([role == "forget" for role in roles], dtype=bool)
     if not is_forget.any() or is_forget.all():
         raise SourceError("visual_pressure: the head needs both forget and retain examples "
                           f"(got {int(is_forget.sum())} forget, {int((~is_forget).sum())} retain)")
-    x_img = np.stack([image_features(ex["image"], f"example_id={ex['example_id']}") for ex in rows])
-    x_txt = text_features([ex["prompt"] for ex in rows])
     head = fit_head(x_img, x_txt, is_forget, seed=seed)
     share = gradient_share(head, x_img[is_forget], x_txt[is_forget],
                            x_img.astype(np.float64).mean(axis=0), x_txt.astype(np.float64).mean(axis=0))
-    ids = [ex["example_id"] for ex, f in zip(rows, is_forget) if f]
-    scores = {eid: round(float(s), SCORE_DECIMALS) for eid, s in zip(ids, share)}
+    forget_ids = [eid for eid, forget in zip(ids, is_forget) if forget]
+    scores = {eid: round(float(s), SCORE_DECIMALS) for eid, s in zip(forget_ids, share)}
     return scores, f"grad-share:mlp-head({FEATURE_SOURCE})@seed{seed}"
 
 

@@ -46,6 +46,10 @@ FIGSTEP = {"canvas_width": 760, "canvas_height": 760, "start_font_size": 80, "wr
            "x": 20, "y": 10, "spacing": 11, "background": "#FFFFFF", "fill": "#000000"}
 MIN_FONT_SIZE = 8
 PNG_COMPRESS_LEVEL = 6
+# Renders kept per process (least recently used dropped first): an instruction met again (a templated
+# benchmark asks one question of many images) is not drawn again; a render costs ~10-20 ms, two thirds
+# of it Pillow's PNG encoder, and holds ~40 KB.
+RENDER_CACHE_SIZE = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,11 +190,18 @@ def render_text(render: dict) -> bytes:
 
 def render_instruction(instruction: str, locator: str, style: str = DEFAULT_STYLE, p: dict = FIGSTEP) -> tuple[bytes, dict]:
     """(PNG bytes, render parameters) of the image-only view; an instruction too long for the canvas
-    at the smallest size is a ``RecordError`` at ``locator``."""
+    at the smallest size is a ``RecordError`` at ``locator``. An instruction drawn lately in this
+    process is not drawn again (``RENDER_CACHE_SIZE``): the same text gives the same bytes."""
     try:
-        render = render_parameters(instruction, style, p)
+        png, render = _rendered(instruction, style, tuple(p.items()))
     except ValueError as err:
         raise RecordError(locator, f"instruction of {len(instruction)} characters cannot be rendered: {err}") from None
+    return png, dict(render)  # a copy: a caller may change its row's dict
+
+
+@functools.lru_cache(maxsize=RENDER_CACHE_SIZE)
+def _rendered(instruction: str, style: str, params: tuple) -> tuple[bytes, dict]:
+    render = render_parameters(instruction, style, dict(params))
     return render_text(render), render
 
 

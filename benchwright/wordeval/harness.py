@@ -137,28 +137,46 @@ def _read_events(stream) -> dict[str, dict]:
     return events
 
 
+def _prepare_case(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, plan: dict | None) -> list[str]:
+    """Write the case's files into ``workdir`` (input, instruction, the plan for an agent that reads
+    one, an empty ``tmp``): the agent's command line."""
+    input_path, instruction_path = workdir / "input.docx", workdir / "instruction.txt"
+    input_path.write_bytes(input_docx)
+    instruction_path.write_text(instruction, encoding="utf-8")
+    (workdir / "tmp").mkdir()
+    plan_path = None
+    if agent.needs_plan:
+        plan_path = workdir / "plan.json"
+        plan_path.write_text(json.dumps(plan, sort_keys=True), encoding="utf-8")
+    return agent.command(input_path, instruction_path, workdir / "output.docx", plan_path)
+
+
 def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, *, plan: dict | None = None,
               timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
-              live: _Live | None = None, containment: str = "auto") -> dict:
+              live: _Live | None = None, containment: str = "auto", worker: "AgentWorker | None" = None) -> dict:
     """Run ``agent`` on one case in ``workdir`` (an empty folder of the case's own). Returns the
     agent's record: ``status`` (ok, exit, signal, timeout, memory), ``reason`` when not ok,
     ``exit_code``, ``signal``, ``seconds``, ``cpu_s`` (of the agent's whole process tree),
     ``max_rss_mb``, ``containment`` (pid-namespace, subreaper or process-group), ``left_running``
     (command lines of the processes the agent left running, all ended), ``stdout_tail``,
-    ``stderr_tail`` and ``output`` (the output's path when the agent wrote one). ``containment``
-    "subreaper" skips the PID namespace even where one is available."""
+    ``stderr_tail``, ``output`` (the output's path when the agent wrote one) and ``process``: "case"
+    (a process of its own, under its supervisor) or "worker" (a shipped agent's long-lived
+    :class:`AgentWorker`, when ``worker`` is given: ``command`` is still the command line the case
+    would have run as a process of its own). ``containment`` "subreaper" skips the PID namespace even
+    where one is available."""
+    argv = _prepare_case(agent, input_docx, instruction, workdir, plan)
+    if worker is not None:
+        ended, seconds = worker.run(argv, workdir, timeout_s)
+        return {**_agent_record(ended, seconds, workdir, argv, timeout_s, memory_mb), "process": "worker"}
+    return {**_run_process(argv, workdir, timeout_s, memory_mb, live, containment), "process": "case"}
+
+
+def _run_process(argv: list[str], workdir: Path, timeout_s: float, memory_mb: int, live: _Live | None,
+                 containment: str) -> dict:
+    """The agent's command line run once, as a process of its own below a supervisor of its own."""
     import subprocess
 
-    input_path, instruction_path = workdir / "input.docx", workdir / "instruction.txt"
-    output_path, tmp = workdir / "output.docx", workdir / "tmp"
-    input_path.write_bytes(input_docx)
-    instruction_path.write_text(instruction, encoding="utf-8")
-    tmp.mkdir()
-    plan_path = None
-    if agent.needs_plan:
-        plan_path = workdir / "plan.json"
-        plan_path.write_text(json.dumps(plan, sort_keys=True), encoding="utf-8")
-    argv = agent.command(input_path, instruction_path, output_path, plan_path)
+    tmp = workdir / "tmp"
     env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(tmp)}
     out_log, err_log = workdir / "stdout.log", workdir / "stderr.log"
     t0 = time.perf_counter()
@@ -195,12 +213,19 @@ def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, 
             if live is not None:
                 live.discard(proc.pid)
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
-    seconds = time.perf_counter() - t0
-    stdout_tail, stderr_tail = _tail(out_log), _tail(err_log)
     ended = events.get("ended")
     if ended is None:                      # the supervisor itself failed: its own status stands in
         ended = {"status": status, "timed_out": False, "cpu_s": None, "max_rss_kb": usage.ru_maxrss,
                  "left_running": [], "containment": events.get("started", {}).get("containment")}
+    return _agent_record(ended, time.perf_counter() - t0, workdir, argv, timeout_s, memory_mb)
+
+
+def _agent_record(ended: dict, seconds: float, workdir: Path, argv: list[str], timeout_s: float,
+                  memory_mb: int) -> dict:
+    """A case's agent record from how its agent ended (the supervisor's ``ended`` report, or a worker's
+    answer in the same terms): ``status`` and ``reason`` decided the same way for both."""
+    stdout_tail, stderr_tail = _tail(workdir / "stdout.log"), _tail(workdir / "stderr.log")
+    output_path = workdir / "output.docx"
     timed_out = bool(ended.get("timed_out"))
     code = os.waitstatus_to_exitcode(ended["status"]) if ended.get("status") is not None else -signal.SIGKILL
     record = {"exit_code": code if code >= 0 else None, "signal": signal.Signals(-code).name if code < 0 else None,
@@ -221,6 +246,127 @@ def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, 
         record.update(status="ok", reason=None)
     record["output"] = str(output_path) if output_path.is_file() or output_path.exists() else None
     return record
+
+
+class AgentWorker:
+    """A shipped agent's long-lived worker (``agent_worker.py``): one process runs the agent on case
+    after case, so Python's start-up and the agent's imports are paid once, not per case. It runs
+    below a supervisor of its own, as an agent run per case does (the same address-space limit, the
+    same containment; the supervisor has no time limit: each case is timed here), and after each case
+    it names and ends what the case left running. A case that crashes the worker, or does not answer
+    within ``timeout_s``, ends it (the supervisor ends its whole tree) and is recorded as an agent run
+    per case would be (signal, exit or timeout); so is a case whose agent exits non-zero, so that no
+    case ever starts in a worker a failed case ran in. The next case starts a new worker.
+
+    Its environment is a case's (``TMPDIR`` and ``HOME`` in a folder of its own, removed with the
+    worker; the case's folder is its working directory during the case). One per harness thread."""
+
+    def __init__(self, agent: Agent, memory_mb: int = DEFAULT_MEMORY_MB, live: _Live | None = None,
+                 containment: str = "auto"):
+        if not agent.shipped:
+            raise BenchwrightError(f"{agent.spec!r}: only a shipped agent runs in a worker")
+        self.agent, self.memory_mb, self.live, self.containment = agent, memory_mb, live, containment
+        self.proc = None
+        self.started = 0                   # workers started, the first included
+
+    def _start(self) -> None:
+        import subprocess
+
+        self.tmp = Path(tempfile.mkdtemp(prefix="wordeval-worker-"))
+        jobs_r, jobs_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        report_r, report_w = os.pipe()
+        module = self.agent.argv[2]          # a shipped agent runs as python -m MODULE
+        argv = [sys.executable, "-m", "benchwright.wordeval.agent_worker", module, str(jobs_r), str(replies_w)]
+        try:
+            with open(self.tmp / "worker.log", "wb") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(SUPERVISOR), str(report_w), str(self.memory_mb), "0",
+                     self.containment, "--", *argv], cwd=self.tmp,
+                    env={**os.environ, "TMPDIR": str(self.tmp), "HOME": str(self.tmp)}, stdin=subprocess.DEVNULL,
+                    stdout=log, stderr=log, start_new_session=True, pass_fds=(report_w, jobs_r, replies_w))
+        finally:
+            for fd in (jobs_r, replies_w, report_w):
+                os.close(fd)
+        self.jobs = os.fdopen(jobs_w, "wb", buffering=0)
+        self.replies = os.fdopen(replies_r, "rb")
+        self.report = os.fdopen(report_r, "rb")
+        self.started += 1
+        if self.live is not None:
+            self.live.add(self.proc.pid)
+        self.events = _read_events([self.report.readline()])   # written as soon as the worker is forked
+
+    def run(self, argv: list[str], workdir: Path, timeout_s: float) -> tuple[dict, float]:
+        """One case (its command line as a process would run it: the worker takes what follows
+        ``python -m AGENT``): how it ended, in the supervisor's terms, and its wall seconds."""
+        import select
+
+        if self.proc is None:
+            self._start()
+        t0 = time.perf_counter()
+        mode = self.events.get("started", {}).get("containment")
+        line = b""
+        try:
+            self.jobs.write((json.dumps({"argv": argv[3:], "workdir": str(workdir)}) + "\n").encode())
+            if select.select([self.replies], [], [], timeout_s)[0]:
+                line = self.replies.readline()
+            else:                          # no answer in time: the supervisor ends the worker's tree
+                ended = self._end(signal.SIGTERM)
+                return {**ended, "timed_out": True, "containment": mode}, time.perf_counter() - t0
+        except (BrokenPipeError, OSError):
+            pass
+        if not line:                       # the worker died: the supervisor says how
+            return {**self._end(), "containment": mode}, time.perf_counter() - t0
+        reply = json.loads(line)
+        ended = {"status": (reply["exit_code"] & 0xFF) << 8, "timed_out": False, "cpu_s": reply["cpu_s"],
+                 "max_rss_kb": reply["max_rss_kb"], "left_running": reply["left_running"], "containment": mode}
+        seconds = time.perf_counter() - t0
+        if reply["exit_code"] != 0:
+            self.close()
+        return ended, seconds
+
+    def _end(self, sig: int | None = None) -> dict:
+        """End the worker (``sig`` to its supervisor, which ends the tree; else it has ended or is
+        ending): the supervisor's ``ended`` report."""
+        proc = self.proc
+        if sig is not None:
+            _signal(proc.pid, sig)
+        timer = threading.Timer(SUPERVISOR_GRACE_S, _kill_group, (proc.pid,))
+        timer.start()
+        status, usage = None, None
+        try:
+            self.events.update(_read_events(self.report))
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+            _kill_group(proc.pid)
+            started = self.events.get("started", {}).get("pid")
+            if started is not None and "ended" not in self.events:
+                _signal(started, signal.SIGKILL)
+            if self.live is not None:
+                self.live.discard(proc.pid)
+            proc.returncode = os.waitstatus_to_exitcode(status) if status is not None else None
+            for f in (self.jobs, self.replies, self.report):
+                f.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.proc = None
+        return self.events.get("ended") or {"status": status, "timed_out": False, "cpu_s": None,
+                                            "max_rss_kb": usage.ru_maxrss if usage else None, "left_running": []}
+
+    def close(self) -> None:
+        """No more cases: the worker ends when its jobs end."""
+        if self.proc is not None:
+            try:
+                self.jobs.close()
+            except OSError:
+                pass
+            self._end()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -267,12 +413,14 @@ def open_run(run_dir: Path, meta: dict) -> None:
 def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Agent, run_dir: str | Path,
               score: Callable[[dict, Path], dict], *, plan: Callable[[dict], dict] | None = None,
               workers: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
-              progress: bool = True) -> dict:
+              progress: bool = True, process_per_case: bool = False) -> dict:
     """Run ``agent`` over ``cases`` (each a dict with at least ``case_id`` and ``instruction``) and
     record each scored case in ``run_dir/cases/<case_id>.json``; cases already recorded are skipped.
     ``score(case, output_path)`` (the path may not exist) returns the evaluator's report. Returns ``{"ran", "skipped"}``.
     A case whose agent timed out, ran out of memory, was killed or exited non-zero is a failed case
-    with that reason (its output, if any, is not scored). ``progress``: cases scored out of all, with the
+    with that reason (its output, if any, is not scored). A shipped agent runs in one long-lived
+    :class:`AgentWorker` per parallel case (``process_per_case``: in a process per case, as a command
+    agent always does; the same outputs and reports). ``progress``: cases scored out of all, with the
     rate and the time left, on stderr (``benchwright.progress``: a bar on a terminal, else a line every
     few seconds)."""
     from benchwright.progress import Progress
@@ -288,13 +436,23 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
         if problem:
             raise BenchwrightError(f"case id {clip(c['case_id'])} {problem}")
     live = _Live()
+    local = threading.local()
+    agent_workers: list[AgentWorker] = []
+
+    def worker() -> AgentWorker | None:
+        if process_per_case or not agent.shipped:
+            return None
+        if not hasattr(local, "worker"):
+            local.worker = AgentWorker(agent, memory_mb, live)
+            agent_workers.append(local.worker)
+        return local.worker
 
     def one(case: dict) -> dict:
         with tempfile.TemporaryDirectory(prefix="wordeval-agent-") as tmp:
             work = Path(tmp)
             ran = run_agent(agent, read_input(case), case["instruction"], work,
                             plan=plan(case) if (plan is not None and agent.needs_plan) else None,
-                            timeout_s=timeout_s, memory_mb=memory_mb, live=live)
+                            timeout_s=timeout_s, memory_mb=memory_mb, live=live, worker=worker())
             ran.pop("output")
             if live.stopping:              # killed by the interruption, not by its own doing
                 raise InterruptedError(case["case_id"])
@@ -343,6 +501,8 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            for w in agent_workers:
+                w.close()
     return {"ran": len(todo), "skipped": len(cases) - len(todo)}
 
 

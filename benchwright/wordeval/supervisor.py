@@ -1,7 +1,8 @@
 """Runs one agent command under limits and ends its whole process tree (the harness starts it per case).
 
 Run as a script with the standard library only (``python -I -S supervisor.py STATUS_FD MEMORY_MB
-TIMEOUT_S CONTAINMENT -- ARGV...``): the harness is threaded, and no Python code may run in a forked
+TIMEOUT_S CONTAINMENT -- ARGV...``; TIMEOUT_S 0: no time limit, for a shipped agent's long-lived worker,
+whose cases the harness times one by one): the harness is threaded, and no Python code may run in a forked
 child of a threaded process, so the harness starts this single-threaded process instead, which
 forks and sets the agent's limits (``RLIMIT_AS``, no core files) before ``exec``.
 
@@ -120,6 +121,51 @@ def _kill(pid: int) -> None:
         pass
 
 
+def _ns_pids(pid: int | str) -> list[int]:
+    """A process's pids from the PID namespace /proc was mounted for down to its own (``NSpid``,
+    Linux >= 4.1; empty when unknown)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return [int(x) for x in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def end_descendants(for_s: float = SWEEP_FOR_S) -> list[str]:
+    """The command lines of the processes running below the calling process (a subreaper: what its
+    work left behind comes back to it), each then killed and reaped; sweeps ``/proc`` again until no
+    child is left (or ``for_s`` has passed). A shipped agent's worker calls it after every case. The
+    caller may run in a PID namespace of its own: ``/proc`` names processes by the pids of the
+    namespace it was mounted for, ``kill`` by the caller's, so each pid is translated (``NSpid``)."""
+    own = _ns_pids("self") or [os.getpid()]
+    root, level = own[0], len(own) - 1
+
+    def local(pid: int) -> int | None:
+        if level == 0:
+            return pid
+        pids = _ns_pids(pid)
+        return pids[level] if len(pids) > level else None
+
+    left = [c for c in (_command(p) for p in descendants(root)) if c]
+    deadline = time.monotonic() + for_s
+    while True:
+        for pid in descendants(root):
+            mine = local(pid)
+            if mine is not None:
+                _kill(mine)
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass
+        except ChildProcessError:
+            return left
+        if time.monotonic() > deadline:
+            return left
+        time.sleep(0.01)
+
+
 def _exec_agent(argv: list[str], memory_mb: int, status_fd: int) -> None:
     """In the forked child: limits, then the agent; never returns."""
     try:
@@ -181,7 +227,8 @@ def supervise(argv: list[str], memory_mb: int, timeout_s: float, containment: st
 
     status = None
     timed_out = interrupted = False
-    signal.setitimer(signal.ITIMER_REAL, max(0.001, timeout_s - (time.monotonic() - t0)))
+    if timeout_s > 0:                 # 0: no limit of its own (a long-lived worker: the harness times each case)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, timeout_s - (time.monotonic() - t0)))
     try:
         if from_init is not None:
             # the init answers when the agent ends; the init itself ends only if something killed it

@@ -78,7 +78,7 @@ def looks_like_path(text: str, extensions) -> bool:
     """A short one-line string whose last component has a known file extension (``extensions``: a set
     of lower-case extensions), and that is not a URL; ``example.com`` without a folder is a domain."""
     text = text.strip()
-    if not 1 <= len(text) <= 512 or "\n" in text or "\r" in text or is_url(text):
+    if not 1 <= len(text) <= 512 or "\n" in text or "\r" in text:
         return False
     name = posixpath.basename(text.replace("\\", "/"))
     stem, dot, ext = name.rpartition(".")
@@ -87,7 +87,8 @@ def looks_like_path(text: str, extensions) -> bool:
     ext = ext.lower()
     if "/" not in text and "\\" not in text and ext in _DOMAIN_TAILS:
         return False
-    return ext in extensions
+    # the URL test last: most strings a scan meets (cells, words) have no known extension
+    return ext in extensions and not is_url(text)
 
 
 def line_containing(text: str, needle: str, default: str | None = None) -> str:

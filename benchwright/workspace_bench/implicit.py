@@ -43,11 +43,18 @@ _STAGES = {"draft": 0, "wip": 0, "initial": 0, "prelim": 0, "preliminary": 0, "o
            "review": 1, "revised": 2, "revision": 2, "updated": 2, "update": 2, "new": 2, "edited": 2,
            "final": 3, "approved": 3, "signed": 3, "latest": 3, "release": 3}
 _SPLIT = re.compile(r"[\s_\-.()\[\]]+")
-_NUMBER = re.compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
+# A number not inside a word or a decimal: (?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]), spelt so
+# that the pattern begins with its first character (a minus or a digit; the look-behind comes after it):
+# the regex engine then skips to the next candidate character instead of trying every position (1.3x
+# faster on text; the same matches, tests/test_workspace_bench_fast_paths.py).
+_NUMBER = re.compile(r"(?:-(?<![\w.]-)(?:\d{1,3}(?:,\d{3})+|\d+)|\d(?<![\w.]\d)(?:\d{0,2}(?:,\d{3})+|\d*))"
+                     r"(?:\.\d+)?(?![\w])")
 _CELL_SEPARATORS = re.compile(r"[,;\t|\n]")
 MAX_NUMBERS = 2000
 MAX_ENTITIES = 500
-_ENTITY = re.compile(r"\b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){1,3}\b")
+# Two to four capitalised words: \b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+){1,3}\b, its leading word boundary written
+# after the capital (no word character before it) so that the engine skips to capitals (2.8x faster)
+_ENTITY = re.compile(r"[A-Z](?<!\w[A-Z])[a-z]+(?:[ \t]+[A-Z][a-z]+){1,3}\b")
 _DATA_RANK = {"csv": 0, "tsv": 0, "json": 0, "jsonl": 0, "xml": 0, "yaml": 0, "sql": 0, "txt": 0, "log": 0,
               "xlsx": 1, "xls": 1, "ods": 1}
 _YEARS = range(1900, 2101)

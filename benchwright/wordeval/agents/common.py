@@ -44,10 +44,12 @@ def planned_edit(input_docx: bytes, plan: dict) -> bytes:
     return case["reference_docx"]
 
 
-def main(edit: Callable[[bytes, str, dict | None], bytes], description: str, argv=None, needs_plan: bool = False) -> int:
+def main(edit: Callable[[bytes, str, dict | None], bytes], description: str, argv=None, needs_plan: bool = False,
+         prog: str | None = None) -> int:
     """``PROG INPUT INSTRUCTION_FILE OUTPUT [--plan PLAN]``: read, edit, write; errors go to stderr
-    with a non-zero exit status (the harness records both)."""
-    ap = ArgumentParser(description=description)
+    with a non-zero exit status (the harness records both). ``prog``: the name the messages carry
+    (the agent's file name, as ``python -m`` gives it, also when a long-lived worker runs the agent)."""
+    ap = ArgumentParser(prog=prog, description=description)
     ap.add_argument("input", help="the input .docx")
     ap.add_argument("instruction", help="a text file holding the instruction")
     ap.add_argument("output", help="where to write the edited .docx")

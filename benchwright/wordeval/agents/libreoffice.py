@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from benchwright.wordeval.agents.common import main
 
@@ -23,5 +24,10 @@ def edit(input_docx: bytes, instruction: str, plan: dict | None) -> bytes:
     return out
 
 
+def cli(argv=None) -> int:
+    """The agent's command line (``argv`` without the program): its exit status."""
+    return main(edit, __doc__, argv=argv, prog=Path(__file__).name)
+
+
 if __name__ == "__main__":
-    sys.exit(main(edit, __doc__))
+    sys.exit(cli())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from benchwright.wordeval.agents.common import main, planned_edit
 
@@ -12,5 +13,10 @@ def edit(input_docx: bytes, instruction: str, plan: dict | None) -> bytes:
     return planned_edit(input_docx, plan)
 
 
+def cli(argv=None) -> int:
+    """The agent's command line (``argv`` without the program): its exit status."""
+    return main(edit, __doc__, needs_plan=True, argv=argv, prog=Path(__file__).name)
+
+
 if __name__ == "__main__":
-    sys.exit(main(edit, __doc__, needs_plan=True))
+    sys.exit(cli())

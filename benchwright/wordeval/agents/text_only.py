@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import sys
+from pathlib import Path
 
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.package import Package
@@ -105,5 +106,10 @@ def edit(input_docx: bytes, instruction: str, plan: dict | None) -> bytes:
     return transfer_text(input_docx, planned_edit(input_docx, plan))
 
 
+def cli(argv=None) -> int:
+    """The agent's command line (``argv`` without the program): its exit status."""
+    return main(edit, __doc__.split("\n\n")[0], needs_plan=True, argv=argv, prog=Path(__file__).name)
+
+
 if __name__ == "__main__":
-    sys.exit(main(edit, __doc__.split("\n\n")[0], needs_plan=True))
+    sys.exit(cli())
