@@ -5,6 +5,7 @@ Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunn
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -27,12 +28,35 @@ def cmd_build(args, beam_args) -> int:
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           stale_lock_after=args.stale_lock_after, beam_args=beam_args)
-    for name in names:
-        final = build(registry.get(name), args.source, options)
-        if final is not None:
-            print(describe(final))
+                           stale_lock_after=args.stale_lock_after, beam_args=beam_args,
+                           dask_address=args.dask_address)
+    with _dask_cluster(args, options):
+        for name in names:
+            final = build(registry.get(name), args.source, options)
+            if final is not None:
+                print(describe(final))
     return 0
+
+
+@contextlib.contextmanager
+def _dask_cluster(args, options: BuildOptions):
+    """``--dask-local N``: a cluster of N worker processes on this machine for the builds, closed after."""
+    from benchwright.options import DASK_RUNNER
+
+    dask = args.dask_address or args.dask_local
+    if dask and options.runner != DASK_RUNNER:
+        raise BenchwrightError("--dask-address and --dask-local choose the cluster of --runner dask")
+    if options.runner == DASK_RUNNER and not dask and not any(a.startswith("--dask_") for a in options.beam_args):
+        raise BenchwrightError("--runner dask builds on a dask.distributed cluster: give its scheduler "
+                               "(--dask-address HOST:PORT) or --dask-local N to start one here")
+    if not args.dask_local:
+        yield
+        return
+    from benchwright.runners.dask import local_cluster
+
+    with local_cluster(args.dask_local) as address:
+        options.dask_address = address
+        yield
 
 
 def cmd_synth(args, _) -> int:
@@ -169,10 +193,16 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("dataset", help=f"{' | '.join(registry.names())} | all")
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out")
-    b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")
+    b.add_argument("--runner", default="FnApiRunner",
+                   help="FnApiRunner (default, in-process), dask (a dask.distributed cluster) or any Beam runner")
     b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
                    help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
     b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
+    b.add_argument("--dask-address", metavar="HOST:PORT",
+                   help="--runner dask: the dask.distributed scheduler to build on (its workers need "
+                        "benchwright installed and the object store's environment; README)")
+    b.add_argument("--dask-local", type=int, metavar="N",
+                   help="--runner dask: start a cluster of N worker processes on this machine for the build")
     b.add_argument("--max-bad-fraction", type=float, default=0.01)
     b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
                    help="drift beyond its limit fails the build for these targets (config/split[/column] "
