@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import apache_beam as beam
+import fsspec
 import pytest
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
@@ -159,10 +160,54 @@ def test_the_probe_catches_each_defect_of_beams_own_dask_runner(cluster, tmp_pat
     from apache_beam.runners.dask.dask_runner import DaskRunner
 
     failed = {name for name, ok in run_probe(DaskRunner(), cluster.scheduler.address, tmp_path).items() if not ok}
-    # A: outputs mixed (odds and the side input's evens reach the main output's reader);
-    # B: one sink computed; C: no metrics; D: the side input recomputed by every reading task
-    assert {"tagged outputs", "side input from a tagged output", "several sinks", "counters",
-            "side input computed once"} <= failed
+    # A: outputs mixed (odds and the side input's evens reach the main output's reader); B: one sink
+    # computed; C: no metrics. (D, below: which runs of a side input dask shares is a matter of timing.)
+    assert {"tagged outputs", "side input from a tagged output", "several sinks", "counters"} <= failed
+
+
+def side_input_pipeline():
+    from apache_beam.runners.dask.overrides import dask_overrides
+
+    p = beam.Pipeline()
+    side = p | "Side" >> beam.Create(range(3)) | "Runs" >> beam.Map(str)
+    main = p | "Main" >> beam.Create(range(4))
+    uses = [main | f"Use{i}" >> beam.Map(lambda x, s: x, beam.pvalue.AsList(side)) for i in (1, 2)]
+    uses | beam.Flatten() | "Sink" >> beam.Map(str)
+    p.replace_all(dask_overrides())
+    return p
+
+
+def keys(bag) -> set:
+    return set(bag.__dask_graph__().keys())
+
+
+def test_a_side_input_is_one_task_its_readers_depend_on():
+    """D: upstream's reading tasks hold the side input's bag and compute it themselves (a compute
+    outside the graph, once per reading task unless dask happens to share it); here its values are
+    one task (``materialise``) in the graph, which every reading task depends on."""
+    from apache_beam.runners.dask.dask_runner import DaskRunner
+
+    def nodes(p):
+        found = {}
+        p.visit(type("Labels", (beam.pipeline.PipelineVisitor,), {
+            "visit_transform": lambda self, node: found.setdefault(node.full_label, node)})())
+        return found
+
+    p = side_input_pipeline()
+    upstream = DaskRunner.to_dask_bag_visitor()
+    p.visit(upstream)
+    at = nodes(p)
+    side, readers = upstream.bags[at["Runs"]], [upstream.bags[at[f"Use{i}"]] for i in (1, 2)]
+    assert all(not keys(side) & keys(reader) for reader in readers)
+
+    p = side_input_pipeline()
+    guarded = guard.BagVisitor({}, 1)
+    p.visit(guarded)
+    at = nodes(p)
+    side = guarded.bags[at["Runs"].outputs[None]]
+    readers = [guarded.bags[at[f"Use{i}"].outputs[None]] for i in (1, 2)]
+    materialised = {k for reader in readers for k in keys(reader) if str(k).startswith("materialise")}
+    assert len(materialised) == 1 and all(keys(side) <= keys(reader) for reader in readers)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,23 +258,46 @@ def test_the_cli_names_the_cluster_a_dask_build_needs(capsys):
 # Every dataset on the cluster
 
 
-@pytest.mark.parametrize("name", registry.names())
+# Each dataset is built on the cluster once (a build costs 20-40 s; make test has a 10-minute budget):
+# two to the S3 server, two to a local folder (WildBox also to a local folder in the kill test below).
+TARGETS = {"wildbox": "s3", "wordeval": "folder", "workspace_bench": "s3", "vlm_unlearning": "folder"}
+
+
+def test_every_dataset_has_a_target():
+    assert set(TARGETS) == set(registry.names())
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
 def test_the_tiny_source_builds_on_the_cluster_byte_identical(name, cluster, tmp_path_factory, tmp_path):
     source, local = tiny_build(name, tmp_path_factory)  # the in-process build
-    expected = published_hashes(local)
     address = cluster.scheduler.address
-    # to a local folder, through the command line
-    assert cli_main(["build", name, "--source", str(source), "--out", str(tmp_path), "--runner", "dask",
-                     "--dask-address", address]) == 0
-    assert published_hashes(tmp_path / name) == expected
-    # to the S3 server
-    build(registry.get(name), str(source), BuildOptions(out=f"s3://{BUCKET}/dask", progress=False, runner="dask",
-                                                       dask_address=address))
-    assert _remote_hashes(published.resolve(f"s3://{BUCKET}/dask/{name}")) == expected
-    manifests = [json.loads((tmp_path / name / "_build" / "manifest.json").read_text()),
-                 json.loads((local / "_build" / "manifest.json").read_text())]
-    assert manifests[0]["counters"] == manifests[1]["counters"]
-    assert manifests[0]["options"]["runner"] == "DaskRunner"
+    if TARGETS[name] == "folder":  # through the command line
+        assert cli_main(["build", name, "--source", str(source), "--out", str(tmp_path), "--runner", "dask",
+                         "--dask-address", address]) == 0
+        built = tmp_path / name
+        hashes, manifest = published_hashes(built), json.loads((built / "_build" / "manifest.json").read_text())
+    else:
+        url = build(registry.get(name), str(source), BuildOptions(
+            out=f"s3://{BUCKET}/dask", progress=False, runner="dask", dask_address=address))
+        hashes = _remote_hashes(published.resolve(url))
+        manifest = json.loads(fsspec.filesystem("s3").cat_file(f"{url}/_build/manifest.json"))
+    assert hashes == published_hashes(local)
+    assert_same_counts(manifest, local)
+    assert manifest["options"]["runner"] == "DaskRunner"
+
+
+def assert_same_counts(manifest: dict, reference_build: Path) -> None:
+    """The reconciled counts (read, written, quarantined, filtered per unit) of a build equal the
+    in-process build's, and so does every counter but a stage's ``in`` (BatchElements batches within a
+    bundle, and the Dask runner's bundles are its partitions: WordEval's LibreOffice gate gets 6 batches
+    there, 1 in process)."""
+    reference = json.loads((reference_build / "_build" / "manifest.json").read_text())
+    assert manifest["reconciliation"] == reference["reconciliation"]
+
+    def per_record(counters):
+        return {k: v for k, v in counters.items() if not (k.startswith("stage.") and k.endswith(".in"))}
+
+    assert per_record(manifest["counters"]) == per_record(reference["counters"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,7 +319,6 @@ def kill_a_busy_worker(client, stop: threading.Event, killed: list) -> None:
 def test_a_worker_killed_during_a_build_is_replaced_and_the_build_publishes_the_same_bytes(
         cluster, tmp_path_factory, tmp_path):
     source, local = tiny_build("wildbox", tmp_path_factory)
-    before = set(cluster.scheduler_info()["workers"])
     stop, killed = threading.Event(), []
     killer = threading.Thread(target=kill_a_busy_worker, args=(cluster, stop, killed))
     killer.start()
@@ -265,8 +332,8 @@ def test_a_worker_killed_during_a_build_is_replaced_and_the_build_publishes_the_
     worker, pid = killed[0]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
-    assert worker not in cluster.scheduler_info()["workers"] or worker not in before
+    assert worker not in cluster.scheduler_info()["workers"]
     assert published_hashes(tmp_path / "wildbox") == published_hashes(local)
-    ours, reference = (json.loads((root / "_build" / "manifest.json").read_text()) for root in (tmp_path / "wildbox", local))
-    assert ours["counters"] == reference["counters"]  # each bundle's counts once, the rerun's in place of the lost
+    # each bundle's counts once: the rerun's in place of the lost
+    assert_same_counts(json.loads((tmp_path / "wildbox" / "_build" / "manifest.json").read_text()), local)
     cluster.wait_for_workers(2, timeout=120)  # the nanny restarted it
