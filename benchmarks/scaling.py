@@ -13,11 +13,21 @@ and only the tree's PSS adds them up); the output's size on disk (each file once
 and file count; the rows of every reconciled unit, the primary one named; the build's own phase
 timings from its manifest; and the load average when the run started (the machine may be shared).
 ``--table FILE`` also writes the Markdown table docs/SCALING.md shows.
+
+``--runners in_memory,dask:1,dask:2`` builds each source once per runner, side by side: the default
+in-process runner, and Beam's Dask runner (benchwright.runners.dask) on a cluster of N worker processes
+this machine starts for the build (``--runner dask --dask-local N``). Per build also: the pipeline's
+wall time (the manifest's ``pipeline_s``); the CPU seconds of every process of the build (``wait4``:
+the driver and the children it waited for, the cluster's workers among them); the workers' own CPU
+seconds and peak PSS (the processes the cluster spawned, with their children, sampled every 0.2 s);
+the driver's peak PSS (the rest of the tree); and whether every published file but the manifest and
+the validation report is byte-identical to the first runner's build (``identical_to_first``).
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import shutil
@@ -32,23 +42,66 @@ from benchwright.benchmarks.wildbox_build import tree_memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
 SCALES = ("tiny", "default", "full")
+# a dask worker process (LocalCluster spawns its workers through multiprocessing)
+WORKER_MARK = b"multiprocessing.spawn"
+
+
+def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
+    """The PSS (MB) of the dask worker processes below ``pid`` and their children; records each one's
+    CPU seconds so far in ``cpu`` (by pid: its latest reading is its total when it ends)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+            except OSError:
+                continue
+    workers = []
+    for child in children.get(pid, []):
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if WORKER_MARK in f.read():
+                    workers.append(child)
+        except OSError:
+            continue
+    pss = 0.0
+    for worker in workers:
+        pss += tree_memory_mb(worker)[1]
+        stack = [worker]
+        while stack:
+            p = stack.pop()
+            stack += children.get(p, [])
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                cpu[p] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except OSError:
+                continue
+    return pss
 
 
 def run_measured(cmd: list[str], env: dict) -> dict:
-    """Wall seconds, ru_maxrss (MB), the sampled peak tree PSS (MB), and that peak per build phase (the
-    build's latest "[dataset] <phase> ..." progress line: running (the pipeline), finalizing, validating,
-    published) of a command;
+    """Wall seconds, ru_maxrss (MB), CPU seconds of the command and the children it waited for, the
+    sampled peak tree PSS (MB), and that peak per build phase (the build's latest "[dataset] <phase> ..."
+    progress line: running (the pipeline), finalizing, validating, published) of a command; with dask
+    workers among its children, their peak PSS and CPU seconds, and the rest's (the driver's) peak PSS;
     raises on failure."""
     t0 = time.perf_counter()
     with tempfile.NamedTemporaryFile("w+") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
         peak_pss, phases = 0.0, {}
+        peak_driver = peak_cluster = 0.0
+        cluster_cpu: dict[int, float] = {}
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             pss = tree_memory_mb(proc.pid)[1]
+            workers = cluster_usage(proc.pid, cluster_cpu)
             peak_pss = max(peak_pss, pss)
+            peak_cluster = max(peak_cluster, workers)
+            peak_driver = max(peak_driver, pss - workers)
             with open(log.name) as f:  # its own file offset: the child writes through the other
                 marks = [line.split("] ", 1)[1].split()[0] for line in f if line.startswith("[") and "] " in line]
             phase = marks[-1] if marks else "start"
@@ -60,7 +113,30 @@ def run_measured(cmd: list[str], env: dict) -> dict:
             log.seek(0)
             raise SystemExit(f"{' '.join(cmd)} failed with exit code {proc.returncode}:\n{log.read()[-3000:]}")
     return {"wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1),
-            "peak_tree_pss_mb": round(peak_pss, 1), "peak_tree_pss_mb_by_phase": phases}
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak_tree_pss_mb": round(peak_pss, 1), "peak_tree_pss_mb_by_phase": phases,
+            "peak_driver_pss_mb": round(peak_driver, 1), "peak_cluster_pss_mb": round(peak_cluster, 1),
+            "cluster_cpu_s": round(sum(cluster_cpu.values()), 1)}
+
+
+def published_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every published file but the manifest and the validation report (they describe the run)."""
+    out = {}
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = f.relative_to(root).as_posix()
+        if rel != "_build/manifest.json" and not rel.startswith("_build/validation/"):
+            out[rel] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def runner_args(runner: str) -> list[str]:
+    """``in_memory`` (the default runner) or ``dask:N`` (a local cluster of N worker processes)."""
+    if runner == "in_memory":
+        return []
+    kind, _, workers = runner.partition(":")
+    if kind != "dask" or not workers.isdigit():
+        raise SystemExit(f"--runners: {runner!r} is neither in_memory nor dask:N")
+    return ["--runner", "dask", "--dask-local", workers]
 
 
 def disk_usage(root: Path) -> tuple[int, int]:
@@ -74,32 +150,43 @@ def disk_usage(root: Path) -> tuple[int, int]:
     return total, len(seen)
 
 
-def measure(dataset: str, scale: str, work: Path, env: dict) -> dict:
-    raw, out = work / f"{dataset}-{scale}-raw", work / f"{dataset}-{scale}-out"
-    for path in (raw, out):
+def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory",)) -> list[dict]:
+    """Synth once, then one build per runner, side by side; one result per build."""
+    raw = work / f"{dataset}-{scale}-raw"
+    outs = [work / f"{dataset}-{scale}-out-{runner.replace(':', '')}" for runner in runners]
+    for path in (raw, *outs):
         shutil.rmtree(path, ignore_errors=True)
     cli = [sys.executable, "-m", "benchwright.cli"]
     load = os.getloadavg()
     synth = run_measured(cli + ["synth", dataset, "--out", str(raw), "--scale", scale], env)
-    build = run_measured(cli + ["build", dataset, "--source", str(raw), "--out", str(out)], env)
-    root = out / dataset
-    manifest = json.loads((root / "_build" / "manifest.json").read_text())
-    ds = registry.get(dataset)
-    primary = next(u.name for u in ds.units if u.primary)
-    units = {u: e["written"] for u, e in manifest["reconciliation"]["units"].items()}
     source_bytes, source_files = disk_usage(raw)
-    output_bytes, output_files = disk_usage(root)
-    return {
-        "dataset": dataset, "scale": scale, "load_avg_at_start": [round(x, 2) for x in load],
-        "synth_s": synth["wall_s"], "synth_maxrss_mb": synth["maxrss_mb"],
-        "source_bytes": source_bytes, "source_files": source_files,
-        "build_s": build["wall_s"], "build_maxrss_mb": build["maxrss_mb"],
-        "build_peak_tree_pss_mb": build["peak_tree_pss_mb"],
-        "build_peak_tree_pss_mb_by_phase": build["peak_tree_pss_mb_by_phase"],
-        "output_bytes": output_bytes, "output_files": output_files,
-        "primary_unit": primary, "primary_records": units[primary], "units_written": units,
-        "build_timings_s": manifest["timings"],
-    }
+    results, first = [], None
+    for runner, out in zip(runners, outs):
+        load = os.getloadavg() if results else load
+        build = run_measured(cli + ["build", dataset, "--source", str(raw), "--out", str(out), *runner_args(runner)],
+                             env)
+        root = out / dataset
+        manifest = json.loads((root / "_build" / "manifest.json").read_text())
+        ds = registry.get(dataset)
+        primary = next(u.name for u in ds.units if u.primary)
+        units = {u: e["written"] for u, e in manifest["reconciliation"]["units"].items()}
+        output_bytes, output_files = disk_usage(root)
+        hashes = published_hashes(root)
+        first = first or hashes
+        results.append({
+            "dataset": dataset, "scale": scale, "runner": runner, "load_avg_at_start": [round(x, 2) for x in load],
+            "synth_s": synth["wall_s"], "synth_maxrss_mb": synth["maxrss_mb"],
+            "source_bytes": source_bytes, "source_files": source_files,
+            "build_s": build["wall_s"], "build_maxrss_mb": build["maxrss_mb"], "build_cpu_s": build["cpu_s"],
+            "build_peak_tree_pss_mb": build["peak_tree_pss_mb"],
+            "build_peak_tree_pss_mb_by_phase": build["peak_tree_pss_mb_by_phase"],
+            "driver_peak_pss_mb": build["peak_driver_pss_mb"], "cluster_peak_pss_mb": build["peak_cluster_pss_mb"],
+            "cluster_cpu_s": build["cluster_cpu_s"], "pipeline_s": manifest["timings"]["pipeline_s"],
+            "output_bytes": output_bytes, "output_files": output_files,
+            "primary_unit": primary, "primary_records": units[primary], "units_written": units,
+            "build_timings_s": manifest["timings"], "identical_to_first": hashes == first,
+        })
+    return results
 
 
 def markdown(result: dict) -> str:
@@ -108,6 +195,18 @@ def markdown(result: dict) -> str:
     rows = [f"| {r['dataset']} | {r['scale']} | {r['primary_records']:,} ({r['primary_unit']}) | {r['synth_s']:.1f} s | "
             f"{r['build_s']:.1f} s | {r['build_maxrss_mb']:,.0f} MB | {r['output_bytes'] / 1e6:,.1f} MB "
             f"({r['output_files']:,} files) | {r['load_avg_at_start'][0]:.1f} |" for r in result["runs"]]
+    return "\n".join([head, *rows]) + "\n"
+
+
+def markdown_runners(result: dict) -> str:
+    """The side-by-side table of the runners (docs/SCALING.md)."""
+    head = ("| dataset | scale | runner | pipeline | build | CPU, all processes | of which the workers | "
+            "driver peak PSS | workers' peak PSS | identical to in_memory | load at start |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    rows = [f"| {r['dataset']} | {r['scale']} | {r['runner']} | {r['pipeline_s']:.1f} s | {r['build_s']:.1f} s | "
+            f"{r['build_cpu_s']:.1f} s | {r['cluster_cpu_s']:.1f} s | {r['driver_peak_pss_mb']:,.0f} MB | "
+            f"{r['cluster_peak_pss_mb']:,.0f} MB | {'yes' if r['identical_to_first'] else 'NO'} | "
+            f"{r['load_avg_at_start'][0]:.1f} |" for r in result["runs"]]
     return "\n".join([head, *rows]) + "\n"
 
 
@@ -126,9 +225,15 @@ def main(argv=None) -> None:
     p.add_argument("--work", help="where sources and outputs go (default: a temporary folder, removed)")
     p.add_argument("--keep", action="store_true", help="keep each run's source and output (default: removed after it)")
     p.add_argument("--table", help="also write the Markdown table here")
+    p.add_argument("--runners", default="in_memory",
+                   help="comma-separated: in_memory (the default runner) and dask:N (Beam's Dask runner on a local "
+                        "cluster of N worker processes); each source is built once per runner")
     args = p.parse_args(argv)
     datasets = [d for d in args.datasets.split(",") if d]
     scales = [s for s in args.scales.split(",") if s]
+    runners = [r for r in args.runners.split(",") if r]
+    for runner in runners:
+        runner_args(runner)  # a wrong one fails before anything runs
     for d in datasets:
         registry.get(d)  # an unknown name fails before anything runs
     if bad := sorted(set(scales) - set(SCALES)):
@@ -141,18 +246,20 @@ def main(argv=None) -> None:
     try:
         for dataset in datasets:
             for scale in scales:
-                run = measure(dataset, scale, work, env)
-                result["runs"].append(run)
-                print(f"{dataset} {scale}: synth {run['synth_s']} s, build {run['build_s']} s, "
-                      f"{run['build_maxrss_mb']} MB", file=sys.stderr, flush=True)
+                for run in measure(dataset, scale, work, env, runners):
+                    result["runs"].append(run)
+                    print(f"{dataset} {scale} {run['runner']}: synth {run['synth_s']} s, build {run['build_s']} s "
+                          f"(pipeline {run['pipeline_s']} s), {run['build_maxrss_mb']} MB, identical: "
+                          f"{run['identical_to_first']}", file=sys.stderr, flush=True)
                 if not args.keep:
-                    for suffix in ("raw", "out"):
-                        shutil.rmtree(work / f"{dataset}-{scale}-{suffix}", ignore_errors=True)
+                    for path in work.glob(f"{dataset}-{scale}-*"):
+                        shutil.rmtree(path, ignore_errors=True)
     finally:
         if not args.work and not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     if args.table:
-        Path(args.table).write_text(markdown(result), encoding="utf-8")
+        Path(args.table).write_text(markdown(result) + ("\n" + markdown_runners(result) if runners != ["in_memory"]
+                                                        else ""), encoding="utf-8")
     print(json.dumps(result, indent=2))
 
 

@@ -219,7 +219,7 @@ def refresh_card(dataset: Dataset, root: Path) -> Path:
 
 def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None,
                  options: BuildOptions) -> dict[str, int]:
-    runner = options.make_runner()
+    runner = options.make_runner([source], staging)
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     try:
         tables, rejects = dataset.expand(pipeline, source, staging, previous)

@@ -65,7 +65,9 @@ class BuildOptions:
             opts.view_as(StandardOptions).runner = self.runner
         return opts
 
-    def make_runner(self):
+    def make_runner(self, reads: Sequence[str] = (), writes: str | None = None):
+        """The runner to build with; ``reads``, ``writes``: the source and the staging folder, which
+        the Dask runner's workers must see as this process does (checked before the pipeline runs)."""
         if self.runner == DEFAULT_RUNNER:
             from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
@@ -73,10 +75,17 @@ class BuildOptions:
             _without_timed_flushes()
             return FnApiRunner()
         if self.runner == DASK_RUNNER:
-            from benchwright.runners.dask import DaskRunner, check_upstream
+            try:
+                import distributed  # noqa: F401 - the runner's client, imported where it connects
+                from benchwright.runners.dask import DaskRunner, check_upstream
+            except ImportError as err:
+                from benchwright.errors import BenchwrightError
+
+                raise BenchwrightError(f"--runner dask needs dask.distributed ({err}): "
+                                       "pip install 'benchwright[dask]'") from None
 
             check_upstream()  # a Beam whose Dask runner changed is refused before anything runs
-            return DaskRunner()
+            return DaskRunner(reads, writes)
         return None  # Beam builds the runner named in the options
 
     @property

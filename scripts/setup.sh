@@ -27,4 +27,4 @@ if [ "$PY" = ".venv/bin/python" ] && [ ! -x .venv/bin/python ]; then
 fi
 # torch 2.13.0 (CPU) is taken from the local wheel cache where this machine has one; the package
 # itself is installed editable so the layer folders map onto benchwright.* (pyproject.toml).
-$PY -m pip install -q --disable-pip-version-check -e ".[test,torch,dataflow]"
+$PY -m pip install -q --disable-pip-version-check -e ".[test,torch,dataflow,dask]"

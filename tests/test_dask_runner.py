@@ -210,6 +210,23 @@ def test_a_side_input_is_one_task_its_readers_depend_on():
     assert len(materialised) == 1 and all(keys(side) <= keys(reader) for reader in readers)
 
 
+class FailsOnThree(beam.DoFn):
+    def process(self, x):
+        if x == 3:
+            raise ValueError("element 3 is bad")
+        time.sleep(0.5)  # the other bundles are still running when it fails
+        yield x
+
+
+def test_a_failing_bundle_fails_the_pipeline_and_nothing_is_left_running(cluster):
+    p = beam.Pipeline(runner=guard.DaskRunner(), options=PipelineOptions(
+        [f"--dask_client_address={cluster.scheduler.address}"]))
+    p | beam.Create(range(8)) | beam.Reshuffle() | beam.ParDo(FailsOnThree()) | beam.Map(str)
+    with pytest.raises(ValueError, match="element 3 is bad"):
+        p.run().wait_until_finish()
+    assert not any(cluster.run(guard._executing).values())
+
+
 # ---------------------------------------------------------------------------------------------
 # The guard's own checks (no cluster)
 
@@ -252,6 +269,17 @@ def test_the_cli_names_the_cluster_a_dask_build_needs(capsys):
     assert "--dask-address" in capsys.readouterr().err
     assert cli_main(["build", "wordeval", "--dask-local", "2"]) == 2
     assert "--runner dask" in capsys.readouterr().err
+
+
+def test_workers_that_do_not_see_the_builds_storage_are_named_before_anything_runs(cluster, tmp_path):
+    from benchwright.errors import BuildError
+
+    guard.check_workers_share(cluster, [str(tmp_path)], str(tmp_path / "out" / ".staging"))  # one file system
+    # memory:// is each process's own: what the driver writes there, no worker sees (as another host's disk)
+    with pytest.raises(BuildError, match=r"(?s)tcp://.*cannot read memory://out/\.benchwright-worker-check-"):
+        guard.check_workers_share(cluster, [], "memory://out/.staging")
+    with pytest.raises(BuildError, match="cannot find the source .*missing"):
+        guard.check_workers_share(cluster, [str(tmp_path / "missing")], str(tmp_path / "out" / ".staging"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,10 +39,14 @@ import hashlib
 import inspect
 import logging
 import threading
+import time
+import uuid
+from pathlib import Path
 from typing import Any, Sequence
 
 import apache_beam as beam
 import dask
+import fsspec
 from apache_beam import pvalue
 from apache_beam.internal import pickler
 from apache_beam.metrics.execution import MetricsContainer
@@ -404,6 +408,7 @@ class DaskRunnerResult(upstream.DaskRunnerResult):
         except BaseException:
             self._state = PipelineState.FAILED
             self.client.cancel([*self.futures, *self.metric_futures], force=True)
+            _wait_for_running_tasks(self.client)
             raise
         finally:
             self.client.close()
@@ -417,8 +422,30 @@ class DaskRunnerResult(upstream.DaskRunnerResult):
         return self._metrics
 
 
+def _executing(dask_worker) -> int:
+    return len(dask_worker.state.executing)
+
+
+def _wait_for_running_tasks(client, timeout: float = 60.0) -> None:
+    """After a failure, until no worker runs a task (up to ``timeout`` s): dask cannot stop a running
+    task, and one still writing into the staged build after the build has removed it would leave files
+    there. (A cluster busy with other work only delays this by ``timeout``.)"""
+    deadline = time.monotonic() + timeout
+    try:
+        while any(client.run(_executing).values()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    except Exception as err:  # noqa: BLE001 - the pipeline's own failure is the one to report
+        log.warning("could not wait for the cluster's running tasks: %s", err)
+
+
 class DaskRunner(upstream.DaskRunner):
-    """Beam's DaskRunner with defects A-D fixed (see the module docstring)."""
+    """Beam's DaskRunner with defects A-D fixed (see the module docstring). ``reads`` and ``writes``:
+    the URLs the pipeline reads and the folder it writes into, which every worker must see as the
+    driver does (``check_workers_share``)."""
+
+    def __init__(self, reads: Sequence[str] = (), writes: str | None = None):
+        super().__init__()
+        self.reads, self.writes = tuple(reads), writes
 
     def run_pipeline(self, pipeline, options):
         """Replaces ``DaskRunner.run_pipeline`` (defect B): computes every PCollection nothing consumes
@@ -431,6 +458,8 @@ class DaskRunner(upstream.DaskRunner):
         bag_kwargs = upstream.DaskOptions._extract_bag_kwargs(dask_options)
         client = ddist.Client(**dask_options)
         try:
+            if self.writes is not None:
+                check_workers_share(client, self.reads, self.writes)
             threads = sum(client.nthreads().values())
             spread = max(bag_kwargs.get("npartitions") or 0, PARTITIONS_PER_THREAD * max(1, threads))
             pipeline.replace_all(overrides.dask_overrides())
@@ -444,6 +473,54 @@ class DaskRunner(upstream.DaskRunner):
             client.close()
             raise
         return DaskRunnerResult(client, futures[:len(sinks)], futures[len(sinks):])
+
+
+def check_workers_share(client, reads: Sequence[str], writes: str) -> None:
+    """Every worker of ``client``'s cluster reads what the driver wrote in ``writes``' folder and finds
+    each of ``reads``: the workers read the source and write the pipeline's files themselves, and the
+    driver then reads those files. A worker on another host with its own disk, or started without the
+    object store's endpoint or credentials, is named here, before anything runs."""
+    import benchwright
+    from benchwright.errors import BuildError
+
+    folder = writes.rstrip("/").rsplit("/", 1)[0]
+    token = uuid.uuid4().hex
+    marker = f"{folder}/.benchwright-worker-check-{token}"
+    fs, folder_path = fsspec.core.url_to_fs(folder)
+    fs.makedirs(folder_path, exist_ok=True)
+    fs.pipe_file(f"{folder_path}/{marker.rsplit('/', 1)[1]}", token.encode())
+    # a default shipped in the package (WordEval's catalogue) is each worker's own installed copy
+    package = Path(benchwright.__file__).resolve().parent
+    reads = [url for url in reads if "://" in url or not Path(url).resolve().is_relative_to(package)]
+    try:
+        seen = client.run(_sees, marker, token, reads)
+    finally:
+        fs.rm_file(f"{folder_path}/{marker.rsplit('/', 1)[1]}")
+    problems = {worker: problem for worker, problem in seen.items() if problem}
+    if problems:
+        raise BuildError(
+            "the Dask cluster's workers must see the source and the output as this machine does "
+            "(one object store with its endpoint and credentials in each worker's environment, or "
+            "one shared file system; README, \"Building on a Dask cluster\"):\n  "
+            + "\n  ".join(f"{worker}: {problem}" for worker, problem in sorted(problems.items())))
+
+
+def _sees(marker: str, token: str, reads: list) -> str | None:
+    """On a worker: what it cannot see of the build's storage, or None."""
+    try:
+        fs, path = fsspec.core.url_to_fs(marker)
+        if fs.cat_file(path) != token.encode():
+            return f"{marker} holds something else here"
+    except Exception as err:  # noqa: BLE001 - any failure to read it is the answer
+        return f"cannot read {marker}, written by the driver: {type(err).__name__}: {err}"
+    for url in reads:
+        try:
+            fs, path = fsspec.core.url_to_fs(url)
+            if not fs.exists(path):
+                return f"cannot find the source {url}"
+        except Exception as err:  # noqa: BLE001
+            return f"cannot read the source {url}: {type(err).__name__}: {err}"
+    return None
 
 
 @contextlib.contextmanager
