@@ -93,8 +93,11 @@ _MODULES = {"dask_runner": upstream, "transform_evaluator": upstream_ops, "overr
 # tag (Beam's tags are str, the main output's None)
 METRICS = ("benchwright", "metric-updates")
 # Reshuffle spreads its input over this many partitions per worker thread (unless --dask_npartitions
-# asks for more): enough that a slow unit does not leave the other workers idle at the end
-PARTITIONS_PER_THREAD = 4
+# asks for more). Each partition adds tasks to every step downstream, and to each GroupByKey's shuffle
+# quadratically: a tiny WildBox pipeline on 2 workers is 2,835 tasks with 4 (16.3 CPU-s of scheduler
+# and workers), 1,131 with 2 (9.5 CPU-s). With 2, dask's work stealing still moves a waiting partition
+# to an idle worker; a slow last partition is half a thread's share.
+PARTITIONS_PER_THREAD = 2
 
 
 class UpstreamChanged(RuntimeError):
