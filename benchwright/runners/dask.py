@@ -378,7 +378,7 @@ def refuse_windows_and_timestamps(node) -> None:
                                   f"(default trigger); this pipeline windows into {transform.windowing}")
     # GroupByKey's own ReifyWindows reads them to pair each value with its window, which the grouping strips
     if isinstance(transform, beam.ParDo) and not isinstance(transform.fn, beam.GroupByKey.ReifyWindows):
-        if beam.DoFn.TimestampParam in DoFnSignature(transform.fn).process_method.defaults:
+        if beam.DoFn.TimestampParam in transform.fn.get_function_arguments("process")[1]:
             raise NotImplementedError(f"{node.full_label}: the Dask runner does not carry element timestamps; "
                                       "this DoFn reads them (DoFn.TimestampParam)")
 
