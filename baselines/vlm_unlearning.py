@@ -1,7 +1,7 @@
 """VLM unlearning baselines on the small CPU head: gradient ascent and gradient difference per training view.
 
     benchwright baseline vlm_unlearning --data OUT/vlm_unlearning [--out RESULT.json] [--markdown TABLE.md]
-        [--gamma 0.5] [--seed 0]
+        [--alpha 0.5] [--seed 0]
 
 This is the comparison the paper makes (unlearning on the multimodal view, the text-only view,
 ModRoute's routed mixes and random mixes of the same size), run on a model anyone can run: the
@@ -37,10 +37,10 @@ Neither template is anything but a decision marker: ``REFUSAL_TEXT`` contains VL
 ``COMPLY_TEXT`` none (``tests/test_vlm_unlearning_baselines.py`` checks both against the evaluator's
 detector). Every trained head answers the forget, retain and test splits of every view (``EVAL_VIEWS``)
 and the rows are scored by ``benchwright.evaluation.vlm_unlearning.evaluate``: Forget, Utility and
-S_gamma per evaluation view.
+S_alpha per evaluation view.
 
 **The table** (``baseline_table(build)``): one row per training config and method, plus the original
-model, with Forget, Utility and S_gamma on the multimodal evaluation view and S_gamma on the text-only
+model, with Forget, Utility and S_alpha on the multimodal evaluation view and S_alpha on the text-only
 and image-only views; as JSON and as a Markdown table for the card. The image-only view's instruction
 is rendered into pixels that the head's OpenCV features cannot read (see ``features``), so on it the
 head can only go by the neutral prompt and the look of the rendered text: expect it to treat forget and
@@ -65,8 +65,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import SourceError
-from benchwright.evaluation.vlm_unlearning import evaluate
+from benchwright.evaluation.vlm_unlearning import RefuseGamma, alpha_option, evaluate
 from benchwright.loaders import vlm_unlearning as loader
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning.features import image_features, text_features
@@ -86,7 +87,7 @@ UNLEARN_LR = 1e-3
 TARGET_REFUSAL = 0.9     # stop once this share of the training view's forget rows is refused
 MAX_STEPS = 300
 RETAIN_WEIGHT = 1.0
-TABLE_VIEWS = ("text_only", "image_only")      # S_gamma columns beside the multimodal ones
+TABLE_VIEWS = ("text_only", "image_only")      # S_alpha columns beside the multimodal ones
 
 
 @dataclass
@@ -219,7 +220,7 @@ def _retain_for(config: str, data) -> Inputs:
     return data[config]["retain"] if "retain" in data[config] else data["multimodal"]["retain"]
 
 
-def run_baselines(data: dict[str, dict[str, Inputs]], gamma: float = 0.5, seed: int = 0,
+def run_baselines(data: dict[str, dict[str, Inputs]], alpha: float = 0.5, seed: int = 0,
                   configs: tuple[str, ...] = TRAIN_CONFIGS, lr: float = UNLEARN_LR, target: float = TARGET_REFUSAL,
                   max_steps: int = MAX_STEPS) -> dict:
     """Every (training config, method) run, each scored by the evaluator on every view; and the table rows."""
@@ -231,50 +232,56 @@ def run_baselines(data: dict[str, dict[str, Inputs]], gamma: float = 0.5, seed: 
                                                   seed, lr=lr, max_steps=max_steps, target=target)))
     results, rows = [], []
     for config, method, model, steps in runs:
-        scored = evaluate(_predictions(model, data), gamma=gamma)
+        scored = evaluate(_predictions(model, data), alpha=alpha)
         groups = scored["groups"]
         results.append({"train_config": config, "method": method,
                         "forget_rows": 0 if config == "original" else len(data[config]["forget"]), "steps": steps,
-                        "eval": {v: {k: groups[v][k] for k in ("forget", "utility", "s_gamma", "sets")} for v in EVAL_VIEWS}})
+                        "eval": {v: {k: groups[v][k] for k in ("forget", "utility", "s_alpha", "sets")} for v in EVAL_VIEWS}})
         mm = groups["multimodal"]
         rows.append({"train_config": config, "method": method, "steps": steps, "forget": mm["forget"], "utility": mm["utility"],
-                     "s_gamma": mm["s_gamma"], **{f"s_gamma_{v}": groups[v]["s_gamma"] for v in TABLE_VIEWS}})
-    return {"gamma": gamma, "seed": seed, "rows": rows, "runs": results,
+                     "s_alpha": mm["s_alpha"], **{f"s_alpha_{v}": groups[v]["s_alpha"] for v in TABLE_VIEWS}})
+    return {"alpha": alpha, "seed": seed, "rows": rows, "runs": results,
             "settings": {"lr": lr, "target_refusal": target, "max_steps": max_steps, "retain_weight": RETAIN_WEIGHT,
                          "comply_text": COMPLY_TEXT, "refusal_text": REFUSAL_TEXT, "eval_views": list(EVAL_VIEWS)}}
 
 
 def markdown_table(result: dict) -> str:
-    """The table rows as Markdown (3 decimals): multimodal Forget, Utility, S_gamma, and S_gamma on the other views."""
-    g = f"{result['gamma']:g}"
-    head = ["training view", "method", "steps", "Forget", "Utility", f"S_{g}",
-            *(f"S_{g} ({v.replace('_', '-')})" for v in TABLE_VIEWS)]
+    """The table rows as Markdown (3 decimals): multimodal Forget, Utility, S_alpha, and S_alpha on the other views."""
+    a = f"alpha={result['alpha']:g}"
+    head = ["training view", "method", "steps", "Forget", "Utility", f"S ({a})",
+            *(f"S ({a}, {v.replace('_', '-')})" for v in TABLE_VIEWS)]
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in result["rows"]:
-        cells = [r["train_config"], r["method"].replace("_", " "), str(r["steps"]), fmt(r["forget"]), fmt(r["utility"]), fmt(r["s_gamma"]),
-                 *(fmt(r[f"s_gamma_{v}"]) for v in TABLE_VIEWS)]
+        cells = [r["train_config"], r["method"].replace("_", " "), str(r["steps"]), fmt(r["forget"]), fmt(r["utility"]), fmt(r["s_alpha"]),
+                 *(fmt(r[f"s_alpha_{v}"]) for v in TABLE_VIEWS)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def baseline_table(build: str | Path, gamma: float = 0.5, seed: int = 0) -> dict:
+def baseline_table(build: str | Path, alpha: float = 0.5, seed: int = 0) -> dict:
     """For the card: ``run_baselines`` on a local build, with ``markdown`` (the table) and the rows."""
-    result = run_baselines(load_inputs(str(build)), gamma=gamma, seed=seed)
+    result = run_baselines(load_inputs(str(build)), alpha=alpha, seed=seed)
     result["markdown"] = markdown_table(result)
     return result
 
 
-def run_cli(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="benchwright baseline vlm_unlearning", description=__doc__.split("\n\n")[0])
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright baseline vlm_unlearning", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="a built vlm_unlearning folder (local)")
     ap.add_argument("--out", help="write the full result here (JSON)")
     ap.add_argument("--markdown", help="write the table here (Markdown)")
-    ap.add_argument("--gamma", type=float, default=0.5, help="S_gamma's weight on Forget (default 0.5)")
-    ap.add_argument("--seed", type=int, default=0)
-    ns = ap.parse_args(argv)
+    ap.add_argument("--alpha", type=alpha_option, default=0.5, help="S_alpha's weight on Forget, in [0, 1] (default 0.5)")
+    ap.add_argument("--gamma", action=RefuseGamma, help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the heads' initialisation and training order")
+    return ap
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    ns = cli_parser().parse_args(argv)
     t0 = time.process_time()
-    result = baseline_table(ns.data, gamma=ns.gamma, seed=ns.seed)
+    result = baseline_table(ns.data, alpha=ns.alpha, seed=ns.seed)
     cpu = time.process_time() - t0
     if ns.out:
         with fsspec.open(ns.out, "wt", encoding="utf-8") as f:

@@ -86,7 +86,6 @@ its "score" part is chosen (``LEARNED_CONFIG["score"]``), else as the lift.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -96,6 +95,7 @@ from pathlib import Path
 import numpy as np
 
 from benchwright import geometry
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.loaders.wildbox import COARSE_OF_SPECIES, STAGE_CLASSES, curriculum_stages
 from benchwright.schemas import wildbox as schema
 
@@ -1015,11 +1015,8 @@ def run_head(head: str, train: dict, target: dict, *, epochs: int = DEFAULT_EPOC
 
 
 # ========================================================================================= CLI
-def run_cli(argv=None) -> int:
-    """``benchwright baseline wildbox --data OUT/wildbox --head H --out PRED.json ...``; prints one line."""
-    from benchwright.errors import BenchwrightError
-
-    p = argparse.ArgumentParser(prog="benchwright baseline wildbox",
+def cli_parser() -> ArgumentParser:
+    p = ArgumentParser(prog="benchwright baseline wildbox",
                                 description="WildBox 3D baselines on oracle 2D boxes (trivial d0, lift, learned MLP)")
     p.add_argument("--data", required=True, help="built WildBox folder (OUT/wildbox)")
     p.add_argument("--head", required=True, choices=HEADS)
@@ -1034,7 +1031,15 @@ def run_cli(argv=None) -> int:
                    help="learned head: image (the image's own 2D boxes) or segment (also the segment's other frames)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--evaluate", action="store_true", help="also score the predictions (AP-BEV@0.25 in the summary)")
-    ns = p.parse_args(argv)
+    return p
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    """``benchwright baseline wildbox --data OUT/wildbox --head H --out PRED.json ...``; prints one line."""
+    from benchwright.errors import BenchwrightError
+
+    ns = cli_parser().parse_args(argv)
     try:
         if ns.split == "train" and ns.head != "trivial":
             print("note: predicting the train split (statistics / weights come from it)", file=sys.stderr)

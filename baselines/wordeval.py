@@ -25,7 +25,6 @@ cases also failed) and ``RUN_DIR/report.md`` with ``report.png``.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.evaluation.wordeval import IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize
 from benchwright.loaders.wordeval import EXPORTS, read_config
 from benchwright.schemas import wordeval as schema
@@ -223,12 +223,16 @@ def summarize_run(cases: list[dict], records: dict[str, dict], agent: str) -> di
         "per_check": base["per_check"],
         "failure_kinds_by_object_property": {k: dict(sorted(v.items())) for k, v in sorted(kinds_by_pair.items())},
         "agent_status": dict(sorted(Counter(a.get("status", "unknown") for a in agent_runs).items())),
+        # how the harness held each agent's process tree, and what agents left running (all ended)
+        "containment": dict(sorted(Counter(str(a.get("containment")) for a in agent_runs).items())),
+        "left_running": {c["case_id"]: a["left_running"] for c, a in zip(scored, agent_runs) if a.get("left_running")},
         "rejected": dict(sorted(Counter(str(r["rejected"]).split(":", 1)[0] for r in reports
                                         if r.get("rejected")).items())),
         "compositional_failures": compositional,
         "failed_cases": {c["case_id"]: records[c["case_id"]]["reason"] for c in scored
                          if not records[c["case_id"]]["passed"]},
         "seconds": {"agent_mean": mean([a.get("seconds", 0.0) for a in agent_runs]),
+                    "agent_cpu_mean": mean([a.get("cpu_s") or 0.0 for a in agent_runs]),
                     "evaluation_ms_mean": mean([a.get("evaluation_ms", 0.0) for a in agent_runs])},
     }
 
@@ -495,11 +499,10 @@ def run_harness(data: str | Path, agent: str, run_dir: str | Path, config: str =
     return summary
 
 
-def run_harness_cli(argv=None) -> int:
-    """``benchwright run wordeval --agent CMD --cases OUT/wordeval --out RUN_DIR ...``"""
+def harness_parser() -> ArgumentParser:
     from benchwright.wordeval import harness
 
-    ap = argparse.ArgumentParser(prog="benchwright run wordeval",
+    ap = ArgumentParser(prog="benchwright run wordeval",
                                  description="Run an agent (a shipped baseline or any command) over WordEval's cases.")
     ap.add_argument("--agent", required=True,
                     help=f"{' | '.join(AGENTS)} or a command line, run as CMD INPUT INSTRUCTION_FILE OUTPUT "
@@ -514,8 +517,14 @@ def run_harness_cli(argv=None) -> int:
     ap.add_argument("--sample", type=int, help="only this many cases, stratified by config and subsystem")
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
     ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
-    ap.add_argument("--no-progress", action="store_true")
-    ns = ap.parse_args(argv)
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return ap
+
+
+@parser_of(harness_parser)
+def run_harness_cli(argv=None) -> int:
+    """``benchwright run wordeval --agent CMD --cases OUT/wordeval --out RUN_DIR ...``"""
+    ns = harness_parser().parse_args(argv)
     try:
         summary = run_harness(ns.cases, ns.agent, ns.out, ns.config, workers=ns.workers, timeout_s=ns.timeout,
                               memory_mb=ns.memory_mb, sample=ns.sample, seed=ns.seed, only=ns.case_id,
@@ -531,8 +540,8 @@ def run_harness_cli(argv=None) -> int:
     return 0
 
 
-def run_cli(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="benchwright baseline wordeval",
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright baseline wordeval",
                                  description="Run a shipped baseline agent in this process over a build's cases.")
     ap.add_argument("--data", required=True, help="a built WordEval folder (OUT/wordeval)")
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
@@ -540,7 +549,12 @@ def run_cli(argv=None) -> int:
     ap.add_argument("--config", default="all", choices=[*schema.CONFIGS, "all"])
     ap.add_argument("--evaluate", action="store_true", help="score the outputs with the evaluator")
     ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON)")
-    ns = ap.parse_args(argv)
+    return ap
+
+
+@parser_of(cli_parser)
+def run_cli(argv=None) -> int:
+    ns = cli_parser().parse_args(argv)
     configs = schema.CONFIGS if ns.config == "all" else (ns.config,)
     n = run_agent(ns.data, ns.agent, ns.out, configs)
     result = {"agent": ns.agent, "cases": n, "out": ns.out}

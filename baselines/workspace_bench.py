@@ -20,8 +20,8 @@ file the build has no row for counts as not found (and is counted).
 """
 from __future__ import annotations
 
-import argparse
 import json
+import logging
 import math
 import re
 import sys
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.loaders.workspace_bench import readable_files, task_dependency_files, tasks_frame
 from benchwright.schemas.workspace_bench import PERSONAS
 
@@ -69,6 +70,9 @@ class BM25Ranker:
     def __init__(self):
         import bm25s
 
+        # bm25s sets its logger to DEBUG when imported and logs each index it builds ("Building index from
+        # tokens"); its warnings stay
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self._bm25s = bm25s
         self._indexes: dict[str, tuple] = {}
 
@@ -220,13 +224,18 @@ def summary_lines(result: dict) -> list[str]:
     return lines
 
 
-def run_cli(argv) -> int:
-    parser = argparse.ArgumentParser(prog="benchwright baseline workspace_bench", description=__doc__.split("\n")[0])
+def cli_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="benchwright baseline workspace_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, help="a built Workspace-Bench")
     parser.add_argument("--split", choices=("lite", "full"), default="full")
     parser.add_argument("--rankers", default=",".join(RANKERS), help="comma-separated: bm25, dense")
     parser.add_argument("--out", type=Path, help="write the JSON results here")
-    args = parser.parse_args(argv)
+    return parser
+
+
+@parser_of(cli_parser)
+def run_cli(argv) -> int:
+    args = cli_parser().parse_args(argv)
     rankers = tuple(r.strip() for r in args.rankers.split(",") if r.strip())
     unknown = sorted(set(rankers) - set(RANKERS))
     if unknown:

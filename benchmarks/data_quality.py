@@ -5,11 +5,12 @@ and ``benchwright diff`` (the build against itself: every row compared). Prints 
 """
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
+
+from benchwright.arguments import ArgumentParser
 
 
 def measure(root: Path) -> dict:
@@ -47,7 +48,7 @@ def measure(root: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", nargs="+", required=True, help="built dataset folders")
     args = p.parse_args(argv)
     print(json.dumps({"builds": [measure(Path(d)) for d in args.data]}, indent=2))

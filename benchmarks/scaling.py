@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from benchwright import registry
+from benchwright.arguments import ArgumentParser
 from benchwright.benchmarks.wildbox_build import tree_memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
@@ -219,7 +220,7 @@ def _commit() -> str:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--datasets", default=",".join(registry.names()), help="comma-separated (default: all)")
     p.add_argument("--scales", default="tiny,default", help=f"comma-separated, of {', '.join(SCALES)}")
     p.add_argument("--work", help="where sources and outputs go (default: a temporary folder, removed)")

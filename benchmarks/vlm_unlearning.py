@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchwright.arguments import ArgumentParser
+
 
 def _peak_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -93,7 +95,7 @@ def run_floor(source: str, out: str, scores: str | None) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__)
+    p = ArgumentParser(description=__doc__)
     p.add_argument("--examples", type=int, default=3000)
     p.add_argument("--routing-scores", default=None, help="a score file instead of the built-in scorer")
     p.add_argument("--part", choices=["build", "floor"], help=argparse.SUPPRESS)

@@ -28,7 +28,6 @@ default; one network's AP-BEV@0.25 moves by about a point with its seed).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sys
@@ -36,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchwright.arguments import ArgumentParser
 from benchwright.baselines import wildbox as bw
 
 ROWS = (("trivial", {}), ("lift", {}), ("lift (pinhole)", {"mode": "pinhole"}), ("lift (segment)", {"mode": "segment"}))
@@ -259,7 +259,7 @@ def _draw_names(paths: list[Path]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True, nargs="+", help="built WildBox folder(s) (OUT/wildbox), one per draw")
     p.add_argument("--split", default="validation")
     p.add_argument("--epochs", type=int, default=bw.DEFAULT_EPOCHS)

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchwright.arguments import ArgumentParser
+
 
 def tree_memory_mb(pid: int) -> tuple[float, float]:
     """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
@@ -165,7 +167,7 @@ def write_card_table(data: Path, result: dict) -> None:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", default="full", choices=["tiny", "default", "full"])
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--running-mode", default="in_memory", choices=["in_memory", "multi_processing"])

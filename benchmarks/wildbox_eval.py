@@ -13,7 +13,6 @@ the sizes, and the headline metrics.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import time
@@ -21,6 +20,7 @@ import time
 import numpy as np
 
 from benchwright import geometry
+from benchwright.arguments import ArgumentParser
 from benchwright.schemas import wildbox as schema
 
 # Share of validation boxes per species (very unbalanced, like the release).
@@ -147,7 +147,7 @@ def jitter_predictions(gt: dict, level: float = 1.0, seed: int = 1, miss: float 
 def main(argv=None) -> int:
     from benchwright.evaluation import wildbox as ev
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--images", type=int, default=13_800)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gt", help="a built WildBox folder (uses its validation split)")

@@ -30,6 +30,8 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from benchwright.arguments import ArgumentParser
+
 VALIDATION_SHARE = 0.2
 MAX_SEGMENTATION_PTS = 10_000
 # Corner signs of local (x, y, z) = (L, H, W) in the order pytorch3d's box3d_overlap expects.
@@ -188,7 +190,8 @@ def run(source: str, out: str, categories: dict[str, int]) -> dict:
     os.makedirs(out, exist_ok=True)
     names = {c: n for n, c in sorted(categories.items(), reverse=True)}
     counts = {}
-    for dataset_id, split in enumerate(("train", "validation"), start=1):
+    dataset_id = 1000  # the release's collection id, both splits (its preparation script's default)
+    for split in ("train", "validation"):
         images, annotations, scales = [], [], {}
         for p in (p for p in prepared if splits[p["video"]] == split):
             scales[p["segment"]] = p["scale"]
@@ -212,7 +215,7 @@ def run(source: str, out: str, categories: dict[str, int]) -> dict:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("source")
     p.add_argument("out")
     p.add_argument("--categories", help='JSON {"raw class name": category id} (default: the schema\'s)')

@@ -13,7 +13,6 @@ The pipeline's own end-to-end throughput against sha256sum is ``benchmarks/works
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import json
@@ -22,6 +21,8 @@ import subprocess
 import sysconfig
 import time
 from pathlib import Path
+
+from benchwright.arguments import ArgumentParser
 
 
 def _magika_batched(datas: list[bytes], batch: int) -> list[str]:
@@ -106,7 +107,7 @@ def run(folder: Path, limit: int, batch: int, exclude: tuple[str, ...] = ()) -> 
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--folder", default=sysconfig.get_paths()["stdlib"])
     parser.add_argument("--limit", type=int, default=3000)
     parser.add_argument("--batch", type=int, default=64)

@@ -20,6 +20,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from benchwright.arguments import ArgumentParser
+
 
 def _workspaces(source: str) -> list:
     from benchwright.pipelines.workspace_bench_sources import open_source
@@ -74,7 +76,7 @@ def _peak_mb(children: bool = False) -> float:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--source", help="a Workspace-Bench source (default: write the synthetic one at --scale)")
     ap.add_argument("--scale", default="full", choices=("tiny", "default", "full"))
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import datetime
 import errno
 import fcntl
 import json
 import logging
 import os
+import posixpath
 import shutil
 import tempfile
 import time
@@ -24,11 +26,14 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from benchwright import __version__, published
 from benchwright.card import render_card
+from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
+from benchwright.diff import file_diff
 from benchwright.errors import BuildError
+from benchwright.files import local_files_under
 from benchwright.forked import ForkedCall
 from benchwright.layout import BUILD_DIR, MANIFEST
-from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
+from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
 from benchwright.options import BuildOptions
@@ -46,8 +51,11 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
 
     ``options.out`` is any fsspec URL. On a filesystem the build is staged beside its final place
     and renamed into it; on object storage it is staged under the dataset URL and committed by
-    writing the manifest last (``benchwright.published``). Returns the published folder's URL."""
+    writing the manifest last (``benchwright.published``). What is at ``options.out``/<name> is
+    replaced only when it is a build of this dataset, or with ``options.force`` (``check_target``).
+    Returns the published folder's URL."""
     local_out = published.is_local(options.out)
+    check_target(dataset, options)  # before anything is made: --out a file, a folder that is not a build
     if local_out:
         out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
         out.mkdir(parents=True, exist_ok=True)
@@ -67,6 +75,85 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
         return _build(dataset, source, options, local_out, dataset_url, staging_url, sources_dir, confirm_lock)
 
 
+def check_target(dataset: Dataset, options: BuildOptions) -> str | None:
+    """Refuse an output the build cannot publish at or must not replace: ``--out`` (or a folder above it)
+    a file, or OUT/<name> holding anything but a build of this dataset and its own files (a user's
+    folder, another dataset's build, a build with files its manifest does not list), unless
+    ``options.force``. Returns why OUT/<name> is not a build of this dataset (what ``--force`` replaces),
+    None when it is one or nothing is there."""
+    if published.is_local(options.out):
+        out = Path(fsspec.core.url_to_fs(options.out)[1]).absolute()
+        for folder in (out, *out.parents):
+            if folder.exists():
+                if not folder.is_dir():
+                    raise BuildError(f"--out {options.out}: {folder} is a file, not a folder; nothing was built")
+                break
+        target = str(out / dataset.name)
+        why = _not_a_local_build(Path(target), dataset.name)
+    else:
+        target = published.join(options.out, dataset.name)
+        why = _not_an_object_build(target, dataset.name)
+    if why and not options.force:
+        raise BuildError(f"{target} {why}, so this build does not replace it and nothing was built: move it "
+                         "away, choose another --out, or pass --force to replace it")
+    return why
+
+
+def _not_a_local_build(folder: Path, name: str) -> str | None:
+    """Why the local ``folder`` is not a build of ``name`` a new one may replace; None when nothing is
+    there, an empty folder (nothing to lose), or a build of it holding only the files its manifest lists
+    and its own views (validation report, screenshots)."""
+    if folder.is_symlink():
+        return f"is a symbolic link (to {os.readlink(folder)}), not a build of {name}"
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        return f"is a file, not a build of {name}"
+    files = [rel for rel, _ in local_files_under(str(folder))]
+    if not files:
+        return None
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
+        return f"is not a build of {name} (no readable {MANIFEST}; it holds {_some(files)})"
+    if manifest.get("dataset") != name:
+        return f"is a build of {manifest.get('dataset')!r}, not of {name}"
+    listed = {f.get("path") for f in manifest["files"] if isinstance(f, dict)}
+    unlisted = [rel for rel in files if described(rel) and rel not in listed]
+    if unlisted:
+        return f"holds files its manifest does not list ({_some(unlisted)})"
+    return None
+
+
+def _not_an_object_build(url: str, name: str) -> str | None:
+    """``_not_a_local_build`` on object storage: the dataset URL may hold only what builds write there
+    (the root manifest of a build of ``name``, builds/, a build's _staging/ and _failed/ folders)."""
+    fs, path = fsspec.core.url_to_fs(url)
+    fs.invalidate_cache(path)
+    try:
+        entries = fs.ls(path, detail=False)
+    except FileNotFoundError:
+        return None
+    foreign = sorted(rel for rel in (posixpath.relpath(e, path) for e in entries)
+                     if rel not in (BUILD_DIR, published.BUILDS, published.STAGING, published.FAILED))
+    if fs.isdir(posixpath.join(path, BUILD_DIR)):
+        foreign += sorted(rel for rel in (posixpath.relpath(e, path) for e in fs.ls(posixpath.join(path, BUILD_DIR),
+                                                                                     detail=False))
+                          if rel != MANIFEST)
+    manifest = published.committed_manifest(url)
+    if manifest is not None and manifest.get("dataset") != name:
+        return f"is a build of {manifest.get('dataset')!r}, not of {name}"
+    if foreign:
+        return f"holds objects that are not a build's of {name} ({_some(foreign)})"
+    return None
+
+
+def _some(paths: list[str], shown: int = 3) -> str:
+    return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
+
+
 def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool, dataset_url: str,
            staging_url: str, sources_dir: Path, confirm_lock=None) -> str | None:
     timings: dict[str, float] = {}
@@ -76,7 +163,9 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
     if source is None:
         source = dataset.default_source(str(sources_dir))
         timings["default_source_s"] = round(time.perf_counter() - t0, 3)
-    previous = published.committed(dataset_url)[1] if published.committed_manifest(dataset_url) else None
+    manifest = published.committed_manifest(dataset_url)
+    # the build this one replaces (its statistics are the drift baseline); not another dataset's (--force)
+    previous = published.committed(dataset_url)[1] if manifest and manifest.get("dataset") == dataset.name else None
 
     _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     # The source's fingerprint is computed meanwhile, on the core the pipeline leaves free.
@@ -111,6 +200,8 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
         finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+        # checked again: a folder may have been made there while the build ran
+        _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset, options)))
         publish(staging, Path(dataset_url))
         _progress(options, f"[{dataset.name}] published {dataset_url}")
         return dataset_url
@@ -123,12 +214,16 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
                 finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
-                kept = published.join(dataset_url, "_failed", staging_url.rstrip("/").rsplit("/", 1)[1])
+                kept = published.join(dataset_url, published.FAILED, staging_url.rstrip("/").rsplit("/", 1)[1])
                 fs, path = fsspec.core.url_to_fs(kept)
                 if (staging / BUILD_DIR).is_dir():
                     fs.put(str(staging / BUILD_DIR), path + "/", recursive=True)
                 raise BuildError(f"{err}\n  (the failed build's {BUILD_DIR}/ is kept at {kept})") from None
+            foreign = check_target(dataset, options)
+            _progress(options, replacing(dataset, dataset_url, staging, foreign))
             target = published.commit(staging, dataset_url, staging_url, mirrored, confirm_lock)
+            if foreign:  # what --force replaces goes once this build is committed
+                published.remove_all_but_builds(dataset_url)
     finally:
         published.remove(staging_url)
     _progress(options, f"[{dataset.name}] published {dataset_url} (build {target})")
@@ -186,9 +281,10 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "reconciliation": reconciliation,
         "exports": exports,
         "timings": timings,
-        "files": describe_files(staging),
+        "files": [],
         "shards": files,
     }
+    manifest["files"] = write_croissant(dataset, staging, manifest)  # croissant.json, then every file's sha256
     write_json(staging / MANIFEST, manifest)
     published.fault_point("finalize")
 
@@ -250,16 +346,48 @@ def query_counters(result) -> dict[str, int]:
     return dict(sorted(totals.items()))
 
 
+def replacing(dataset: Dataset, dataset_url: str, staging: Path, foreign: str | None) -> str | None:
+    """The line saying what the finished build at ``staging`` replaces at ``dataset_url``: the previous
+    build's date and rows, and what changed (rows, files, input, drift: from the two manifests and the
+    new build's drift report, since the old build is gone once this one is published); or what was
+    there that is not a build of it (``foreign``, ``check_target``'s reason: --force). None when
+    nothing is there."""
+    old = published.committed_manifest(dataset_url)
+    if old is None or old.get("dataset") != dataset.name:
+        return f"[{dataset.name}] replacing {dataset_url}, which {foreign} (--force)" if foreign else None
+    new = json.loads((staging / MANIFEST).read_text(encoding="utf-8"))
+    fs, path = fsspec.core.url_to_fs(published.join(dataset_url, MANIFEST))
+    when = fs.modified(path).astimezone(datetime.timezone.utc)
+    old_rows, new_rows = _rows(old), _rows(new)
+    files = file_diff(old, new, 0)
+    drift = json.loads((staging / DRIFT).read_text(encoding="utf-8"))
+    same_input = (old.get("input") or {}).get("sha256") == new["input"]["sha256"]
+    drifted = (f"; {drift['exceeded']} of {len(drift['comparisons'])} statistics drifted beyond their limit "
+               f"({DRIFT})") if drift["comparisons"] else ""
+    return (f"[{dataset.name}] replacing the build of {when:%Y-%m-%d %H:%M} UTC, {old_rows:,} rows"
+            + (f", which {foreign} (--force)" if foreign else "")
+            + f"; diff: {new_rows:,} rows ({new_rows - old_rows:+,}), files {files['changed']} changed, "
+              f"{files['added']} added, {files['removed']} removed, {files['unchanged']} unchanged; input "
+              f"{'unchanged' if same_input else 'changed'}{drifted}")
+
+
+def _rows(manifest: dict) -> int:
+    return sum(s.get("rows") or 0 for s in manifest.get("shards", []))
+
+
 def publish(staging: Path, final: Path) -> None:
     """Swap staging into place atomically: a kill at any point leaves the previous build or the new
     one at ``final``, never neither (the old build ends up in ``staging``, removed afterwards or by
-    the next build)."""
-    if not final.exists():
+    the next build). The caller checked that what is at ``final`` may be replaced (``check_target``)."""
+    if not final.exists() and not final.is_symlink():
         os.rename(staging, final)
         return
     _exchange(staging, final)
     published.fault_point("publish")
-    shutil.rmtree(staging)
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)
+    else:  # what --force replaced: a file or a link (never followed)
+        staging.unlink()
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -300,6 +428,6 @@ def _camel(name: str) -> str:
     return "".join(p.capitalize() for p in name.split("_"))
 
 
-def _progress(options: BuildOptions, message: str) -> None:
-    if options.progress:
+def _progress(options: BuildOptions, message: str | None) -> None:
+    if options.progress and message:
         print(message, flush=True)

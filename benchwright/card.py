@@ -18,6 +18,7 @@ import jinja2
 import jinja2.meta
 import pyarrow.parquet as pq
 
+from benchwright.croissant import croissant_section
 from benchwright.layout import CARD_HTML
 from benchwright.report import page_template
 from benchwright.writer import parse_shard_name
@@ -72,25 +73,27 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
 def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None) -> Path:
     """Renders ``cards/<dataset>.md.j2`` into ``root/README.md``. Every card gets the core's data
     quality section (``data_quality``: statistics, drift, what is checked) where its template
-    puts ``{{ data_quality }}``, or at its end. ``checks``: the data checks' results (else the stored report's)."""
+    puts ``{{ data_quality }}``, or at its end, and the section on the Croissant file (``croissant``) the same way. ``checks``: the data checks' results (else the stored report's)."""
     # The templates are data, not code: the core reads them without importing the cards layer.
     templates = Path(str(files("benchwright.cards")))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     name = f"{dataset.name}.md.j2"
     template = env.get_template(name)
-    places_quality = "data_quality" in jinja2.meta.find_undeclared_variables(env.parse(env.loader.get_source(env, name)[0]))
+    placed = jinja2.meta.find_undeclared_variables(env.parse(env.loader.get_source(env, name)[0]))
     quality = quality_section(dataset, root, checks)
+    croissant = croissant_section(dataset)
     sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
-    text = template.render(data_quality=quality,
+    text = template.render(data_quality=quality, croissant=croissant,
         yaml=card_yaml(dataset, root, sizes), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],
             [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
         **dataset.card_context(str(root)),
     )
-    if not places_quality:
-        text = text.rstrip("\n") + "\n\n" + quality
+    for section, text_of in (("data_quality", quality), ("croissant", croissant)):
+        if section not in placed:
+            text = text.rstrip("\n") + "\n\n" + text_of
     path = root / "README.md"
     path.write_text(text)
     (root / CARD_HTML).parent.mkdir(parents=True, exist_ok=True)

@@ -1,11 +1,14 @@
 """``benchwright``: build, unlock, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
 
-Unknown ``--options`` of ``build`` go to Beam unchanged (``--runner DataflowRunner --project ...``).
+``build`` passes options to Beam: those after ``--`` or in ``--beam-arg`` as they are, and any other
+option only when Beam's own ``PipelineOptions`` knows it (``--runner DataflowRunner --project ...``);
+anything else is a usage error. No command takes an abbreviated option.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import sys
@@ -14,41 +17,54 @@ import fsspec
 from tqdm import tqdm
 
 from benchwright import published, registry
+from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
 from benchwright.options import RUNNING_MODES, BuildOptions
 
 
-def cmd_build(args, beam_args) -> int:
-    from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
+def cmd_build(args, rest) -> int:
+    from benchwright.build import build, check_target  # Beam and datasets (~3 s): only build and validate need them
 
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
+    datasets = [registry.get(name) for name in names]  # registers the datasets' own Beam options
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
-                           stale_lock_after=args.stale_lock_after, beam_args=beam_args,
-                           dask_address=args.dask_address)
+                           stale_lock_after=args.stale_lock_after, beam_args=beam_args(args, rest),
+                           force=args.force, dask_address=args.dask_address)
+    _check_dask_options(args, options)
+    for dataset in datasets:  # every output is checked before anything is built
+        check_target(dataset, options)
     with _dask_cluster(args, options):
-        for name in names:
-            final = build(registry.get(name), args.source, options)
+        for dataset in datasets:
+            final = build(dataset, args.source, options)
             if final is not None:
                 print(describe(final))
     return 0
 
 
-@contextlib.contextmanager
-def _dask_cluster(args, options: BuildOptions):
-    """``--dask-local N``: a cluster of N worker processes on this machine for the builds, closed after."""
+def _check_dask_options(args, options: BuildOptions) -> None:
     from benchwright.options import DASK_RUNNER
 
     dask = args.dask_address or args.dask_local
     if dask and options.runner != DASK_RUNNER:
         raise BenchwrightError("--dask-address and --dask-local choose the cluster of --runner dask")
-    if options.runner == DASK_RUNNER and not dask and not any(a.startswith("--dask_") for a in options.beam_args):
+    if args.dask_address and args.dask_local:
+        raise BenchwrightError("--dask-address names a running cluster, --dask-local starts one: give one of them")
+    if args.dask_local is not None and args.dask_local < 1:
+        raise BenchwrightError("--dask-local N: N worker processes, at least 1")
+    given = any(a.startswith(("--dask_client_address", "--dask_scheduler_file")) for a in options.beam_args)
+    if options.runner == DASK_RUNNER and not dask and not given:
         raise BenchwrightError("--runner dask builds on a dask.distributed cluster: give its scheduler "
                                "(--dask-address HOST:PORT) or --dask-local N to start one here")
+
+
+@contextlib.contextmanager
+def _dask_cluster(args, options: BuildOptions):
+    """``--dask-local N``: a cluster of N worker processes on this machine for the builds, closed after."""
     if not args.dask_local:
         yield
         return
@@ -59,9 +75,36 @@ def _dask_cluster(args, options: BuildOptions):
         yield
 
 
+def beam_args(args, rest: list[str]) -> list[str]:
+    """The options ``build`` passes to Beam: those after ``--`` and in ``--beam-arg`` as they are; an
+    option the CLI does not know only when Beam's ``PipelineOptions`` knows it (a mistyped option is a
+    usage error with a "did you mean", never a Beam flag nobody reads). Beam options that benchwright's
+    own options set are refused, naming the option to use."""
+    from benchwright.options import beam_parser, not_beam_options, overridden_beam_option
+
+    passed = [*rest, *args.beam_arg, *args.after_dashes]
+    overridden = overridden_beam_option(passed, args.runner)
+    if overridden:
+        args.parser.error(f"{overridden[0]} is set with benchwright's own {overridden[1]} (given to Beam as well, "
+                          "it would be overridden)")
+    try:
+        unknown = not_beam_options(rest, args.runner)
+    except argparse.ArgumentError as err:
+        args.parser.error(str(err))
+    if unknown:
+        args.parser.error(unrecognized(unknown, option_strings(args.parser), option_strings(beam_parser(args.runner)))
+                          + "; an option for Beam that Beam's PipelineOptions does not know goes after -- "
+                            "(or in --beam-arg=OPTION)")
+    return passed
+
+
 def cmd_synth(args, _) -> int:
     write = registry.part(args.dataset, "synth")
-    extra = {"label_defects": True} if args.label_defects else {}
+    extra = {}
+    if args.label_defects:
+        if "label_defects" not in inspect.signature(write).parameters:
+            raise BenchwrightError(f"--label-defects: {args.dataset}'s synth writes no label defects")
+        extra["label_defects"] = True
     summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar(), **extra)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     return 0
@@ -113,12 +156,25 @@ def cmd_diff(args, _) -> int:
     return 0
 
 
-def cmd_export(args, _) -> int:
+def cmd_export(args, rest) -> int:
     if not published.is_local(args.path):
         raise BenchwrightError(f"{args.path}: export re-writes a local build's exports; a build on object "
                                "storage already holds them (rebuild to change them)")
     ds = registry.get(_dataset_of(args.path))
-    print(json.dumps(ds.export(fsspec.core.url_to_fs(args.path)[1]), indent=2, sort_keys=True))
+    root = fsspec.core.url_to_fs(args.path)[1]
+    if args.format:  # `export BUILD --format F OUT` (or --out OUT): an on-demand export into its own folder
+        if rest and not args.out and len(rest) == 1 and not rest[0].startswith("-"):
+            args.out, rest = rest[0], []
+        if rest:
+            raise BenchwrightError(f"export: unrecognized arguments: {' '.join(rest)}")
+        summary = ds.export_format(root, args.format, args.out)
+    elif rest or args.out:  # the dataset's own export options (wildbox: another KITTI root under --out DIR)
+        if "options" not in inspect.signature(ds.export).parameters:
+            raise BenchwrightError(f"export {ds.name} takes no options, got {' '.join(rest)}")
+        summary = ds.export(root, rest + (["--out", args.out] if args.out else []))
+    else:
+        summary = ds.export(root)
+    print(json.dumps(summary, indent=2, sort_keys=True))
     return 0
 
 
@@ -159,16 +215,9 @@ def _dataset_of(url: str) -> str:
     return published.committed(url)[0]["dataset"]
 
 
-def cmd_evaluate(args, rest) -> int:
-    return registry.part(args.dataset, "evaluator")(rest)
-
-
-def cmd_baseline(args, rest) -> int:
-    return registry.part(args.dataset, "baselines")(rest)
-
-
-def cmd_run(args, rest) -> int:
-    return registry.part(args.dataset, "runner")(rest)
+def cmd_dataset_part(args, rest) -> int:
+    """``evaluate``, ``baseline``, ``run``: the dataset's own command line parses the rest."""
+    return registry.part(args.dataset, args.part)(rest)
 
 
 def _progress_bar():
@@ -185,14 +234,85 @@ def _progress_bar():
     return progress
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="benchwright", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+class _BuildHelp(argparse.Action):
+    """``build --help``: the build's options, then each dataset's own (Beam options its pipeline reads)."""
 
-    b = sub.add_parser("build", help="build a dataset (or all) into OUT/<dataset>; unknown --options go to Beam")
-    b.add_argument("dataset", help=f"{' | '.join(registry.names())} | all")
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+        print(parser.format_help())
+        names = [namespace.dataset] if getattr(namespace, "dataset", None) not in (None, "all") else registry.names()
+        for name in names:
+            registry.get(name)  # imports its module: its options classes are registered
+            own = _BeamArgumentParser(prog=f"benchwright build {name}", add_help=False, usage=argparse.SUPPRESS,
+                                      description=f"{name}'s own build options (read by its pipeline):")
+            for cls in PipelineOptions.__subclasses__():
+                if cls.__module__ == registry.DATASETS[name]:
+                    cls._add_argparse_args(own)
+            if own._actions:
+                print(own.format_help().strip() + "\n")
+        parser.exit()
+
+
+class _DatasetPartHelp(argparse.Action):
+    """``evaluate|baseline|run [DATASET] --help``: this command's usage, then the options of each dataset's
+    command (or of the one named), from the parser its ``run_cli`` declares (``arguments.parser_of``)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        part = parser.get_default("part")
+        named = getattr(namespace, "dataset", None)
+        if named is None:
+            print(parser.format_help())
+        for name in [named] if named else registry.names():
+            if not getattr(registry.get(name), part, None):
+                if named:
+                    try:
+                        registry.part(name, part)
+                    except BenchwrightError as err:
+                        parser.error(str(err))
+                continue
+            run = registry.part(name, part)
+            make = getattr(run, "parser", None)
+            print(make().format_help() if make else f"benchwright {parser.prog.split()[-1]} {name}: "
+                                                    "its command declares no parser (arguments.parser_of)\n")
+        parser.exit()
+
+
+def parser() -> argparse.ArgumentParser:
+    p = ArgumentParser(prog="benchwright", strict=False,  # each command is strict or not
+                       description="Build, validate, load and evaluate research benchmark datasets "
+                                   f"({', '.join(registry.names())}).",
+                       epilog="benchwright COMMAND --help shows a command's options (evaluate, baseline and run: "
+                              "each dataset's).")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, func, **kwargs) -> ArgumentParser:
+        c = sub.add_parser(name, **kwargs)
+        c.set_defaults(func=func, parser=c)
+        return c
+
+    b = command("build", cmd_build, add_help=False, strict=False,
+                help="build a dataset (or all) into OUT/<dataset>; options for Beam: see build --help",
+                description="Build a dataset from its source (or its embedded default) into OUT/<dataset>, "
+                            "replacing the build there (a folder there that is not a build of this dataset is "
+                            "refused unless --force).",
+                epilog="Beam options: any option Beam's PipelineOptions knows is passed to Beam (--project P, "
+                       "--temp_location gs://..., --dask_client_address ...); everything after -- and each "
+                       "--beam-arg=OPTION is passed as it is. A mistyped option is an error.")
+    b.add_argument("-h", "--help", action=_BuildHelp, help="show this help (and each dataset's options) and exit")
+    b.add_argument("dataset", choices=[*registry.names(), "all"], metavar="DATASET",
+                   help=f"{' | '.join(registry.names())} | all")
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
-    b.add_argument("--out", default="./out")
+    b.add_argument("--out", default="./out", help="the output folder or URL; the build goes to OUT/<dataset> "
+                                                  "(default %(default)s)")
+    b.add_argument("--force", action="store_true",
+                   help="replace OUT/<dataset> even when it is not a build of this dataset (what it holds is lost)")
     b.add_argument("--runner", default="FnApiRunner",
                    help="FnApiRunner (default, in-process), dask (a dask.distributed cluster) or any Beam runner")
     b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
@@ -203,81 +323,91 @@ def parser() -> argparse.ArgumentParser:
                         "benchwright installed and the object store's environment; README)")
     b.add_argument("--dask-local", type=int, metavar="N",
                    help="--runner dask: start a cluster of N worker processes on this machine for the build")
-    b.add_argument("--max-bad-fraction", type=float, default=0.01)
+    b.add_argument("--max-bad-fraction", type=float, default=0.01,
+                   help="the build fails when more than this fraction of a unit is quarantined (default %(default)g)")
     b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
                    help="drift beyond its limit fails the build for these targets (config/split[/column] "
                         "patterns, comma-separated; alone: every target); by default drift is reported")
     b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
                    help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
                         "is taken over (default %(default)g; the holder beats every fifth of it)")
-    b.set_defaults(func=cmd_build, passthrough=True)
+    b.add_argument("--beam-arg", action="append", default=[], metavar="OPTION",
+                   help="an option passed to Beam as it is, e.g. --beam-arg=--flexrs_goal=COST_OPTIMIZED "
+                        "(repeatable; so is everything after --)")
 
-    s = sub.add_parser("synth", help="write a synthetic raw source")
-    s.add_argument("dataset")
-    s.add_argument("--out", required=True)
-    s.add_argument("--scale", default="default", choices=["tiny", "default", "full"])
-    s.add_argument("--seed", type=int, default=0)
+    s = command("synth", cmd_synth, help="write a synthetic raw source",
+                description="Write a synthetic raw source of a dataset in its release's layout and formats "
+                            "(the same scale and seed give byte-identical files).")
+    s.add_argument("dataset", choices=registry.names(), metavar="DATASET", help=" | ".join(registry.names()))
+    s.add_argument("--out", required=True, help="the folder to write the source into (created)")
+    s.add_argument("--scale", default="default", choices=["tiny", "default", "full"],
+                   help="how much to write: tiny (seconds, for tests), default (the size of the embedded "
+                        "default; the default), full (the release's size)")
+    s.add_argument("--seed", type=int, default=0, help="the seed of every random draw (default %(default)s)")
     s.add_argument("--label-defects", action="store_true",
                    help="wildbox: also write the release's known label defects (sign flips, legless boxes, fragments)")
-    s.set_defaults(func=cmd_synth)
 
-    v = sub.add_parser("validate", help="re-check a published build (sha256, expectations, counts)")
-    v.add_argument("path")
-    v.add_argument("-v", "--verbose", action="store_true")
-    v.set_defaults(func=cmd_validate)
+    v = command("validate", cmd_validate, help="re-check a published build (sha256, expectations, counts)")
+    v.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")
+    v.add_argument("-v", "--verbose", action="store_true", help="also print the checks that passed")
 
-    d = sub.add_parser("diff", help="what changed between two builds: rows by id, columns, statistics, drift, inputs")
+    d = command("diff", cmd_diff, help="what changed between two builds: rows by id, columns, statistics, drift, inputs")
     d.add_argument("old", help="the earlier build (dataset folder or URL)")
     d.add_argument("new", help="the later build")
     d.add_argument("--json", help="write the whole diff as JSON here")
     d.add_argument("--markdown", help="write the Markdown summary here (it is also printed)")
     d.add_argument("--examples", type=int, default=5, help="ids (and values) shown per kind of change")
-    d.set_defaults(func=cmd_diff)
 
-    sc = sub.add_parser("screenshot", help="load a local build's card and validation pages in headless Chromium "
-                                           "(127.0.0.1 only) and save full-page PNGs under _build/screenshots/")
+    sc = command("screenshot", cmd_screenshot, help="load a local build's card and validation pages in headless "
+                                                    "Chromium (127.0.0.1 only) and save full-page PNGs under "
+                                                    "_build/screenshots/")
     sc.add_argument("path", nargs="+", help="built dataset folders (local)")
     sc.add_argument("--configs", action="store_true", help="also each config's validation page")
-    sc.set_defaults(func=cmd_screenshot)
 
-    u = sub.add_parser("unlock", help="remove the build lock of OUT/<dataset> on S3 by hand (prints its holder); "
-                                      "a build still holding it stops before its commit")
+    u = command("unlock", cmd_unlock, help="remove the build lock of OUT/<dataset> on S3 by hand (prints its "
+                                           "holder); a build still holding it stops before its commit")
     u.add_argument("path", help="the dataset URL, s3://.../OUT/<dataset>")
-    u.set_defaults(func=cmd_unlock)
 
-    e = sub.add_parser("export", help="re-write a built dataset's format exports")
-    e.add_argument("path")
-    e.set_defaults(func=cmd_export)
+    e = command("export", cmd_export, strict=False,  # the dataset's own export options follow
+                help="re-write a built dataset's format exports, or write one on demand (--format F OUT; wildbox: "
+                     "[--kitti-rotation yaw-only|strict] [--kitti-images png|jpg] --out DIR writes another KITTI root)")
+    e.add_argument("path", help="the built dataset (a local OUT/<dataset>)")
+    e.add_argument("--format", help="an on-demand export into OUT (vlm_unlearning: llava)")
+    e.add_argument("--out", help="the folder an on-demand export (--format) or another KITTI root is written to")
 
-    i = sub.add_parser("info", help="configs, splits, row counts and where the reports are")
-    i.add_argument("path")
-    i.set_defaults(func=cmd_info)
+    i = command("info", cmd_info, help="configs, splits, row counts and where the reports are")
+    i.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")
 
-    ev = sub.add_parser("evaluate", help="score predictions: evaluate <dataset> --help", add_help=False)
-    ev.add_argument("dataset")
-    ev.set_defaults(func=cmd_evaluate, passthrough=True)
-
-    bl = sub.add_parser("baseline", help="run a baseline: baseline <dataset> --help", add_help=False)
-    bl.add_argument("dataset")
-    bl.set_defaults(func=cmd_baseline, passthrough=True)
-
-    r = sub.add_parser("run", help="run an agent over a dataset's cases: run <dataset> --help", add_help=False)
-    r.add_argument("dataset")
-    r.set_defaults(func=cmd_run, passthrough=True)
+    for name, part, what in (("evaluate", "evaluator", "score predictions against a built dataset"),
+                             ("baseline", "baselines", "run a dataset's baselines"),
+                             ("run", "runner", "run an agent over a dataset's cases")):
+        c = command(name, cmd_dataset_part, add_help=False, strict=False, help=f"{what}: {name} DATASET --help",
+                    usage=f"benchwright {name} DATASET [options]",
+                    description=f"{what[0].upper()}{what[1:]}. The options are the dataset's own (below).")
+        c.add_argument("-h", "--help", action=_DatasetPartHelp, help="show each dataset's options (or the named "
+                                                                     "dataset's) and exit")
+        c.add_argument("dataset", choices=registry.names(), metavar="DATASET", help=" | ".join(registry.names()))
+        c.set_defaults(part=part)
     return p
 
 
 def main(argv=None) -> int:
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    p = parser()
-    args, rest = p.parse_known_args(argv)
-    if rest and not getattr(args, "passthrough", False):
-        p.error(f"unrecognized arguments: {' '.join(rest)}")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    after_dashes: list[str] = []
+    if argv[:1] == ["build"] and "--" in argv:  # build: what follows -- goes to Beam as it is
+        at = argv.index("--")
+        argv, after_dashes = argv[:at], argv[at + 1:]
     try:
+        args, rest = parser().parse_known_args(argv)
+        args.after_dashes = after_dashes  # rest: what a command that is not strict passes on (build: to Beam)
         return args.func(args, rest)
     except BenchwrightError as err:
         print(f"benchwright: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the output's reader stopped reading (`benchwright evaluate --help | head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
 
 
 if __name__ == "__main__":

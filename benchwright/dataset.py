@@ -56,11 +56,21 @@ class Dataset:
     task_categories: tuple = ()
     tags: tuple = ()
     pretty_name: str = ""
+    # Release metadata the Croissant file states (benchwright.croissant): declared facts only; what is
+    # not known stays empty and the file says so, or leaves it out
+    description: str = ""       # one paragraph: what the dataset is
+    url: str = ""               # the dataset's home page
+    citation: str = ""          # BibTeX of what to cite
+    creators: tuple = ()        # ({"type": "Organization" or "Person", "name": ..., "url": ...}, ...)
+    version: str = ""           # the dataset's MAJOR.MINOR.PATCH; default: benchwright's version
     # The parts the CLI drives, as "module:function" (imported only when used):
     synth: str | None = None      # f(out, scale=, seed=, progress=, **extra) writes a raw source (`benchwright synth`)
     evaluator: str | None = None  # run_cli(argv) -> exit code (`benchwright evaluate <ds> ...`)
     baselines: str | None = None  # run_cli(argv) -> exit code (`benchwright baseline <ds> ...`)
     runner: str | None = None     # run_cli(argv) -> exit code (`benchwright run <ds> ...`): an agent over the cases
+    # {format: "module:function"}: on-demand exports, function(build folder, out folder) -> summary dict
+    # (`benchwright export BUILD --format FORMAT OUT`); the build's own exports are ``export``'s
+    export_formats: dict = {}
 
     def default_source(self, workdir: str) -> str:
         """Materialise the embedded default source under ``workdir``; returns its URL. By default the
@@ -92,8 +102,27 @@ class Dataset:
         """Write format exports under ``staging/exports``; returns a summary for the manifest."""
         return {}
 
+    def export_format(self, root: str, fmt: str, out: str | None) -> dict:
+        """The on-demand export ``fmt`` of the local build at ``root`` written into ``out``."""
+        from benchwright.errors import BenchwrightError
+        from benchwright.registry import resolve
+
+        if fmt not in self.export_formats:
+            raise BenchwrightError(f"{self.name} has no {fmt!r} export; its formats: "
+                                   f"{', '.join(self.export_formats) or 'none (benchwright export BUILD re-writes its exports)'}")
+        if not out:
+            raise BenchwrightError(f"--format {fmt} writes a folder: benchwright export BUILD --format {fmt} OUT")
+        return resolve(self.export_formats[fmt])(root, out)
+
     def card_context(self, staging: str) -> dict:
         """Statistics and figures for the card (figures written under ``_build/figures``)."""
+        return {}
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        """The dataset's Responsible-AI facts for the Croissant file: {rai field (``benchwright.croissant.
+        RAI_FIELDS``, e.g. "dataBiases"): text or [texts]} from what the dataset knows and what the build at
+        ``staging`` (read from ``source``) holds. The core adds its own facts; a field nobody states is
+        written as unknown, never guessed."""
         return {}
 
     def validate_tables(self, staging: str) -> list[dict]:

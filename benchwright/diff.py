@@ -51,7 +51,7 @@ def diff_builds(old_url: str, new_url: str, examples: int = 5) -> dict:
         "statistics": {config: {"old": old_stats["configs"].get(config), "new": new_stats["configs"].get(config)}
                        for config in dataset.configs},
         "drift": compare(old_stats, new_stats, thresholds(dataset)),
-        "files": _file_diff(old_manifest, new_manifest, examples),
+        "files": file_diff(old_manifest, new_manifest, examples),
     }
 
 
@@ -61,7 +61,7 @@ def _about(url: str, root: str, manifest: dict) -> dict:
             "rows": manifest.get("reconciliation", {}).get("rows")}
 
 
-def _file_diff(old: dict, new: dict, examples: int) -> dict:
+def file_diff(old: dict, new: dict, examples: int) -> dict:
     a = {f["path"]: f["sha256"] for f in old["files"]}
     b = {f["path"]: f["sha256"] for f in new["files"]}
     added, removed = sorted(set(b) - set(a)), sorted(set(a) - set(b))

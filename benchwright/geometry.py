@@ -136,6 +136,86 @@ def _projected_boxes_per_cuboid(c: np.ndarray, P: np.ndarray, width, height, nea
     return unclipped, clipped, (depth > 0).all(axis=1)
 
 
+def visible_projected_boxes(corner_pts, P, width, height, near: float = 1e-6) -> np.ndarray:
+    """(N, 4) xyxy: the box of the part of each projected cuboid that lies in the image, i.e. of its
+    silhouette (the convex hull of its projected corners, cut at depth ``near`` as ``projected_boxes``
+    does) intersected with [0, width - 1] x [0, height - 1]; NaN where none of it does. Omni3D's
+    ``bbox2D_trunc`` ("projected from bbox3D then truncated"). Where the projection lies inside the image
+    it is the clipped box of ``projected_boxes``; where it is cut off by an edge it can be much smaller, as
+    the hull's widest part may lie outside. ``P`` is one camera (3x3 or 3x4) or one per cuboid, ``width``
+    and ``height`` scalars or one per cuboid. Exact in float64 (a hull, then a clip by the 4 edges)."""
+    c = np.asarray(corner_pts, float).reshape(-1, 8, 3)
+    n = len(c)
+    P = np.asarray(P, float)
+    cams = P if P.ndim == 3 else np.broadcast_to(P, (n, *P.shape))
+    W = np.broadcast_to(np.asarray(width, float), (n,))
+    H = np.broadcast_to(np.asarray(height, float), (n,))
+    out = np.full((n, 4), np.nan)
+    for i in range(n):
+        uv = _silhouette_points(c[i], _as_P(cams[i]), near)
+        poly = _clip_to_rectangle(_convex_hull(uv), W[i] - 1, H[i] - 1)
+        if len(poly):
+            out[i] = [*poly.min(axis=0), *poly.max(axis=0)]
+    return out
+
+
+def _silhouette_points(c: np.ndarray, P: np.ndarray, near: float) -> np.ndarray:
+    """The image points whose hull is the silhouette of one cuboid's part at depth > ``near``: its corners
+    in front and the points where its edges cross that plane, projected with the 3x4 ``P``."""
+    depth = c @ P[2, :3] + P[2, 3]
+    a, b = c[EDGES[:, 0]], c[EDGES[:, 1]]
+    da, db = depth[EDGES[:, 0]], depth[EDGES[:, 1]]
+    crosses = (da > near) != (db > near)
+    t = (near - da[crosses]) / (db[crosses] - da[crosses])
+    points = np.concatenate([c[depth > near], a[crosses] + t[:, None] * (b[crosses] - a[crosses])])
+    hom = points @ P[:, :3].T + P[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        uv = hom[:, :2] / hom[:, 2:]
+    return uv[(hom[:, 2] > 0) & np.isfinite(uv).all(axis=1)]
+
+
+def _convex_hull(points: np.ndarray) -> np.ndarray:
+    """The convex hull of 2D points, counter-clockwise (Andrew's monotone chain; a point or a segment
+    when the points are collinear)."""
+    pts = sorted(set(map(tuple, np.asarray(points, float).tolist())))
+    if len(pts) <= 2:
+        return np.asarray(pts, float).reshape(-1, 2)
+
+    def half(seq):
+        chain = []
+        for p in seq:
+            while len(chain) >= 2 and ((chain[-1][0] - chain[-2][0]) * (p[1] - chain[-2][1])
+                                       - (chain[-1][1] - chain[-2][1]) * (p[0] - chain[-2][0])) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain
+
+    lower, upper = half(pts), half(reversed(pts))
+    return np.asarray(lower[:-1] + upper[:-1], float)
+
+
+def _clip_to_rectangle(poly: np.ndarray, x_max: float, y_max: float) -> np.ndarray:
+    """A convex polygon (or point, or segment) clipped to [0, x_max] x [0, y_max] (Sutherland-Hodgman)."""
+    for axis, bound, keep_below in ((0, 0.0, False), (0, x_max, True), (1, 0.0, False), (1, y_max, True)):
+        if not len(poly):
+            break
+        inside = poly[:, axis] <= bound if keep_below else poly[:, axis] >= bound
+        if inside.all():
+            continue
+        out = []
+        for k in range(len(poly)):
+            p, q = poly[k], poly[(k + 1) % len(poly)]
+            if inside[k]:
+                out.append(p)
+            if inside[k] != inside[(k + 1) % len(poly)] and len(poly) > 1:
+                t = (bound - p[axis]) / (q[axis] - p[axis])
+                cut = p + t * (q - p)
+                cut[axis] = bound
+                out.append(cut)
+        poly = np.asarray(out, float).reshape(-1, 2)
+    return poly
+
+
 def _area(xyxy: np.ndarray) -> np.ndarray:
     return np.clip(xyxy[:, 2] - xyxy[:, 0], 0, None) * np.clip(xyxy[:, 3] - xyxy[:, 1], 0, None)
 

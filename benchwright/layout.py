@@ -10,5 +10,7 @@ STATISTICS_DIR = f"{BUILD_DIR}/statistics"
 STATISTICS = f"{STATISTICS_DIR}/statistics.json"
 DRIFT = f"{STATISTICS_DIR}/drift.json"
 CARD_HTML = f"{BUILD_DIR}/card.html"
+# the Croissant (MLCommons JSON-LD) metadata, beside the card (benchwright.croissant)
+CROISSANT = "croissant.json"
 # views of the build made after it (benchwright screenshot): not part of it, never in its manifest
 SCREENSHOTS_DIR = f"{BUILD_DIR}/screenshots"

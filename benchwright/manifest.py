@@ -122,11 +122,16 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def described(rel: str) -> bool:
+    """Whether the manifest lists the build's file at ``rel``: all but the manifest itself, the
+    validation output and the screenshots (views of the build made after it, ``benchwright screenshot``)."""
+    return not (rel == MANIFEST or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))
+
+
 def describe_files(root: Path) -> list[dict]:
     """Every published file except the manifest, the validation output and the screenshots (views of
     the build made after it, ``benchwright screenshot``), with sha256, rows, bytes; in path order."""
-    found = [(rel, size) for rel, size in local_files_under(str(root))
-             if not (rel == MANIFEST or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))]
+    found = [(rel, size) for rel, size in local_files_under(str(root)) if described(rel)]
     found.sort(key=lambda item: item[0].split("/"))  # pathlib's order: part by part
     files = []
     for (rel, size), digest in zip(found, sha256_files([os.path.join(root, rel) for rel, _ in found])):

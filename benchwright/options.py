@@ -8,8 +8,10 @@ Any other runner (Dataflow, Flink, Spark, Portable) gets the pass-through option
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
+import importlib
 import threading
 from typing import Sequence
 
@@ -19,6 +21,10 @@ RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
 DASK_RUNNER = "DaskRunner"
 # names that choose Beam's Dask runner: all of them get the guarded one (benchwright.runners.dask)
 DASK_RUNNER_NAMES = ("dask", DASK_RUNNER, "apache_beam.runners.dask.dask_runner.DaskRunner")
+# Beam options that benchwright's own options set (``pipeline_options``; the direct ones for the default
+# runner only): given to Beam as well, they would be overridden without a word.
+_OWN_BEAM_OPTIONS = {"--runner": "--runner", "--direct_running_mode": "--running-mode",
+                     "--direct_num_workers": "--workers"}
 
 
 @dataclasses.dataclass
@@ -36,6 +42,9 @@ class BuildOptions:
     # targets (fnmatch over config/split[/column]) whose drift beyond its limit fails the build
     # (benchwright.drift); "*" makes every limit blocking
     drift_blocking: Sequence[str] = ()
+    # replace OUT/<dataset> even when it is not a build of this dataset (benchwright.build.check_target);
+    # not recorded: it does not shape the output
+    force: bool = False
     # an S3 build lock whose heartbeat is older than this (seconds) belongs to a dead build and may be
     # taken over (benchwright.published.ObjectLock); not recorded: it does not shape the output
     stale_lock_after: float = 300.0
@@ -101,6 +110,56 @@ class BuildOptions:
         return {"runner": self.runner, "running_mode": self.running_mode,
                 "max_bad_fraction": self.max_bad_fraction, "beam_args": list(self.beam_args),
                 "drift_blocking": list(self.drift_blocking)}
+
+
+def beam_parser(runner: str = DEFAULT_RUNNER) -> argparse.ArgumentParser:
+    """A parser of every option Beam's ``PipelineOptions`` knows now: each registered options class (the
+    datasets' own, such as ``--format`` of vlm_unlearning, once their modules are imported) and the
+    named runner's (its module is imported first, as Beam would to make it). Built as Beam's
+    ``PipelineOptions.get_all_options`` builds its own, whole option names only."""
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    _import_runner(runner)
+    parser = _BeamArgumentParser(allow_abbrev=False, exit_on_error=False, add_help=False)
+    classes: dict[str, type] = {}
+    for cls in PipelineOptions.__subclasses__():  # the first of classes defined twice, as Beam does
+        classes.setdefault(str(cls), cls)
+    for cls in classes.values():
+        cls._add_argparse_args(parser)
+    return parser
+
+
+def overridden_beam_option(tokens: Sequence[str], runner: str = DEFAULT_RUNNER) -> tuple[str, str] | None:
+    """(Beam option, benchwright's option that sets it) for the first of ``tokens`` that ``pipeline_options``
+    would override with ``runner``; None when there is none."""
+    for token in tokens:
+        name = token.split("=", 1)[0]
+        own = _OWN_BEAM_OPTIONS.get(name)
+        if own and (name == "--runner" or runner == DEFAULT_RUNNER):
+            return name, own
+    return None
+
+
+def not_beam_options(tokens: Sequence[str], runner: str = DEFAULT_RUNNER) -> list[str]:
+    """The arguments of ``tokens`` that Beam's ``PipelineOptions`` does not know (``beam_parser``).
+    Raises ``argparse.ArgumentError`` for an option Beam knows given a wrong value ("expected one argument")."""
+    return beam_parser(runner).parse_known_args(list(tokens))[1]
+
+
+def _import_runner(runner: str) -> None:
+    """Import the module of the runner Beam would make for ``runner`` (a known runner's class name, with
+    or without "Runner", or a dotted class path), so its options class is registered; a runner that
+    cannot be imported is left for Beam to report when the pipeline is made."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    known = {path.rsplit(".", 1)[1].lower(): path for path in StandardOptions.ALL_KNOWN_RUNNERS}
+    known["dask"] = known["daskrunner"] = DASK_RUNNER_NAMES[-1]  # not among Beam's known runners
+    path = known.get(runner.lower(), known.get(runner.lower() + "runner", runner))
+    if "." in path:
+        try:
+            importlib.import_module(path.rsplit(".", 1)[0])
+        except ImportError:
+            pass
 
 
 def _serialize_buffer_creation() -> None:

@@ -42,12 +42,13 @@ from fsspec.asyn import sync
 from fsspec.implementations.local import LocalFileSystem
 
 from benchwright.errors import BenchwrightError, BuildError
-from benchwright.layout import MANIFEST
+from benchwright.layout import BUILD_DIR, MANIFEST
 
 log = logging.getLogger(__name__)
 
 BUILDS = "builds"
 STAGING = "_staging"
+FAILED = "_failed"  # a failed build's _build/ (quarantine, validation report), kept to explain it
 LOCK_PREFIX = ".lock-"
 
 
@@ -198,6 +199,21 @@ def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
         # (a crashed upload's folder stays too; concurrent publishers are issue 13's)
         if posixpath.basename(path.rstrip("/")) not in keep and fs.exists(posixpath.join(path, MANIFEST)):
             fs.rm(path, recursive=True)
+
+
+def remove_all_but_builds(dataset_url: str) -> None:
+    """Remove what is at ``dataset_url`` besides what builds write there (the root manifest, builds/,
+    _staging/, _failed/): what ``build --force`` replaces on object storage, once its build is committed."""
+    fs, path = fsspec.core.url_to_fs(dataset_url)
+    fs.invalidate_cache(path)
+    own = {posixpath.join(path, p) for p in (BUILDS, STAGING, FAILED, MANIFEST)}
+    for entry in fs.ls(path, detail=False):
+        if entry.rstrip("/") == posixpath.join(path, BUILD_DIR):
+            for inner in fs.ls(entry, detail=False):
+                if inner.rstrip("/") not in own:
+                    fs.rm(inner, recursive=True)
+        elif entry.rstrip("/") not in own:
+            fs.rm(entry, recursive=True)
 
 
 def remove(url: str) -> None:

@@ -7,6 +7,11 @@ it refuses, ``Read`` marks for sub-units it read, or raises ``RecordError`` for 
 unit. The stage that reads a unit from the source is marked ``source=True``: every record it yields,
 every row it rejects and every element that fails counts as read there, so no pipeline counts
 reads by hand.
+
+Every record and quarantine row a stage yields passes through ``benchwright.utf8.encodable`` before
+Beam's coder sees it: a string a file put there that UTF-8 cannot encode (a lone surrogate from a JSON
+``\\udcff`` escape, a Python literal, a notebook cell) is repaired (U+FFFD) instead of stopping the
+build, and counted (``unencodable_strings.<stage>`` in the manifest's counters).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from benchwright.errors import RecordError
+from benchwright.utf8 import encodable
 
 QUARANTINE = "quarantine"
 FILTERED = "filtered"
@@ -64,6 +70,7 @@ class Stage(beam.DoFn):
         self._in = counter(f"stage.{self._name}.in")
         self._failed = counter(f"stage.{self._name}.failed")
         self._rejected = {k: counter(f"{k}.{self._name}") for k in (QUARANTINE, FILTERED)}
+        self._repaired = counter(f"unencodable_strings.{self._name}")
 
     def process(self, element, *side_inputs):
         self._in.inc()
@@ -87,7 +94,7 @@ class Stage(beam.DoFn):
             else:
                 if self._source:
                     read_counter(self._unit).inc()
-                yield out
+                yield self._encodable(out)
 
     def _failure(self, reject: Reject):
         self._failed.inc()
@@ -96,7 +103,14 @@ class Stage(beam.DoFn):
         yield beam.pvalue.TaggedOutput(QUARANTINE, self._row(reject))
 
     def _row(self, reject: Reject) -> dict:
-        return {"stage": self._name, **dataclasses.asdict(reject)}
+        return self._encodable({"stage": self._name, **dataclasses.asdict(reject)})
+
+    def _encodable(self, out):
+        """``out`` as Beam's coder and Arrow can encode it (see the module docstring), counted."""
+        out, repaired = encodable(out)
+        if repaired:
+            self._repaired.inc(repaired)
+        return out
 
 
 def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False):

@@ -8,6 +8,7 @@ here only, lazily: it is slow to import and never needed per element.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import posixpath
 import shutil
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from benchwright import published
 from benchwright.card import split_sizes
+from benchwright.croissant import check_croissant
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
@@ -144,6 +146,9 @@ def run_expectations(dataset, root: Path) -> list[dict]:
     import great_expectations.expectations as gxe
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    # great-expectations sets this logger to INFO when imported, and it logs the temporary folder of every
+    # ephemeral context it makes ("Created temporary directory ... for ephemeral docs site"): its warnings stay
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
     own = dataset.expectation_suites()
     suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
     context = gx.get_context(mode="ephemeral")
@@ -321,8 +326,10 @@ def validate_build(dataset, root: Path, extra: list[dict] | None = None,
 
     root = Path(root)
     vdir = root / VALIDATION_DIR
+    described = described if described is not None else describe_files(root)
     results = [{"kind": "integrity", **r} for r in list(extra or []) + check_manifest(root, described)
-               + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))]
+               + _unless_unreadable("integrity", lambda: check_reconciliation(dataset, root))
+               + check_croissant(dataset, root, described)]
     results += data if data is not None else check_data(dataset, root)
     failed = [r for r in results if not r["ok"]]
     report = {

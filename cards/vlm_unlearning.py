@@ -25,6 +25,7 @@ def card_statistics(root: Path) -> dict:
                   for s, t in splits.items()]
     render = load(root, "image_only", columns=["render"]).column("render").to_pylist()
     sizes = np.array([r["font_size"] for r in render]) if render else np.zeros(0)
+    fonts = sorted({(r["style"], r["font"], r["mode"]) for r in render})
     records = load(root, "records", columns=["split", "pairs", "example_ids"])
     view_rows = [[v, load(root, v, columns=["example_id"]).num_rows] for v in schema.VIEWS]
     description = Counter(meta.column("description_source").to_pylist())
@@ -45,12 +46,31 @@ def card_statistics(root: Path) -> dict:
         "category_table": markdown_table(["harmful_category", "examples"], sorted(categories.items())) if categories
         else "No example carries a harmful category.",
         "font_sizes": {"min": int(sizes.min()) if len(sizes) else 0, "median": float(np.median(sizes)) if len(sizes) else 0,
-                       "max": int(sizes.max()) if len(sizes) else 0,
-                       "shrunk": int((sizes < 80).sum())},
+                       "max": int(sizes.max()) if len(sizes) else 0, "rows": len(render),
+                       "shrunk": sum(bool(r["shrunk"]) for r in render),
+                       "style_text": "; ".join(_STYLE_TEXT.get(f, f"{f[1]} ({f[2]})") for f in fonts) or "no renders"},
+        "escaped_image_tokens": _escaped_image_tokens(root),
         "routing_table": markdown_table(["config", "forget rows", "text-only", "multimodal"], routing_rows),
         "routing_source": source,
         "figures": {"views": views_figure(root, meta), "scores": scores_figure(root)},
     }
+
+
+_STYLE_TEXT = {("figstep", "FreeMonoBold.ttf", "RGB"): "FigStep's own: FreeMonoBold.ttf, black on white, RGB",
+               ("dejavu", "DejaVuSansMono-Bold.ttf", "L"): "`--render dejavu`: DejaVu Sans Mono Bold from matplotlib's "
+                                                           "wheel, grayscale, in FigStep's layout"}
+
+
+def _escaped_image_tokens(root: Path) -> int:
+    """Examples whose instruction, description or response holds a literal ``<image>`` (escaped in
+    their prompts and conversations)."""
+    import pyarrow.compute as pc
+
+    from benchwright.vlm_unlearning.views import IMAGE_TOKEN
+
+    t = load(root, "multimodal", columns=["instruction", "description", "response"])
+    hit = [pc.fill_null(pc.match_substring(t.column(c), IMAGE_TOKEN), False) for c in t.column_names]
+    return int(pc.sum(pc.or_(pc.or_(hit[0], hit[1]), hit[2])).as_py() or 0)
 
 
 def _records_by_split(records) -> list[list]:
@@ -125,3 +145,55 @@ def scores_figure(root: Path) -> str:
     ax.set_xlim(0, 1)
     fig.tight_layout()
     return save_figure(fig, root, "routing_scores")
+
+
+def responsible_ai(dataset, root: Path, source: str) -> dict:
+    """The Croissant file's Responsible-AI facts (``Dataset.responsible_ai``): the source's safety labels,
+    the harmful categories this build holds, how the views and routing are made."""
+    from benchwright.croissant import counts_text, value_counts
+
+    categories = value_counts(dataset, root, "records", "harmful_category")
+    descriptions = value_counts(dataset, root, "multimodal", "description_source")
+    roles = value_counts(dataset, root, "multimodal", "role")
+    return {
+        "dataCollection": (
+            "VLGuard-format annotations (train.json / test.json: an image, its safe flag, its harmful category and "
+            "subcategory, instruction-response pairs), or another benchmark mapped onto the same fields, with its "
+            "images. The build decomposes each example into three views (multimodal, text-only with an image "
+            "description, image-only with the instruction rendered into the image) and routes the forget examples "
+            "between views (ModRoute's visual pressure, or a seeded random draw)."),
+        "dataCollectionType": ["Secondary Data analysis (a released safety benchmark's annotations and images)"],
+        "dataAnnotationProtocol": [
+            "Safety labels are the source's (VLGuard's `safe` flag, harmful category and subcategory); roles follow "
+            "by a fixed rule: the training file's unsafe instructions are forget, its safe images' safe instructions "
+            "retain, the test file is test.",
+            "The text-only view's description is taken from the source's own annotations where it has them "
+            "(description_source: caption, category, safe_response), else a fixed template; no model writes it."],
+        "annotationsPerItem": "The source's labels, once per image; no labels are added.",
+        "machineAnnotationTools": ["Pillow (the image-only view's typographic render, parameters in `render`)",
+                                   "routing scores: a supplied model-gradient file, or a seeded stable-hash draw"],
+        "dataAnnotationAnalysis": f"Where this build's text-only descriptions come from: {counts_text(descriptions)}.",
+        "dataBiases": [
+            f"Examples per role in this build: {counts_text(roles)}; unsafe records per harmful category: "
+            f"{counts_text(categories)}.",
+            "The harmful categories are VLGuard's four (privacy, risky behavior, deception, discrimination) and "
+            "their nine subcategories; other harms are not represented."],
+        "dataLimitations": [
+            "A description from a template or a category says little about the image: the text-only view of such "
+            "an example carries less of the image than the multimodal one.",
+            "The embedded default is a small VLGuard-shaped set built from sample photographs shipped in "
+            "scikit-image and matplotlib, not VLGuard itself."],
+        "dataUseCases": [
+            "Machine-unlearning research on vision-language models: unlearn the forget split, keep utility on "
+            "retain and test (`benchwright evaluate vlm_unlearning`: VLGuard's refusal metric, Forget, Utility).",
+            "Not for training a model to comply with the harmful requests it holds."],
+        "personalSensitiveInformation": [
+            "Sensitive by design: the forget split holds harmful requests (and the source's responses) in VLGuard's "
+            f"categories; records per harmful category in this build: {counts_text(categories)}. The privacy "
+            "category covers requests for personal data.",
+            "Images can show people (the embedded default includes portraits: Grace Hopper, Eileen Collins); the "
+            "build does not detect or blur faces."],
+        "dataSocialImpact": (
+            "The data holds harmful instructions on purpose, so that models can be made to refuse them; released "
+            "as an unlearning benchmark, it should not be used to train compliance with them."),
+    }

@@ -113,3 +113,63 @@ def coverage_figure(root: Path, rows: dict) -> str:
     ax.set_title("WordEval coverage per subsystem")
     fig.tight_layout()
     return save_figure(fig, root, "coverage")
+
+
+def responsible_ai(dataset, root: Path, source: str) -> dict:
+    """The Croissant file's Responsible-AI facts (``Dataset.responsible_ai``): generated cases, their planned
+    units and oracles, and this build's coverage."""
+    from benchwright.croissant import counts_text, value_counts
+    from benchwright.wordeval.basedocs import basedocs_spec
+
+    atomic = value_counts(dataset, root, "atomic", "subsystem")
+    bases = {**value_counts(dataset, root, "atomic", "base_document")}
+    for name, n in value_counts(dataset, root, "compositional", "base_document").items():
+        bases[name] = bases.get(name, 0) + n
+    spec = basedocs_spec()
+    real = sum(n for b, n in bases.items() if "file" in spec.get(b, {}))
+    total = sum(bases.values())
+    missing = sorted(set(schema.SUBSYSTEMS) - set(atomic))
+    return {
+        "dataCollection": (
+            "Nothing is collected from people: every case is generated from a unit catalogue (planned editing "
+            "units, composition templates, instruction templates; by default the one shipped in the package) "
+            "applied to base documents: synthetic recipes, and real documents shipped unchanged from the test "
+            "suites of python-docx, docx4j and Apache POI (sources and licences in the package's basedocs/README.md)."),
+        "dataCollectionType": ["Software Collection (generated from the unit catalogue)",
+                               "Document analysis (real base documents from open-source test suites)"],
+        "dataAnnotationProtocol": [
+            "No human annotation. Each atomic case is one planned unit (one Word command on one COM object); its "
+            "reference .docx is made by applying that unit's operation to the input through the same code path, "
+            "never authored separately, and its oracle lists the target object-property values (effective values "
+            "after the style cascade) and the side effects allowed elsewhere.",
+            "A compositional case is an ordered composition of units; atomic_case_ids links it to its atomic cases. "
+            "The instruction is rendered from the catalogue's instruction templates (English)."],
+        "annotationsPerItem": "One planned unit per atomic case (its reference and oracle); a compositional case "
+                              "carries one per step.",
+        "annotatorDemographics": "None: no person annotated the cases (generated from the catalogue).",
+        "machineAnnotationTools": [
+            "benchwright's WordEval operation library (python-docx, lxml) applies each unit",
+            "Gates every published file passes: reload with python-docx, ECMA-376 XSD validation, id / relationship "
+            "/ content-type / field checks, opening in LibreOffice (headless)"],
+        "dataAnnotationAnalysis": (
+            "Units that cannot be planned on a base document (a role it lacks, no observable effect, the same "
+            "input and reference as another seed) are filtered with the reason (_build/filtered/); every "
+            "reference passes the gates above."),
+        "dataBiases": [
+            f"Coverage is uneven across Word subsystems: atomic cases per subsystem in this build: "
+            f"{counts_text(atomic)}" + (f"; none for {', '.join(missing)}." if missing else "."),
+            f"{real:,} of {total:,} cases ({real / total if total else 0:.1%}) use a real document; the others are "
+            "synthetic recipes."],
+        "dataLimitations": [
+            "Instructions are templated English, not written by users.",
+            "The oracle checks Word object properties as python-docx reads them; opening in LibreOffice is "
+            "necessary, not sufficient (LibreOffice is more lenient than Word).",
+            "lite repeats a quarter of the test cases (stratified by config, subsystem and base document)."],
+        "dataUseCases": [
+            "Evaluating document-editing agents on Word-native edits: `benchwright run wordeval` runs an agent on "
+            "every case under limits, `benchwright evaluate wordeval` scores outputs against the oracles.",
+            "A test set only: no training split."],
+        "personalSensitiveInformation": (
+            "None known: the documents are synthetic recipes or public test documents of open-source libraries. "
+            "The build does not scan documents for personal data."),
+    }

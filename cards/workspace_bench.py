@@ -64,7 +64,7 @@ def lite_statistics(root: Path) -> dict:
 
 def card_statistics(root: Path) -> dict:
     tasks = _read(root, "tasks", FULL, ["persona", "difficulty"])
-    files = _read(root, "files", FULL, ["workspace", "task_id", "size", "file_type", "file_type_source"])
+    files = _read(root, "files", FULL, ["workspace", "task_id", "size", "file_type", "file_type_source", "link_target"])
     edges = _read(root, "edges", FULL, ["edge_type", "kind", "resolution"])
     lite = lite_statistics(root)
     persona_f = schema.TASKS["persona"]
@@ -93,6 +93,7 @@ def card_statistics(root: Path) -> dict:
         "bytes scanned": sum(files["size"]),
         "file types": len(type_counts),
         "typed by magika": sum(s == "magika" for s in files["file_type_source"]),
+        "symbolic links (link_target: the target's bytes, not a copy)": sum(t is not None for t in files["link_target"]),
         "explicit edges": sum(n for (_, k), n in edge_counts.items() if k == "explicit"),
         "implicit edges": sum(n for (_, k), n in edge_counts.items() if k == "implicit"),
     }
@@ -168,3 +169,60 @@ def file_type_figure(root: Path, type_counts: Counter) -> str:
     ax.set_title("File types (magika, the extension breaking ties)")
     fig.tight_layout()
     return save_figure(fig, root, "file_types")
+
+
+def responsible_ai(dataset, root: Path, source: str) -> dict:
+    """The Croissant file's Responsible-AI facts (``Dataset.responsible_ai``): the release's records and
+    workspaces as given, the rule-extracted dependencies, the personas, and this build's distributions."""
+    from benchwright.croissant import counts_text, value_counts
+
+    personas = value_counts(dataset, root, "tasks", "persona")
+    difficulty = value_counts(dataset, root, "tasks", "difficulty")
+    edges = value_counts(dataset, root, "edges", "kind")
+    types = value_counts(dataset, root, "files", "file_type")
+    top_types = dict(list(types.items())[:8])
+    return {
+        "dataCollection": (
+            "Workspace-Bench task records (the website's tasks.json / tasks-lite.js or the runner's "
+            "tasks/<id>/metadata.json) and the workspaces they use (filesys/<role>_raw/, tasks/<id>/data/), or any "
+            "folder scanned as one workspace. The build scans every file (type by magika, text extraction, "
+            "sha256), extracts dependencies between files and measures each task's own file_dep_graph; it "
+            "executes nothing it reads."),
+        "dataCollectionType": ["Secondary Data analysis (the release's task records and workspaces)",
+                               "Software Collection (file scanning and dependency extraction)"],
+        "dataAnnotationProtocol": [
+            "Tasks, rubrics (yes/no checks a judge answers), difficulty, tested capabilities and each task's "
+            "file_dep_graph are the release's, as given; rubric types are normalised to Basic / Outcome / Process "
+            "/ Result with the original label kept.",
+            "File dependencies are machine annotations: explicit edges found by rule in the files (imports, "
+            "includes, links, embedded images, workbook links and formulas, path literals) with their evidence, "
+            "implicit edges inferred by rule (version chains, derived files, shared entities) with a confidence."],
+        "annotationsPerItem": "Per task: the release's rubrics (one judge verdict each when scored); per edge: "
+                              "one rule's finding.",
+        "machineAnnotationTools": ["magika (file content types)", "benchwright's dependency extractors and "
+                                   "implicit-edge rules", "networkx (task graph measures)"],
+        "dataAnnotationAnalysis": (
+            f"Edges by kind in this build: {counts_text(edges)}. When the source ships its planted dependencies "
+            "(the synthetic generator's planted_edges.jsonl), the card reports the extraction's precision and "
+            "recall against them; implicit edges are inferred and not scored."),
+        "dataBiases": [
+            f"Tasks per persona in this build: {counts_text(personas)}; per difficulty: {counts_text(difficulty)}.",
+            f"File types (most frequent): {counts_text(top_types)}.",
+            "Five office personas only (operations, logistics, research, backend development, product "
+            "management); Lite keeps the full set's persona shares by the release's rule."],
+        "dataLimitations": [
+            "Implicit dependencies are inferred by rules and can be wrong; explicit ones can be unresolved or "
+            "ambiguous (resolution, candidates).",
+            "Scores need a judge model answering the rubrics; the release's scoring is the pooled rubric pass rate.",
+            "Text excerpts are cut at 4,000 characters."],
+        "dataUseCases": [
+            "Evaluating agents on tasks over realistic workspaces (`benchwright evaluate workspace_bench`: the "
+            "release's pooled rubric pass rate), on the full set or on Lite.",
+            "Retrieval of a task's dependency files (`benchwright baseline workspace_bench`)."],
+        "personalSensitiveInformation": [
+            "Workspaces stand for five worker personas (Operations Manager, Logistics Manager, Researcher, Backend "
+            "Developer, Product Manager): `persona` names a role, not a person. The embedded default's workspaces, "
+            "people and companies are synthetic.",
+            "A real workspace's files may hold personal or confidential data (names, e-mail addresses, business "
+            "figures): the build types and extracts text but does not detect or remove personal information."],
+    }

@@ -3,8 +3,9 @@ devkit's difficulty levels (easy, moderate, hard), and AOS.
 
 Ground truth is a ``label_2`` folder (with ``calib`` for 3D), detections a result folder of the
 same frame names with a score column; both are read with ``formats.kitti``. Detections are ranked
-by score with ties broken by their values, never by the line order of a file. Checked against
-mmdetection3d's evaluator and its unit-test values.
+by score with ties broken by their values, never by the line order of a file. DontCare regions
+excuse 2D false positives only, as the C++ devkit in effect and mmdetection3d do. Checked against
+mmdetection3d's evaluator (its values on KITTI ground truth with DontCare rows are a test fixture).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import geometry
+from benchwright import fields, geometry
 from benchwright.arrays import group_pairs
 from benchwright.errors import RecordError, SourceError
 from benchwright.evaluation import ap as apm
@@ -36,12 +37,12 @@ KITTI_METRICS = ("2d", "bev", "3d")
 
 def _read_kitti_frame(path: Path, need_score: bool) -> dict:
     loc = f"{path.parent.name}/{path.name}"
-    text = path.read_text(encoding="utf-8")
+    text = kitti.read_text(path, loc)
     objs, errors = kitti.parse_label_lines(text, loc)
     if errors:
         raise errors[0]
     if need_score:
-        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        lines = kitti.row_line_numbers(text)
         for number, obj in zip(lines, objs):
             if obj.score is None:
                 raise RecordError(f"{loc}:{number}", "a prediction needs 16 columns (the 16th is the score)")
@@ -144,6 +145,10 @@ def _kitti_clean(gt: dict, dt: dict, cls: str, diff: int):
 def _kitti_stats(ov, dc_ov, ig_gt, ig_dt, scores, min_overlap, thresh, compute_fp, delta_alpha=None):
     """The devkit's computeStatistics for one frame: (tp, fp, fn, tp_scores, similarity).
 
+    ``dc_ov`` (n_det, n_dontcare): each detection's 2D overlap with the DontCare regions (intersection
+    / detection area); unassigned detections above ``min_overlap`` there are not false positives. The
+    caller gives it for the 2D metric only (``_kitti_class_ap``).
+
     ``delta_alpha`` (n_det, n_gt) = GT alpha - detection alpha turns on AOS: similarity is the
     sum of (1 + cos(delta)) / 2 over the true positives (false positives add 0), or -1 when the
     frame has neither (the devkit then leaves it out).
@@ -201,7 +206,10 @@ def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric:
         ig_gt, ig_dt, dontcare = _kitti_clean(gt, dt, cls, diff)
         n_valid += int((ig_gt == 0).sum())
         ov = overlaps[f][metric]
-        dc_ov = overlaps[f]["dontcare"][:, dontcare]
+        # DontCare regions excuse 2D false positives only: the C++ devkit's BEV / 3D overlap of a
+        # detection with a DontCare row (its -1000 location, -1 dimensions) is 0, and mmdetection3d's
+        # eval.py checks them for the 2D metric alone
+        dc_ov = overlaps[f]["dontcare"][:, dontcare] if metric == "2d" else np.zeros((len(dt["score"]), 0))
         delta = (gt["alpha"][None, :] - dt["alpha"][:, None]) if aos else None
         prepared.append((ov, dc_ov, ig_gt, ig_dt, dt["score"], delta))
     if n_valid == 0:
@@ -234,16 +242,21 @@ def _kitti_class_ap(frames_gt, frames_dt, overlaps, cls: str, diff: int, metric:
 
 
 def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | None = None,
-                   overlap: str = "strict") -> dict:
+                   overlap: str = "strict", frames: list[str] | None = None) -> dict:
     """The KITTI object devkit protocol on a KITTI label folder and a KITTI result folder.
 
-    Every ``<frame>.txt`` of ``gt_label_dir`` is a frame; a missing result file means no
+    Every ``<frame>.txt`` of ``gt_label_dir`` is a frame (or only those named in ``frames``, e.g. an
+    ``ImageSets`` list; a name without a label file is an error); a missing result file means no
     detections. Per class and difficulty (easy / moderate / hard: min box height 40 / 25 / 25
     px, max occlusion 0 / 1 / 2, max truncation 0.15 / 0.30 / 0.50), ground truth outside the
     difficulty and neighbour classes (Van for Car, Person_sitting for Pedestrian) are ignored
-    (neither TP nor FN); detections lower than the min height are ignored; detections inside a
-    DontCare region (intersection / detection area above the threshold, in 2D, for every metric
-    as the C++ devkit does) are not false positives. A match needs overlap strictly above the
+    (neither TP nor FN); detections lower than the min height are ignored; for the 2D metric (and
+    AOS), a detection inside a DontCare region (intersection / detection area above the threshold)
+    is not a false positive. For BEV and 3D it still is: the C++ devkit computes that overlap with
+    the metric's own box overlap, and a DontCare row's 3D box (location -1000, dimensions -1)
+    overlaps nothing, so in effect it never excuses a BEV or 3D detection; mmdetection3d's
+    ``eval.py`` checks DontCare for the 2D metric only (its values are the test's reference,
+    ``tests/test_kitti_eval.py``). A match needs overlap strictly above the
     class threshold (Car 0.7, Pedestrian and Cyclist 0.5; ``overlap="loose"``: 0.5 / 0.25 for
     BEV and 3D). Precision is sampled at the devkit's 41 score thresholds, made monotone, and
     averaged over 11 points (AP11) and over recall 1/40..1 (AP40). Where the devkit takes the first
@@ -259,8 +272,14 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     AOS (average orientation similarity, (1 + cos(alpha_gt - alpha_det)) / 2 per true positive,
     0 per false positive) is reported with the 2D metric as aos11 / aos40 when every detection
     has an orientation (alpha != -10).
+    Result files naming no frame of ``gt_label_dir`` are left out and counted
+    (``n_pred_files_outside``). Files are read strictly: bytes that are not UTF-8, a row that is not
+    15 columns of numbers (16 with the score for a detection) or a non-finite number raise a
+    ``RecordError`` naming the file and line. No detection at all (an empty folder, or only files
+    of other frames) scores 0 with a warning.
     Returns {"classes": {cls: {"min_overlap": {...}, "2d" | "bev" | "3d": {difficulty: {ap11,
-    ap40, n_gt[, aos11, aos40]} or None}}}, "n_frames", "n_gt", "n_pred", "protocol"}; in percent.
+    ap40, n_gt[, aos11, aos40]} or None}}}, "n_frames", "n_gt", "n_pred", "n_pred_files_outside",
+    "warnings" (sentences), "protocol"}; in percent.
     """
     gt_label_dir, pred_dir = Path(gt_label_dir), Path(pred_dir)
     if not gt_label_dir.is_dir():
@@ -270,13 +289,21 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
     if overlap not in KITTI_OVERLAPS:
         raise ValueError(f"overlap must be one of {tuple(KITTI_OVERLAPS)}")
     names = sorted(p.stem for p in gt_label_dir.glob("*.txt"))
+    if frames is not None:
+        missing = sorted(set(frames) - set(names))
+        if missing:
+            raise SourceError(f"{gt_label_dir}: no label file for {len(missing)} listed frames, e.g. {missing[:3]}")
+        names = sorted(set(frames))
     if not names:
         raise SourceError(f"{gt_label_dir}: no label files")
     frames_gt = [_read_kitti_frame(gt_label_dir / f"{n}.txt", False) for n in names]
+    known = set(names)
+    outside = sorted(p.stem for p in pred_dir.glob("*.txt") if p.stem not in known)
     frames_dt = []
     for n in names:
         path = pred_dir / f"{n}.txt"
-        dt = _read_kitti_frame(path, True) if path.is_file() else _read_kitti_frame_empty()
+        # a folder or a dangling link of that name is an error naming it, not a frame without detections
+        dt = _read_kitti_frame(path, True) if path.exists() or path.is_symlink() else _read_kitti_frame_empty()
         if calib_dir is not None and len(dt["ry"]):
             bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
             if bad.any():
@@ -304,12 +331,22 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
                                                                     aos=with_aos and metric == "2d")
                              for d in range(3)}
         result[cls] = entry
+    n_gt = int(sum(int((f["name"] != "DontCare").sum()) for f in frames_gt))
+    n_pred = int(sum(len(f["ry"]) for f in frames_dt))
+    warnings = []
+    if outside:
+        warnings.append(f"{len(outside)} result file(s) of {pred_dir.name} name no frame of {gt_label_dir.name} "
+                        f"and are left out: {', '.join(fields.clip(n) for n in outside[:3])}"
+                        + (", ..." if len(outside) > 3 else ""))
+    if n_pred == 0:
+        warnings.append(f"no detections for the {len(names)} frame(s) of {gt_label_dir.name}: every AP is 0")
+    if n_gt == 0:
+        warnings.append(f"{gt_label_dir.name} holds no object but DontCare: there is no AP to compute")
     return {
-        "classes": result, "n_frames": len(names),
-        "n_gt": int(sum(int((f["name"] != "DontCare").sum()) for f in frames_gt)),
-        "n_pred": int(sum(len(f["ry"]) for f in frames_dt)),
+        "classes": result, "n_frames": len(names), "n_gt": n_gt, "n_pred": n_pred,
+        "n_pred_files_outside": len(outside), "warnings": warnings,
         "protocol": "KITTI devkit: 41 score thresholds, monotone precision, AP11 and AP40, "
-                    "overlap strictly above threshold, DontCare regions for every metric"
+                    "overlap strictly above threshold, DontCare regions for 2D only (as the C++ devkit in effect)"
                     + (", AOS with 2D" if with_aos else ""),
     }
 

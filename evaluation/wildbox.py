@@ -67,7 +67,6 @@ docstring) and its result is stored under the ``kitti`` key.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -77,15 +76,18 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from benchwright import geometry
+from benchwright import fields, geometry, strict_json
+from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.arrays import group_pairs
 from benchwright.errors import BenchwrightError, RecordError, SourceError
 from benchwright.evaluation import ap as apm
 from benchwright.evaluation import iou as ioum
 from benchwright.evaluation.kitti import evaluate_kitti
 from benchwright.formats import kitti
+from benchwright.hashing import stable_int_id
 from benchwright.loaders import wildbox as wbl
 from benchwright.schemas import wildbox as schema
+from benchwright.tables import fixed_size_matrix
 
 __all__ = [
     "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
@@ -165,14 +167,15 @@ def load_ground_truth(dataset_dir, split: str = "validation") -> dict[str, np.nd
 
 
 def _frame_image_ids(root: Path, split: str) -> dict[str, int]:
-    """KITTI export frame name (``000123``) -> image_id, through ``exports/kitti/<split>/frame_map.txt``."""
-    fmap = root / "exports" / "kitti" / split / "frame_map.txt"
+    """KITTI export frame name (``000123``) -> image_id of the split's frames, through the export's
+    ``exports/kitti/frame_map.txt`` (name, frame_id, image, split)."""
+    fmap = root / "exports" / "kitti" / "frame_map.txt"
     if not fmap.is_file():
         return {}
     frames = wbl.read_config(root, "frames", split, columns=["frame_id", "image_id"])
     by_frame = dict(zip(frames.column("frame_id").to_pylist(), frames.column("image_id").to_pylist()))
     out = {}
-    for number, line in enumerate(fmap.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(kitti.read_text(fmap, str(fmap)).splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -205,30 +208,21 @@ def _empty_predictions() -> dict[str, np.ndarray]:
             "dimensions": np.zeros((0, 3)), "pose": np.zeros((0, 3, 3))}
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+# the fields of one predicted instance and their shapes (the JSON's bbox is xywh)
+_INSTANCE_FIELDS = {"bbox": (4,), "score": (), "category_id": (), "center_cam": (3,), "dimensions": (3,),
+                    "pose": (3, 3)}
 
 
 def _check_instance(inst, where: str) -> None:
     """Raise RecordError(where, ...) for the first thing wrong with one JSON instance."""
     if not isinstance(inst, dict):
-        raise RecordError(where, f"instance must be an object, got {type(inst).__name__}")
-    for key, shape in (("bbox", (4,)), ("score", ()), ("category_id", ()), ("center_cam", (3,)),
-                       ("dimensions", (3,)), ("pose", (3, 3))):
+        raise RecordError(where, f"instance must be an object, got {fields.quote(inst)}")
+    for key, shape in _INSTANCE_FIELDS.items():
         if key not in inst:
             raise RecordError(where, f"missing '{key}'")
-        try:
-            arr = np.asarray(inst[key], dtype=float)
-        except (TypeError, ValueError):
-            raise RecordError(where, f"'{key}' is not numeric: {inst[key]!r}") from None
-        if arr.shape != shape:
-            raise RecordError(where, f"'{key}' must have shape {list(shape) or 'scalar'}, got {list(arr.shape)}")
-        if not np.all(np.isfinite(arr)):
-            raise RecordError(where, f"'{key}' has a non-finite value: {inst[key]!r}")
-    cid = inst["category_id"]
-    if not _is_int(cid) and not (isinstance(cid, float) and cid.is_integer()):
-        raise RecordError(where, f"'category_id' must be an integer, got {cid!r}")
-    cid = int(cid)
+        if key != "category_id":
+            fields.numbers(inst[key], shape, key, where)
+    cid = fields.integer(inst["category_id"], "category_id", where, integral_float=True)
     if not FIRST_CATEGORY_ID <= cid < FIRST_CATEGORY_ID + N_CLASSES:
         hint = (" (looks like a contiguous model id: WildBox uses dataset ids, "
                 f"{FIRST_CATEGORY_ID} + rank)") if 0 <= cid < N_CLASSES else ""
@@ -237,7 +231,7 @@ def _check_instance(inst, where: str) -> None:
     w, h = inst["bbox"][2], inst["bbox"][3]
     if w < 0 or h < 0:
         raise RecordError(where, f"'bbox' is xywh and needs w, h >= 0, got {inst['bbox']!r}")
-    if np.any(np.asarray(inst["dimensions"], float) < 0):
+    if any(d < 0 for d in inst["dimensions"]):
         raise RecordError(where, f"'dimensions' must be >= 0, got {inst['dimensions']!r}")
 
 
@@ -245,31 +239,28 @@ def read_prediction_json(path) -> dict[str, np.ndarray]:
     """The WildBox authors' prediction JSON: ``[{"image_id", "instances": [{bbox xywh, score,
     category_id, center_cam, dimensions [W, H, L], pose 3x3}, ...]}, ...]``.
 
-    Errors name the file and entry, e.g. ``preds.json#[12].instances[3] (image_id=4711)``.
+    Read strictly (``strict_json.read``: UTF-8, a repeated key refused) and typed by ``fields``:
+    ``image_id`` an int64 integer, every other value a finite JSON number (a string such as ``"0.5"``
+    or a boolean is refused, not converted), ``category_id`` a WildBox id. Errors name the file and
+    entry, e.g. ``preds.json#[12].instances[3] (image_id=4711)``, or the file and line.
     """
     path = Path(path)
-    try:
-        with path.open(encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as err:
-        raise RecordError(str(path), f"not valid JSON: {err}") from None
+    data = strict_json.read(path)
     if not isinstance(data, list):
         raise RecordError(str(path), "expected a JSON list of {image_id, instances} entries, "
-                                     f"got {type(data).__name__}")
+                                     f"got {fields.quote(data)}")
     image_ids, flat, where = [], [], []
     for i, entry in enumerate(data):
         loc = f"{path}#[{i}]"
         if not isinstance(entry, dict):
-            raise RecordError(loc, f"entry must be an object, got {type(entry).__name__}")
+            raise RecordError(loc, f"entry must be an object, got {fields.quote(entry)}")
         if "image_id" not in entry or "instances" not in entry:
             missing = [k for k in ("image_id", "instances") if k not in entry]
             raise RecordError(loc, f"missing {', '.join(repr(k) for k in missing)}")
-        iid = entry["image_id"]
-        if not _is_int(iid):
-            raise RecordError(loc, f"'image_id' must be an integer, got {iid!r}")
+        iid = fields.integer(entry["image_id"], "image_id", loc)
         insts = entry["instances"]
         if not isinstance(insts, list):
-            raise RecordError(loc, f"'instances' must be a list, got {type(insts).__name__}")
+            raise RecordError(loc, f"'instances' must be a list, got {fields.quote(insts)}")
         image_ids.extend([iid] * len(insts))
         flat.extend(insts)
         where.extend((i, j, iid) for j in range(len(insts)))
@@ -285,19 +276,15 @@ def read_prediction_json(path) -> dict[str, np.ndarray]:
             fail_at(k)
         raise RecordError(str(path), "malformed prediction entries")  # pragma: no cover
 
-    try:
-        cols = {key: np.asarray([inst[key] for inst in flat], dtype=float)
-                for key in ("bbox", "score", "category_id", "center_cam", "dimensions", "pose")}
-    except (KeyError, TypeError, ValueError):
+    if not all(isinstance(inst, dict) and _INSTANCE_FIELDS.keys() <= inst.keys() for inst in flat):
         first_bad()
-    shapes = {"bbox": (4,), "score": (), "category_id": (), "center_cam": (3,), "dimensions": (3,), "pose": (3, 3)}
-    bad = np.zeros(len(flat), bool)
-    for key, shape in shapes.items():
-        if cols[key].shape[1:] != shape:
+    cols = {}
+    for key, shape in _INSTANCE_FIELDS.items():
+        cols[key] = fields.number_column([inst[key] for inst in flat], shape)
+        if cols[key] is None:  # a value of the wrong type, shape or a non-finite one: named by the slow path
             first_bad()
-        bad |= ~np.isfinite(cols[key].reshape(len(flat), -1)).all(axis=1)
     cid = cols["category_id"]
-    bad |= (cid != np.round(cid)) | (cid < FIRST_CATEGORY_ID) | (cid >= FIRST_CATEGORY_ID + N_CLASSES)
+    bad = (cid != np.round(cid)) | (cid < FIRST_CATEGORY_ID) | (cid >= FIRST_CATEGORY_ID + N_CLASSES)
     bad |= (cols["bbox"][:, 2] < 0) | (cols["bbox"][:, 3] < 0) | np.any(cols["dimensions"] < 0, axis=1)
     if bad.any():
         fail_at(int(np.flatnonzero(bad)[0]))
@@ -313,10 +300,9 @@ def _frame_key(stem: str, frame_to_image: dict[str, int] | None, where: str) -> 
         if stem not in frame_to_image:
             raise RecordError(where, f"frame '{stem}' is not in the dataset's KITTI frame_map.txt")
         return int(frame_to_image[stem])
-    try:
-        return int(stem)
-    except ValueError:
-        raise RecordError(where, "file name must be the frame number / image_id (e.g. 000123.txt)") from None
+    if not (stem.isascii() and stem.isdigit()):
+        raise RecordError(where, "file name must be the frame number / image_id (e.g. 000123.txt)")
+    return fields.integer(int(stem), "image_id (the file name)", where)
 
 
 def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None) -> dict[str, np.ndarray]:
@@ -333,18 +319,18 @@ def read_prediction_kitti(pred_dir, frame_to_image: dict[str, int] | None = None
     for f in files:
         loc = f"{pred_dir.name}/{f.name}"
         iid = _frame_key(f.stem, frame_to_image, loc)
-        text = f.read_text(encoding="utf-8")
+        text = kitti.read_text(f, loc)
         objs, errors = kitti.parse_label_lines(text, loc)
         if errors:
             raise errors[0]
-        lines = [n for n, line in enumerate(text.splitlines(), start=1) if line.split()]
+        lines = kitti.row_line_numbers(text)
         for number, obj in zip(lines, objs):
             where = f"{loc}:{number}"
             if obj.score is None:
                 raise RecordError(where, "a prediction needs 16 columns (the 16th is the score)")
             species = schema.canonical_species(obj.type)
             if species is None:
-                raise RecordError(where, f"type {obj.type!r} is not a WildBox species ({', '.join(SPECIES)})")
+                raise RecordError(where, f"type {fields.clip(obj.type)} is not a WildBox species ({', '.join(SPECIES)})")
             if min(obj.h, obj.w, obj.l) < 0:
                 raise RecordError(where, f"negative dimensions h={obj.h} w={obj.w} l={obj.l}")
             rows["image_id"].append(iid)
@@ -395,7 +381,7 @@ def _canonical_order(p: dict) -> np.ndarray:
     """
     n = len(p["score"])
     priority = [p["image_id"], -np.asarray(p["score"], float), p["category_id"]] + [
-        col for k in ("bbox", "center_cam", "dimensions", "pose") for col in np.asarray(p[k], float).reshape(n, -1).T]
+        col for k in ("bbox", "center_cam", "dimensions", "pose") for col in np.asarray(p[k], float).reshape(n, int(np.prod(_SHAPES[k]))).T]
     return np.lexsort(priority[::-1])  # lexsort's last key is the primary one
 
 
@@ -788,6 +774,7 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protoc
     lap("nhd")
 
     out["meta"] = {
+        "warnings": _warnings(n_pred_in, dropped, n_gt, int(g_ign.sum())),
         "n_gt": int(n_gt), "n_gt_ignored": int(g_ign.sum()), "n_pred": int(n_pred_in), "n_pred_outside_split": dropped,
         "n_pred_evaluated": int(len(sel_c)), "n_images_with_gt": int(len(np.unique(g["image_id"]))),
         "n_images": int(len(all_ids)) if image_ids is None else int(len(np.unique(image_ids))),
@@ -816,42 +803,123 @@ def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protoc
     return out
 
 
+def _warnings(n_pred: int, outside: int, n_gt: int, n_ignored: int) -> list[str]:
+    """What makes the metrics say little, in words (``meta["warnings"]``; the CLI prints them)."""
+    out = []
+    zero = ": every AP is 0" if n_gt > n_ignored else ""
+    if n_pred == 0:
+        out.append(f"no predictions{zero}")
+    elif outside == n_pred:
+        out.append(f"all {n_pred:,} predictions are on images outside the split{zero}")
+    elif outside:
+        out.append(f"{outside:,} of {n_pred:,} predictions are on images outside the split and are left out")
+    if n_gt == n_ignored:
+        out.append("no ground truth to match (none, or all ignored): every AP is undefined (null)")
+    return out
+
+
 def evaluate_paths(dataset_dir, pred_path, split: str = "validation", **kwargs) -> dict:
     """Evaluate a prediction file/folder against a built WildBox folder, or a KITTI folder.
 
-    ``dataset_dir`` holding ``label_2`` (or being a ``label_2`` folder) is KITTI-format ground
-    truth: the result is ``{"kitti": evaluate_kitti(...)}``. Otherwise it is a built WildBox
-    folder; KITTI-format predictions are mapped to images through the dataset's
-    ``exports/kitti/<split>/frame_map.txt`` and additionally scored with the KITTI protocol
-    against that export (key ``kitti``).
+    A KITTI folder (``is_kitti_folder``: an object root, or one holding ``label_2``, or a ``label_2`` folder)
+    is KITTI-format ground truth: the result is ``{"kitti": evaluate_kitti_folder(...)}``. Otherwise it is a
+    built WildBox folder; KITTI-format predictions are mapped to images through the dataset's
+    ``exports/kitti/frame_map.txt`` and additionally scored with the KITTI protocol against that export's
+    frames of the split (key ``kitti``).
     """
     root = Path(dataset_dir)
-    label_dir = root / "label_2" if (root / "label_2").is_dir() else (root if root.name == "label_2" else None)
-    if label_dir is not None:
-        calib = label_dir.parent / "calib"
-        return {"kitti": evaluate_kitti(label_dir, pred_path, calib if calib.is_dir() else None)}
+    if is_kitti_folder(root):
+        return {"kitti": evaluate_kitti_folder(root, pred_path, split)}
     gt = load_ground_truth(root, split)
     pred_path = Path(pred_path)
     frame_map = _frame_image_ids(root, split) if pred_path.is_dir() else None
     preds = load_predictions(pred_path, frame_map)
     image_ids = gt.pop("image_ids")
     metrics = evaluate(gt, preds, image_ids=image_ids, **kwargs)
-    export = root / "exports" / "kitti" / split / "label_2"
-    if pred_path.is_dir() and export.is_dir():
-        metrics["kitti"] = evaluate_kitti(export, pred_path)
+    export = root / "exports" / "kitti"
+    if pred_path.is_dir() and (export / "training" / "label_2").is_dir():
+        metrics["kitti"] = evaluate_kitti_folder(export, pred_path, split)
     return metrics
 
 
-# ======================================================================================== CLI
-def run_cli(args=None) -> int:
-    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
-    [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
+def is_kitti_folder(path: Path) -> bool:
+    """A KITTI object root (``training/label_2``), a folder holding ``label_2``, or a ``label_2`` folder."""
+    path = Path(path)
+    return (path / "training" / "label_2").is_dir() or (path / "label_2").is_dir() or path.name == "label_2"
 
-    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
-    exit code: 0, or 2 when the input is bad (the error names the file and entry).
-    """
-    parser = argparse.ArgumentParser(prog="benchwright evaluate wildbox", description=__doc__.split("\n")[0])
-    parser.add_argument("--gt", required=True, help="built WildBox folder, or a KITTI folder with label_2")
+
+def evaluate_kitti_folder(path: Path, pred_dir, split: str = "validation") -> dict:
+    """The KITTI devkit protocol on a KITTI folder (``is_kitti_folder``). In an object root (the layout of
+    the WildBox export, mmdetection3d's and OpenPCDet's), ground truth is ``training/label_2``, only the
+    frames ``ImageSets/<split>.txt`` lists when that file exists (split ``validation`` is KITTI's ``val``)."""
+    path = Path(path)
+    frames = None
+    if (path / "training" / "label_2").is_dir():
+        listed = path / "ImageSets" / f"{wbl.KITTI_IMAGE_SETS.get(split, split)}.txt"
+        if listed.is_file():
+            frames = listed.read_text(encoding="utf-8").split()
+            if not frames:
+                raise SourceError(f"{listed}: lists no frame")
+        path = path / "training"
+    label_dir = path / "label_2" if (path / "label_2").is_dir() else path
+    calib = label_dir.parent / "calib"
+    return evaluate_kitti(label_dir, pred_dir, calib if calib.is_dir() else None, frames=frames)
+
+
+# ======================================================================= what the KITTI export loses
+KITTI_LOSS_IOU_BOXES = 20_000  # boxes whose full / yaw-only 3D IoU is measured: every box up to this, else a stable sample
+KITTI_LOSS_QUANTILES = (0.0, 0.1, 0.5, 0.9, 0.99, 1.0)
+
+
+def kitti_yaw_only_loss(root: Path) -> dict:
+    """What the yaw-only KITTI export (``loaders.wildbox.KittiRoot``, the release's) loses, on the published
+    boxes: per box the pitch and roll its rotation_y drops, the angle between R_cam and the yaw-only rotation
+    KITTI keeps (degrees), and the exact oriented 3D IoU between the full cuboid and the yaw-only cuboid of the
+    same centre and dimensions (``evaluation.iou``): over every box when there are at most
+    ``KITTI_LOSS_IOU_BOXES``, else over that many chosen by a stable hash of their box_id. Quantiles
+    (``KITTI_LOSS_QUANTILES``) and means; the shares of boxes whose IoU is below 0.5 and 0.25."""
+    boxes = wbl.read_config(Path(root), "boxes", columns=["box_id", "center_cam", "dimensions", "R_cam",
+                                                         "yaw_pitch_roll", "kitti_representable"])
+    n = boxes.num_rows
+    ypr = fixed_size_matrix(boxes["yaw_pitch_roll"], 3)
+    R = fixed_size_matrix(boxes["R_cam"], 3, 3)
+    exact = int(np.count_nonzero(boxes["kitti_representable"].to_numpy(zero_copy_only=False)))
+    out = {"boxes": n, "exact": exact, "yaw_only": n - exact}
+    if not n:
+        return out
+    yaw_only = geometry.yaw_only_rotation(ypr[:, 0])
+    cos = (np.einsum("nij,nij->n", yaw_only, R) - 1.0) / 2.0  # trace(R_y^T R)
+    dropped = np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
+
+    def summary(values):
+        values = np.asarray(values, float)
+        return {"mean": round(float(values.mean()), 4),
+                **{f"q{round(100 * q):g}": round(float(np.quantile(values, q)), 4) for q in KITTI_LOSS_QUANTILES}}
+
+    rows = np.arange(n)
+    if n > KITTI_LOSS_IOU_BOXES:
+        keys = np.array([stable_int_id(b) for b in boxes["box_id"].to_pylist()], dtype=np.int64)
+        rows = np.sort(np.argsort(keys, kind="stable")[:KITTI_LOSS_IOU_BOXES])
+    center = fixed_size_matrix(boxes["center_cam"], 3)[rows]
+    dims = fixed_size_matrix(boxes["dimensions"], 3)[rows]
+    iou = ioum.iou_3d_pairs(center, dims, R[rows], center, dims, yaw_only[rows])
+    out.update({
+        "pitch_deg": summary(np.degrees(np.abs(ypr[:, 1]))),
+        "roll_deg": summary(np.degrees(np.abs(ypr[:, 2]))),
+        "rotation_dropped_deg": summary(dropped),
+        "iou_3d_full_vs_yaw_only": {"boxes": int(len(rows)),
+                                    "sample": "every box" if len(rows) == n else "a stable hash sample of box_id",
+                                    **summary(iou), "below_0.5": round(float(np.mean(iou < 0.5)), 4),
+                                    "below_0.25": round(float(np.mean(iou < 0.25)), 4)},
+    })
+    return out
+
+
+# ======================================================================================== CLI
+def cli_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="benchwright evaluate wildbox", description=__doc__.split("\n")[0])
+    parser.add_argument("--gt", required=True, help="built WildBox folder, or a KITTI folder: an object root "
+                        "(training/label_2, ImageSets/<split>.txt: the WildBox export's layout) or one with label_2")
     parser.add_argument("--pred", required=True, help="prediction JSON, or a KITTI result folder")
     parser.add_argument("--split", default="validation")
     parser.add_argument("--out", help="write the metrics JSON here")
@@ -862,10 +930,21 @@ def run_cli(args=None) -> int:
                              "COCO-style keys ap_bev@* (and ap_bev@0.25_by_depth); both")
     parser.add_argument("--ignore", default="none", choices=IGNORE_MODES,
                         help="ground truth to ignore: none (the authors' setting) or omni3d (Omni3D's test filter)")
-    ns = parser.parse_args(args)
+    return parser
+
+
+@parser_of(cli_parser)
+def run_cli(args=None) -> int:
+    """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
+    [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
+
+    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
+    exit code: 0, or 2 when the input is bad (the error names the file and entry).
+    """
+    ns = cli_parser().parse_args(args)
     root = Path(ns.gt)
     try:
-        if (root / "label_2").is_dir() or root.name == "label_2":
+        if is_kitti_folder(root):
             metrics = evaluate_paths(root, ns.pred, ns.split)
         else:
             metrics = evaluate_paths(root, ns.pred, ns.split, ap_method=ns.ap_method,
@@ -873,6 +952,8 @@ def run_cli(args=None) -> int:
     except BenchwrightError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    for warning in [*metrics.get("meta", {}).get("warnings", []), *metrics.get("kitti", {}).get("warnings", [])]:
+        print(f"warning: {warning}", file=sys.stderr)
     text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
     if ns.out:
         Path(ns.out).parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,11 @@ by position, so an inserted or deleted paragraph shows up as exactly that instea
 every later comparison.
 
 Untrusted outputs are evaluated in a worker subprocess with an address-space limit
-(``resource.setrlimit(RLIMIT_AS)``), a CPU limit and a wall-clock timeout; the batch mode keeps
-workers alive across cases.  No output crashes the evaluator: a missing, empty, non-zip, hostile
+(``resource.setrlimit(RLIMIT_AS)``) and a CPU-time limit per case (30 s by default): the verdict
+depends on the work an output takes, not on how loaded the machine is. A generous wall-clock
+backstop (ten times the CPU limit, at least 300 s) only stops a worker that makes no progress; each
+report records the CPU and wall time it took (``evaluation``). The batch mode keeps workers alive
+across cases.  No output crashes the evaluator: a missing, empty, non-zip, hostile
 (zip bomb, entity expansion, path traversal, macros) or non-Word file, or one the comparison cannot
 handle, is a failed case whose ``rejected`` names the reason.  ``run_cli(args)`` implements
 ``benchwright evaluate wordeval --case CASE_DIR_OR_ID --output OUTPUT.docx`` and ``--outputs DIR``.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,6 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchwright import strict_json
+from benchwright.arguments import ArgumentParser, parser_of
+from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
 from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
@@ -43,14 +50,22 @@ from benchwright.wordeval.snapshot import extract_snapshot
 
 DEFAULT_CASES_ROOT = Path("exports") / "cases"
 DEFAULT_MEMORY_MB = 1024
-DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_CPU_LIMIT_S = 30.0        # CPU seconds one evaluation may use: what decides "too slow"
+MIN_WALL_LIMIT_S = 300.0          # the wall-clock backstop is max(this, 10 x the CPU limit)
+NATIVE_GRACE_S = 5                # RLIMIT_CPU kills a worker this long past its budget (stuck in C code)
+
+
+def wall_backstop(cpu_limit_s: float, wall_limit_s: float | None = None) -> float:
+    """The wall-clock backstop for a CPU limit: generous, so that only a worker that makes no
+    progress (blocked, or starved for minutes) reaches it."""
+    return float(wall_limit_s) if wall_limit_s is not None else max(MIN_WALL_LIMIT_S, 10.0 * cpu_limit_s)
 
 
 # --------------------------------------------------------------------------- in-process evaluation
 
 
 def _oracle_dict(oracle) -> dict:
-    return json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
+    return strict_json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
 
 
 def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str, case_id: str | None = None,
@@ -104,7 +119,9 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
 
 def load_case(case_dir_or_case, cases_root: str | Path | None = None) -> dict:
     """A case dict (with ``reference_docx`` bytes and ``oracle``) from a dict, a case directory
-    or a case id under ``cases_root`` (default ``exports/cases``)."""
+    or a case id under ``cases_root`` (default ``exports/cases``). A case folder is read by
+    ``read_case_dir``: a bad ``case.json`` (not UTF-8, not JSON, a repeated key, no oracle) or a .docx
+    that is not the one it records raises ``RecordError`` naming the file."""
     if isinstance(case_dir_or_case, dict):
         return case_dir_or_case
     p = Path(case_dir_or_case)
@@ -145,12 +162,18 @@ def rejection(case_id: str | None, reason: str, oracle: dict | None = None) -> d
 # --------------------------------------------------------------------------- isolation
 
 
-def _set_limits(memory_mb: int, cpu_s: int) -> None:
+class CpuLimitExceeded(TimeoutError):
+    """The evaluation used up its CPU time (ITIMER_PROF)."""
+
+
+class WallLimitExceeded(TimeoutError):
+    """The evaluation reached the wall-clock backstop (ITIMER_REAL)."""
+
+
+def _set_limits(memory_mb: int) -> None:
     import resource
     mem = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    if cpu_s:
-        _cpu_budget(cpu_s)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024 * 1024, 64 * 1024 * 1024))
     try:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -158,68 +181,94 @@ def _set_limits(memory_mb: int, cpu_s: int) -> None:
         pass
 
 
-def _cpu_budget(cpu_s: int) -> None:
-    """Allow ``cpu_s`` more CPU seconds from now (RLIMIT_CPU is cumulative per process; the soft
-    limit is moved forward before each job, SIGXCPU ends a job stuck in C code)."""
+def _cpu_seconds() -> float:
     import resource
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    soft = int(ru.ru_utime + ru.ru_stime) + cpu_s
+    return ru.ru_utime + ru.ru_stime
+
+
+def _native_cpu_backstop(cpu_s: float) -> None:
+    """RLIMIT_CPU (cumulative per process) moved to ``cpu_s`` + a grace beyond what this process has
+    used: SIGXCPU ends a job stuck in C code, where the ITIMER_PROF handler cannot run."""
+    import math
+    import resource
+    soft = math.ceil(_cpu_seconds() + cpu_s) + NATIVE_GRACE_S
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def _worker_main(memory_mb: int, timeout_s: float, cpu_s: int) -> int:
-    """Loop: one JSON job per stdin line -> one JSON report per stdout line."""
+def _limited_report(job: dict, reason: str, check: str) -> dict:
+    return {"case_id": job.get("case_id"), "passed": False, "rejected": reason,
+            "checks": [{"name": "readable", "passed": False, "reason": check}]}
+
+
+def _worker_main(memory_mb: int, cpu_limit_s: float, wall_limit_s: float) -> int:
+    """Loop: one JSON job per stdin line -> one JSON report per stdout line. Each job may use
+    ``cpu_limit_s`` of CPU time (ITIMER_PROF; RLIMIT_CPU a little later for native code) and, as a
+    backstop, ``wall_limit_s`` of wall-clock time (ITIMER_REAL)."""
     import signal
-    _set_limits(memory_mb, cpu_s)
+    _set_limits(memory_mb)
 
-    def on_alarm(signum, frame):
-        raise TimeoutError("evaluation timed out")
+    def on_cpu(signum, frame):
+        raise CpuLimitExceeded("evaluation used up its CPU time")
 
-    signal.signal(signal.SIGALRM, on_alarm)
+    def on_wall(signum, frame):
+        raise WallLimitExceeded("evaluation reached the wall-clock backstop")
+
+    signal.signal(signal.SIGPROF, on_cpu)
+    signal.signal(signal.SIGALRM, on_wall)
     out = sys.stdout
     for line in sys.stdin:
         if not line.strip():
             continue
         job = json.loads(line)
-        _cpu_budget(cpu_s)
-        signal.setitimer(signal.ITIMER_REAL, timeout_s)
+        _native_cpu_backstop(cpu_limit_s)
+        cpu0, t0 = _cpu_seconds(), time.perf_counter()
+        signal.setitimer(signal.ITIMER_PROF, cpu_limit_s)
+        signal.setitimer(signal.ITIMER_REAL, wall_limit_s)
         try:
             why = missing_output(job["output"])
             rep = rejection(job.get("case_id"), why) if why else evaluate_docx(
                 Path(job["reference"]).read_bytes(), Path(job["output"]).read_bytes(), job["oracle"], job.get("case_id"))
-        except TimeoutError:
-            rep = {"case_id": job.get("case_id"), "passed": False, "rejected": f"timed out after {timeout_s}s",
-                   "checks": [{"name": "readable", "passed": False, "reason": "timeout"}]}
+        except CpuLimitExceeded:
+            rep = _limited_report(job, f"exceeded the CPU time limit ({cpu_limit_s:g} s of CPU time)", "cpu limit")
+        except WallLimitExceeded:
+            rep = _limited_report(job, f"reached the wall-clock backstop ({wall_limit_s:g} s) after "
+                                       f"{_cpu_seconds() - cpu0:.1f} s of CPU time", "wall-clock backstop")
         except MemoryError:
-            rep = {"case_id": job.get("case_id"), "passed": False, "rejected": f"exceeded {memory_mb} MiB",
-                   "checks": [{"name": "readable", "passed": False, "reason": "memory limit"}]}
+            rep = _limited_report(job, f"exceeded {memory_mb} MiB", "memory limit")
         except Exception as exc:  # noqa: BLE001 - one job's failure is its report; the worker lives on
             rep = rejection(job.get("case_id"), f"evaluation error: {type(exc).__name__}: {exc}")
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
+        rep["evaluation"] = {"cpu_s": round(_cpu_seconds() - cpu0, 3), "wall_s": round(time.perf_counter() - t0, 3),
+                             "cpu_limit_s": cpu_limit_s, "wall_limit_s": wall_limit_s}
         out.write(json.dumps(rep, default=str) + "\n")
         out.flush()
     return 0
 
 
 class IsolatedEvaluator:
-    """A persistent worker subprocess with memory / CPU / wall-time limits.
+    """A persistent worker subprocess with a memory limit, a CPU-time limit per job and a
+    wall-clock backstop (:func:`wall_backstop`).
 
-    A job that kills the worker (memory limit, crash) or exceeds the wall-clock timeout yields a
-    rejection report; the worker is restarted for the next job."""
+    A job that kills the worker (memory limit, crash, native code past its CPU time) or gets no
+    answer within the backstop yields a rejection report; the worker is restarted for the next job."""
 
-    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB, timeout_s: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, memory_mb: int = DEFAULT_MEMORY_MB, cpu_limit_s: float = DEFAULT_CPU_LIMIT_S,
+                 wall_limit_s: float | None = None):
         self.memory_mb = memory_mb
-        self.timeout_s = timeout_s
+        self.cpu_limit_s = float(cpu_limit_s)
+        self.wall_limit_s = wall_backstop(self.cpu_limit_s, wall_limit_s)
         self.proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
 
     def _start(self) -> None:
         cmd = [sys.executable, "-m", "benchwright.evaluation.wordeval", "--worker", "--memory-mb",
-               str(self.memory_mb), "--timeout", str(self.timeout_s)]
+               str(self.memory_mb), "--cpu-limit", str(self.cpu_limit_s), "--wall-limit", str(self.wall_limit_s)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, bufsize=1)
 
@@ -262,20 +311,29 @@ class IsolatedEvaluator:
             except (BrokenPipeError, OSError):
                 reply.append("")
             reader = threading.Thread(target=read, daemon=True)
+            t0 = time.perf_counter()
             if not reply:
                 reader.start()
-                reader.join(self.timeout_s + 5)
+                reader.join(self.wall_limit_s + 30)    # the worker's own backstop answers first
             line = reply[0] if reply else None
             if not line:
-                # timed out (no reply) or the worker died (memory limit, crash): kill it, reject
+                # no answer (the backstop failed too) or the worker died: kill it, reject, say which
                 died = self.proc.poll() is not None
                 self.proc.kill()
                 self.proc.wait()
-                self.proc = None
-                reason = "evaluation worker died (memory limit or crash)" if died else \
-                    f"timed out after {self.timeout_s:.0f}s"
-                return {"case_id": case_id, "passed": False, "rejected": reason,
-                        "checks": [{"name": "readable", "passed": False, "reason": reason}]}
+                code, self.proc = self.proc.returncode, None
+                if code == -signal.SIGXCPU:
+                    reason, check = (f"exceeded the CPU time limit ({self.cpu_limit_s:g} s of CPU time, "
+                                     "stopped in native code)"), "cpu limit"
+                elif died:
+                    reason, check = "evaluation worker died (memory limit or crash)", "worker died"
+                else:
+                    reason, check = f"reached the wall-clock backstop ({self.wall_limit_s:g} s)", "wall-clock backstop"
+                rep = {"case_id": case_id, "passed": False, "rejected": reason,
+                       "checks": [{"name": "readable", "passed": False, "reason": check}]}
+                rep["evaluation"] = {"cpu_s": None, "wall_s": round(time.perf_counter() - t0, 3),
+                                     "cpu_limit_s": self.cpu_limit_s, "wall_limit_s": self.wall_limit_s}
+                return rep
             return json.loads(line)
 
     def evaluate(self, case: dict, output_docx) -> dict:
@@ -296,8 +354,8 @@ class IsolatedEvaluator:
 
 
 def evaluate_case(case_dir_or_case, output_docx, *, isolate: bool = True, cases_root: str | Path | None = None,
-                  memory_mb: int = DEFAULT_MEMORY_MB, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  evaluator: IsolatedEvaluator | None = None) -> dict:
+                  memory_mb: int = DEFAULT_MEMORY_MB, cpu_limit_s: float = DEFAULT_CPU_LIMIT_S,
+                  wall_limit_s: float | None = None, evaluator: IsolatedEvaluator | None = None) -> dict:
     """Evaluate one output against a case (dir, id or dict). Returns the report dict.
 
     With ``isolate`` (default) the output is parsed in a resource-limited subprocess."""
@@ -310,7 +368,7 @@ def evaluate_case(case_dir_or_case, output_docx, *, isolate: bool = True, cases_
         return rep
     if evaluator is not None:
         return evaluator.evaluate(case, output_docx)
-    with IsolatedEvaluator(memory_mb, timeout_s) as ev:
+    with IsolatedEvaluator(memory_mb, cpu_limit_s, wall_limit_s) as ev:
         return ev.evaluate(case, output_docx)
 
 
@@ -367,21 +425,22 @@ def _find_outputs(outputs_dir: Path) -> dict[str, Path]:
 
 
 def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = None, *, isolate: bool = True,
-                     workers: int = 1, memory_mb: int = DEFAULT_MEMORY_MB,
-                     timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+                     workers: int = 1, memory_mb: int = DEFAULT_MEMORY_MB, cpu_limit_s: float = DEFAULT_CPU_LIMIT_S,
+                     wall_limit_s: float | None = None) -> dict:
     """Batch mode: ``outputs_dir/<case_id>.docx`` (or ``<case_id>/output.docx``) against
     ``cases_root/<case_id>/``.  Returns ``{"summary": ..., "reports": [...]}``."""
     outputs = _find_outputs(Path(outputs_dir))
     root = Path(cases_root) if cases_root else DEFAULT_CASES_ROOT
     reports: list[dict] = []
     jobs = list(outputs.items())
-    evaluators = [IsolatedEvaluator(memory_mb, timeout_s) for _ in range(max(1, workers))] if isolate else []
+    evaluators = [IsolatedEvaluator(memory_mb, cpu_limit_s, wall_limit_s)
+                  for _ in range(max(1, workers))] if isolate else []
 
     def run(idx_job):
         idx, (case_id, path) = idx_job
         try:
             case = load_case(root / case_id)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, BenchwrightError) as exc:  # no case folder, or its case.json / .docx is bad
             return {"case_id": case_id, "passed": False, "rejected": None, "error": str(exc), "checks": []}
         if isolate:
             return evaluators[idx % len(evaluators)].evaluate(case, path)
@@ -403,8 +462,8 @@ def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = No
 # --------------------------------------------------------------------------- CLI
 
 
-def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="benchwright evaluate wordeval", description=__doc__.split("\n\n")[0])
+def cli_parser() -> ArgumentParser:
+    ap = ArgumentParser(prog="benchwright evaluate wordeval", description=__doc__.split("\n\n")[0])
     ap.add_argument("--case", help="case directory or case id (under --cases-root)")
     ap.add_argument("--output", help="the agent's output .docx")
     ap.add_argument("--outputs", help="batch: folder of <case_id>.docx outputs")
@@ -412,12 +471,16 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--report", help="batch: also write the full JSON report here")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB)
-    ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S)
+    ap.add_argument("--cpu-limit", type=float, default=DEFAULT_CPU_LIMIT_S,
+                    help="CPU seconds one evaluation may use (default %(default)s)")
+    ap.add_argument("--wall-limit", type=float, default=None,
+                    help=f"wall-clock backstop in seconds (default: 10 x the CPU limit, at least {MIN_WALL_LIMIT_S:g})")
     ap.add_argument("--no-isolate", action="store_true", help="evaluate in-process (trusted outputs only)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return ap
 
 
+@parser_of(cli_parser)
 def run_cli(args: list[str] | None = None) -> int:
     """``benchwright evaluate wordeval ...``: prints the JSON report.
 
@@ -426,20 +489,20 @@ def run_cli(args: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if args is None else args)
     while args and args[0] in ("evaluate", "wordeval"):
         args.pop(0)
-    ap = _parser()
+    ap = cli_parser()
     try:
         ns = ap.parse_args(args)
     except SystemExit as exc:
         return int(exc.code or 2) if exc.code else 0
     if ns.worker:
-        return _worker_main(ns.memory_mb, ns.timeout, int(ns.timeout) + 2)
+        return _worker_main(ns.memory_mb, ns.cpu_limit, wall_backstop(ns.cpu_limit, ns.wall_limit))
     try:
         if ns.outputs:
             if not Path(ns.outputs).is_dir():
                 print(json.dumps({"error": f"no such folder {ns.outputs}"}), file=sys.stderr)
                 return 2
             res = evaluate_outputs(ns.outputs, ns.cases_root, isolate=not ns.no_isolate, workers=ns.workers,
-                                   memory_mb=ns.memory_mb, timeout_s=ns.timeout)
+                                   memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
             if ns.report:
                 Path(ns.report).write_text(json.dumps(res, indent=2, default=str), encoding="utf-8")
             print(json.dumps(res["summary"], indent=2, default=str))
@@ -452,10 +515,10 @@ def run_cli(args: list[str] | None = None) -> int:
             print(json.dumps({"error": f"no such output file {ns.output}"}), file=sys.stderr)
             return 2
         rep = evaluate_case(ns.case, ns.output, isolate=not ns.no_isolate, cases_root=ns.cases_root,
-                            memory_mb=ns.memory_mb, timeout_s=ns.timeout)
+                            memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
         print(json.dumps(rep, indent=2, default=str))
         return 0
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, BenchwrightError) as exc:
         print(json.dumps({"error": str(exc)}), file=sys.stderr)
         return 2
 

@@ -13,8 +13,15 @@ release's summarizer's (its ``evaluation/scripts/summarize_judge_rubrics.py``):
   rubrics / all rubrics), not the mean of the task rates (reported beside it, labelled);
 - per case, the newest judge file by modification time (ties: the last name, so the choice is
   deterministic), unless ``--judge-model`` names one;
-- a case without a judge file, or whose judge file cannot be read, is left out of the numerator and
-  the denominator and listed;
+- a case without a judge file, or whose judge file cannot be read (not UTF-8, not JSON, no rubric
+  list, or nested past the JSON decoder's recursion limit), is left out of the numerator and the
+  denominator and listed (``unreadable_judge_file``, with the error naming the file and line or item);
+  the other cases are scored;
+- where the summarizer would count silently what no judge said, the judge file is refused the same way
+  (this evaluator's only departures from its rules): a key given twice (``json`` keeps the last), a
+  rubric item that is not an object (dropped), a ``passed`` (or ``originalPassed``,
+  ``adjustedByOutputPathRubric``) that is not a bool, a string, null, 0 or 1 (``bool(NaN)`` and
+  ``bool(2)`` are passes), and a rubric index given twice (counted twice);
 - a task is flagged an API error when any evidence contains "API Error" or "Insufficient Balance",
   a judge error when any contains "ClaudeCode judge failed";
 - the release's output-path refresh (items with ``adjustedByOutputPathRubric`` and ``originalPassed``)
@@ -27,12 +34,16 @@ per persona and per rubric type. Nothing depends on the order of files or record
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from benchwright import fields, strict_json
+from benchwright.arguments import ArgumentParser, parser_of
+from benchwright.errors import BenchwrightError, RecordError
+from benchwright.utf8 import encodable
 
 JUDGE_PREFIX = "rubrics_judge--"
 RUN_REPORT = "agent_runner_report.json"
@@ -46,12 +57,24 @@ UNATTRIBUTED = "(no rubric index)"
 
 
 def as_passed(value) -> bool:
-    """The summarizer's reading of ``passed``: a bool, one of the pass strings (any case), else truthiness."""
+    """The summarizer's reading of ``passed``: a bool, one of the pass strings (any case), else truthiness
+    (``read_judge_items`` has refused the values whose truthiness is no verdict: see ``check_verdict``)."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
         return value.strip().lower() in PASSED_STRINGS
     return bool(value)
+
+
+def check_verdict(value, name: str, where: str) -> None:
+    """Refuse a verdict whose truthiness is not a judgement: the summarizer's ``bool(value)`` makes NaN,
+    2 or a list a pass. Accepted: a bool, a string (the pass strings, any other string fails), null
+    (fails, as the summarizer), and the numbers 0 and 1."""
+    if value is None or isinstance(value, (bool, str)):
+        return
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return
+    raise RecordError(where, f"'{name}' must be a boolean, a string, null, 0 or 1, got {fields.quote(value)}")
 
 
 def judge_files(case_dir: Path, judge_model: str | None = None) -> list[Path]:
@@ -69,15 +92,33 @@ def judge_model_of(path: Path) -> str:
     return path.name[len(JUDGE_PREFIX):-len(".json")]
 
 
-def read_judge_items(path: Path) -> tuple[list[dict], dict]:
-    """(rubric items, top-level object or {}) of a judge file; ValueError when it holds no rubric list."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+def read_judge_items(path: Path, locator: str | None = None) -> tuple[list[dict], dict]:
+    """(rubric items, top-level object or {}) of a judge file, read strictly (``strict_json.read``: UTF-8,
+    a repeated key refused). ``RecordError`` (``SourceError`` when it cannot be opened) naming the file
+    and the item: no rubric list, an item that is not an object, a verdict that is no judgement
+    (``check_verdict``: ``passed: NaN`` would count as a pass), a rubric index given twice (it would
+    count twice)."""
+    locator = str(path) if locator is None else locator
+    data = strict_json.read(path, locator)
     items = data.get("rubrics") if isinstance(data, dict) else data
     if isinstance(items, dict):
         items = items.get("items") or items.get("rubrics")
     if not isinstance(items, list):
-        raise ValueError("no rubric list (expected 'rubrics', a bare list or {'items': [...]})")
-    return [r for r in items if isinstance(r, dict)], (data if isinstance(data, dict) else {})
+        raise RecordError(locator, "no rubric list (expected 'rubrics', a bare list or {'items': [...]})")
+    first_at: dict[int, int] = {}
+    for k, item in enumerate(items):
+        where = f"{locator}#rubrics[{k}]"
+        if not isinstance(item, dict):
+            raise RecordError(where, f"a rubric item must be an object, got {fields.quote(item)}")
+        for name in ("passed", "originalPassed", "adjustedByOutputPathRubric"):
+            check_verdict(item.get(name), name, where)
+        index = _index(item)
+        if index is not None:
+            if index in first_at:
+                raise RecordError(where, f"rubric index {index} given twice (first at rubrics[{first_at[index]}]): "
+                                         "it would count twice")
+            first_at[index] = k
+    return items, (data if isinstance(data, dict) else {})
 
 
 def _index(item: dict) -> int | None:
@@ -86,7 +127,9 @@ def _index(item: dict) -> int | None:
         return None
     if isinstance(index, int):
         return index
-    if isinstance(index, str) and index.strip().isdigit():
+    # a digit string as the release writes some; ASCII digits only (int() also reads "٣") and no longer
+    # than an int64 (int() refuses past 4,300 digits): anything else is no index, the item unattributed
+    if isinstance(index, str) and index.strip().isascii() and index.strip().isdigit() and len(index.strip()) <= 18:
         return int(index)
     return None
 
@@ -172,11 +215,12 @@ def score_run(run: Path, judge_model: str | None = None, tasks=None, rubrics=Non
         if path is None:
             missing.append(case_id)
             continue
+        relative = path.relative_to(run).as_posix()
         try:
-            items, top = read_judge_items(path)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-            unreadable.append({"task_id": case_id, "path": path.relative_to(run).as_posix(),
-                               "error": f"{type(exc).__name__}: {exc}"})
+            items, top = read_judge_items(path, relative)
+        # the release's summarizer also lists a file it cannot load and scores the rest
+        except BenchwrightError as exc:
+            unreadable.append({"task_id": case_id, "path": relative, "error": str(exc)})
             continue
         task = {"task_id": case_id, "judge_model": judge_model_of(path), **score_items(items),
                 "output_path_refresh": "outputPathRubricAdjustment" in top}
@@ -309,8 +353,8 @@ def summary_lines(result: dict) -> list[str]:
     return lines
 
 
-def run_cli(argv) -> int:
-    parser = argparse.ArgumentParser(prog="benchwright evaluate workspace_bench", description=__doc__.split("\n")[0])
+def cli_parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="benchwright evaluate workspace_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--runs", required=True, type=Path,
                         help="a run folder <Agent>--<Model>--<Run>/ or a folder of them")
     parser.add_argument("--data", help="a built Workspace-Bench: restrict to --split, break down by persona, "
@@ -318,12 +362,19 @@ def run_cli(argv) -> int:
     parser.add_argument("--split", choices=("lite", "full"), default="full")
     parser.add_argument("--judge-model", help="score rubrics_judge--<M>.json (default: each case's newest judge file)")
     parser.add_argument("--out", type=Path, help="write the JSON report here (top-level 'score' = pooled pass rate)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+@parser_of(cli_parser)
+def run_cli(argv) -> int:
+    args = cli_parser().parse_args(argv)
     try:
         result = evaluate(args.runs, args.data, args.split, args.judge_model)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # folder names that are not UTF-8 come back from the file system with surrogates: printable, writable
+    result, _ = encodable(result)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         figure = pass_rate_figure(result, args.out.parent, f"{args.out.stem}_pass_rate") if args.data else None

@@ -5,9 +5,11 @@ downloaded dataset is the same as the one the build wrote.
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +37,21 @@ EXPORT_BOX_COLUMNS = ["box_id", "frame_id", "image_id", "track_id", "species", "
 # above, or visibility at or below its thresholds, so these keep training on our export the same as
 # on the release. Omni3D writes -1 for a value it does not have; its loader ignores only 0.
 RELEASE_TRUNCATION, RELEASE_VISIBILITY, RELEASE_LIDAR_PTS, RELEASE_DEPTH_ERROR = 0.0, 1.0, 10, 0.0
+# The collection id (info.id, and every image's and annotation's dataset_id) of both splits, as the authors'
+# preparation script writes it (its --dataset-id default). Cube R-CNN reads it as a key only: train_net.py maps
+# each loaded file's info.id to its source and to the categories it does not annotate, and the dataset mapper
+# looks every image's dataset_id up there (an id no loaded file has is a KeyError). So the id must be the one of
+# the file the image is in, and must not be another collection's (two collections with one id would share one
+# category list): one id for both splits of WildBox, which share their categories, breaks nothing.
+RELEASE_DATASET_ID = 1000
 UNAVAILABLE = -1
 _SAME = "same meaning"
 _OURS = "same field, our values"
 # Every field of the Omni3D export: (field, what it holds, how it differs from the release's files and why).
 OMNI3D_FIELD_NOTES = (
-    ("info.id", "the collection: 1 train, 2 validation", _OURS),
+    ("info.id", f"the collection: {RELEASE_DATASET_ID} (both splits)",
+     "as the release (its preparation script's default); Cube R-CNN keys each file's source and known "
+     "categories by it"),
     ("info.source", '"wildbox"', _SAME),
     ("info.name", '"WildBox <split>"', _OURS),
     ("info.split", "train or validation", _SAME),
@@ -49,7 +60,7 @@ OMNI3D_FIELD_NOTES = (
     ("info.scene_scales", "per segment, the scale s applied (normalised = raw reconstruction units x s)",
      "as the release: s = 1/median(z) over all the segment's boxes with z > 0, before any 2D check"),
     ("images.id", "a stable 53-bit hash of the frame id (exact as a JSON number)", _OURS + " (the same on every rebuild)"),
-    ("images.dataset_id", "the collection (info.id), never the species", _SAME),
+    ("images.dataset_id", f"the collection (info.id, {RELEASE_DATASET_ID}), never the species", _SAME),
     ("images.file_path", "the frame under exports/images/, relative to the dataset folder",
      "the release's paths are absolute (they break when the data moves)"),
     ("images.height, images.width", "the frame's size in pixels", _SAME),
@@ -158,12 +169,29 @@ def curriculum_stages(arrays: dict):
 # Exports
 
 
-def export_all(root: Path) -> dict:
-    """Frame images, Omni3D JSON per split, KITTI label_2 + calib + image_2 per split under ``exports/``.
+# The KITTI export (exports/kitti/): the layout of a KITTI object root, as mmdetection3d's and OpenPCDet's KITTI
+# readers take it (training/{image_2,label_2,calib}/<6 digits>.*, ImageSets/<split>.txt); both read
+# training/image_2/<name>.png, so PNG is the default image format ("jpg": the frames as they are, hard links).
+KITTI_ROTATIONS = ("yaw-only", "strict")  # the release's lossy KITTI export (pitch and roll dropped), or exact rows only
+KITTI_IMAGE_FORMATS = ("png", "jpg")
+KITTI_IMAGE_SETS = {"train": "train", "validation": "val"}  # our split -> its ImageSets list (KITTI's names)
+KITTI_PNG_COMPRESSION = 1  # zlib level: fast; the PNG holds the frame's pixels exactly either way
+# Decimals of the rows' 3D fields: the boxes are in normalised units (the segment's median depth is 1, a zebra
+# about 0.05 long), where KITTI's 2 would round a dimension by up to 10%; every KITTI reader parses floats.
+KITTI_DECIMALS = 6
 
-    Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D
-    paths point into); KITTI's ``image_2/NNNNNN`` names are hard links to the same files.
+
+def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_images: str = KITTI_IMAGE_FORMATS[0],
+               kitti_dir: Path | None = None, omni3d: bool = True) -> dict:
+    """Frame images, Omni3D JSON per split and the KITTI object root under ``exports/``.
+
+    Images are written once (``exports/images/<video>/<segment>/<frame>``, the layout Omni3D paths point
+    into); the KITTI root's ``training/image_2`` holds them as PNG (or, ``kitti_images="jpg"``, as hard
+    links to the same files). ``kitti_dir``: write the KITTI root there instead of ``exports/kitti`` (and,
+    with ``omni3d=False``, nothing else: the frames of ``exports/images`` must exist then).
     """
+    if kitti_rotation not in KITTI_ROTATIONS or kitti_images not in KITTI_IMAGE_FORMATS:
+        raise ValueError(f"kitti_rotation is one of {KITTI_ROTATIONS}, kitti_images one of {KITTI_IMAGE_FORMATS}")
     image_rel = {}
     for f in sorted((root / "frames").glob("*.parquet")):  # streamed: image bytes never all in memory
         for batch in pq.ParquetFile(f).iter_batches(batch_size=512, columns=["frame_id", "image"]):
@@ -173,19 +201,24 @@ def export_all(root: Path) -> dict:
                                        images.field("bytes").to_pylist()):
                 image_rel[fid] = f"{EXPORTS}/images/{fid}{Path(path).suffix or '.jpg'}"
                 files.append((str(root / image_rel[fid]), data))
-            write_files(files)
+            if omni3d:
+                write_files(files)
     frames = read_config(root, "frames", columns=["frame_id", "image_id", "width", "height", "K", "split",
                                                   "segment_id", "scale_factor"])
-    summary = {"images": len(image_rel)}
+    summary = {"images": len(image_rel)} if omni3d else {}
+    kitti_root = KittiRoot(kitti_dir or root / EXPORTS / "kitti", root, frames["frame_id"].to_pylist(), image_rel,
+                           kitti_rotation, kitti_images)
     for split in schema.SPLITS:
         f = frames.filter(pc.equal(frames["split"], split))
         b = read_config(root, "boxes", split=split, columns=EXPORT_BOX_COLUMNS)
         if f.num_rows == 0:
             continue
-        summary[f"omni3d_{split}"] = export_omni3d(root, split, f, b, image_rel)
-        summary[f"kitti_{split}"] = export_kitti(root, split, f, b, image_rel)
+        if omni3d:
+            summary[f"omni3d_{split}"] = export_omni3d(root, split, f, b, image_rel)
+        summary[f"kitti_{split}"] = kitti_root.write_split(split, f, b)
         del b
         release_freed_memory()  # the exports run beside the statistics and checks: keep the peak down
+    summary["kitti"] = kitti_root.finish()
     return summary
 
 
@@ -218,7 +251,11 @@ def _link_file(item: tuple[str, str]) -> None:
         os.link(target, link)
     except FileExistsError:  # a re-export over an earlier one
         os.unlink(link)
-        os.link(target, link)
+        _link_file(item)
+    except OSError as err:
+        if err.errno != errno.EXDEV:
+            raise
+        shutil.copyfile(target, link)  # an export to another file system: a copy
 
 
 def write_files(files: list[tuple[str, bytes]]) -> None:
@@ -233,7 +270,7 @@ def link_files(links: list[tuple[str, str]]) -> None:
 
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
-    dataset_id = 1 if split == "train" else 2  # the collection id, never the species
+    dataset_id = RELEASE_DATASET_ID  # the collection id, never the species
     scales = {}
     images = []
     for row in frames.select(["frame_id", "image_id", "width", "height", "K", "segment_id",
@@ -302,63 +339,127 @@ def kitti_occlusion(visibility) -> np.ndarray:
     return np.where(np.isnan(v), 3, np.where(v >= full, 0, np.where(v >= partly, 1, 2))).astype(int)
 
 
-def export_kitti(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
-    """KITTI label_2 + calib per frame, numbered in frame_id order; rows KITTI cannot hold are listed."""
-    base = root / EXPORTS / "kitti" / split
-    a = boxes_arrays(boxes)
-    frame_of_box = boxes["frame_id"].to_pylist()
-    representable = boxes["kitti_representable"].to_pylist()
-    reasons = boxes["kitti_reason"].to_pylist()
-    box_ids = boxes["box_id"].to_pylist()
-    truncation = boxes["truncation"].to_pylist()
-    occluded = kitti_occlusion(boxes["visibility"].to_pylist())
-    # The representable boxes converted a chunk at a time in one numpy pass each, each kept as its label
-    # line (a KittiObject per box of a split cost 200 MB at the release's size); a refusal is kept as is.
-    convertible = [i for i, ok in enumerate(representable) if ok]
-    converted = {}
-    for lo in range(0, len(convertible), EXPORT_CHUNK_ROWS):
-        rows = convertible[lo:lo + EXPORT_CHUNK_ROWS]
-        for i, obj in zip(rows, kitti.from_canonical_many(
-                a["center_cam"][rows], a["dimensions"][rows], a["R_cam"][rows], a["bbox2d_tight"][rows],
-                [schema.SPECIES[s] for s in a["species"][rows].tolist()], [truncation[i] for i in rows],
-                occluded[rows].tolist(), locators=[box_ids[i] for i in rows])):
-            converted[i] = obj if isinstance(obj, RecordError) else kitti.format_label_line(obj)
-    by_frame: dict[str, list[int]] = {}
-    for i, fid in enumerate(frame_of_box):
-        by_frame.setdefault(fid, []).append(i)
-    # Kept small for the exports' child, which runs beside the statistics and checks: the files are written
-    # a few thousand frames at a time, the refusals kept as (box_id, reason).
-    skipped, written, frame_map, files, links = [], 0, [], [], []
-    calib_of: dict[bytes, bytes] = {}  # the frames of one camera share their calibration text
-    frame_ids = frames["frame_id"].to_pylist()
-    Ks = tables.fixed_size_matrix(frames.column("K"), 3, 3)
-    for n, row in enumerate(sorted(range(len(frame_ids)), key=frame_ids.__getitem__)):
-        fid, name = frame_ids[row], f"{n:06d}"
-        lines = []
-        for i in by_frame.get(fid, []):
-            if not representable[i]:
-                skipped.append((box_ids[i], reasons[i]))
-                continue
-            line = converted[i]
-            if isinstance(line, RecordError):
-                skipped.append((box_ids[i], line.reason))
-                continue
-            lines.append(line)
-            written += 1
-        files.append((f"{base}/label_2/{name}.txt", "".join(line + "\n" for line in lines).encode()))
-        key = Ks[row].tobytes()
-        if key not in calib_of:
-            calib_of[key] = kitti.format_calib(Ks[row]).encode()
-        files.append((f"{base}/calib/{name}.txt", calib_of[key]))
-        links.append((str(root / image_rel[fid]), f"{base}/image_2/{name}{Path(image_rel[fid]).suffix}"))
-        frame_map.append(f"{name} {fid} {image_rel[fid]}")
-        if len(files) >= EXPORT_CHUNK_ROWS:
-            write_files(files)
-            link_files(links)
-            files, links = [], []
-    write_files(files)
-    link_files(links)
-    (base / "frame_map.txt").write_text("".join(line + "\n" for line in frame_map))
-    (base / "not_representable.jsonl").write_text("".join(
-        json.dumps({"box_id": box_id, "reason": reason}, sort_keys=True) + "\n" for box_id, reason in sorted(skipped)))
-    return {"frames": len(frame_ids), "rows": written, "not_representable": len(skipped)}
+class KittiRoot:
+    """The KITTI object root of a WildBox build, written a split at a time (``write_split``), then ``finish``.
+
+    Every frame is numbered in frame_id order over both splits (000000, 000001, ...): ``training/label_2``
+    holds its boxes as KITTI rows, ``training/calib`` its camera (P2 = [K | 0], the other cameras P2, R0_rect
+    I), ``training/image_2`` its image; ``ImageSets/train.txt`` and ``val.txt`` list each split's frames, and
+    ``test.txt`` is empty (WildBox has no test split; mmdetection3d's converter reads all three).
+    ``frame_map.txt`` maps each name to its frame, image and split.
+
+    ``rotation``: "yaw-only" (the release's KITTI export) writes every box, its rotation_y the yaw of R_cam
+    (pitch and roll dropped: ``kitti.from_canonical(lossy=True)``); "strict" writes only the boxes KITTI holds
+    exactly (pitch and roll within ``geometry.KITTI_ANGLE_TOL``). Boxes not written are listed with the reason
+    in ``not_representable.jsonl``.
+    """
+
+    def __init__(self, base: Path, root: Path, frame_ids: list, image_rel: dict, rotation: str, images: str):
+        self.base, self.root, self.image_rel = Path(base), root, image_rel
+        self.rotation, self.images = rotation, images
+        self.name_of = {fid: f"{n:06d}" for n, fid in enumerate(sorted(frame_ids))}
+        self.split_of: dict[str, str] = {}
+        self.skipped: list[tuple[str, str]] = []
+        self.counts = {"frames": 0, "frames_without_rows": 0, "rows": 0, "rows_exact": 0, "rows_yaw_only": 0,
+                       "not_representable": 0}
+
+    def write_split(self, split: str, frames: pa.Table, boxes: pa.Table) -> dict:
+        """The split's frames: label, calibration and image files, and its ImageSets list."""
+        base = self.base / "training"
+        a = boxes_arrays(boxes)
+        frame_of_box = boxes["frame_id"].to_pylist()
+        exact = boxes["kitti_representable"].to_pylist()
+        reasons = boxes["kitti_reason"].to_pylist()
+        box_ids = boxes["box_id"].to_pylist()
+        truncation = boxes["truncation"].to_pylist()
+        occluded = kitti_occlusion(boxes["visibility"].to_pylist())
+        lossy = self.rotation == "yaw-only"
+        # The boxes converted a chunk at a time in one numpy pass each, each kept as its label line (a
+        # KittiObject per box of a split cost 200 MB at the release's size); a refusal is kept as is.
+        convertible = [i for i, ok in enumerate(exact) if ok or lossy]
+        converted = {}
+        for lo in range(0, len(convertible), EXPORT_CHUNK_ROWS):
+            rows = convertible[lo:lo + EXPORT_CHUNK_ROWS]
+            for i, obj in zip(rows, kitti.from_canonical_many(
+                    a["center_cam"][rows], a["dimensions"][rows], a["R_cam"][rows], a["bbox2d_tight"][rows],
+                    [schema.SPECIES[s] for s in a["species"][rows].tolist()], [truncation[i] for i in rows],
+                    occluded[rows].tolist(), lossy=lossy, locators=[box_ids[i] for i in rows])):
+                converted[i] = obj if isinstance(obj, RecordError) else kitti.format_label_line(obj, KITTI_DECIMALS)
+        by_frame: dict[str, list[int]] = {}
+        for i, fid in enumerate(frame_of_box):
+            by_frame.setdefault(fid, []).append(i)
+        # Kept small for the exports' child, which runs beside the statistics and checks: the files are written
+        # a few thousand frames at a time, the refusals kept as (box_id, reason).
+        counts = {"frames": frames.num_rows, "frames_without_rows": 0, "rows": 0, "rows_exact": 0,
+                  "rows_yaw_only": 0, "not_representable": 0}
+        files, images = [], []
+        calib_of: dict[bytes, bytes] = {}  # the frames of one camera share their calibration text
+        frame_ids = frames["frame_id"].to_pylist()
+        Ks = tables.fixed_size_matrix(frames.column("K"), 3, 3)
+        names = []
+        for row in sorted(range(len(frame_ids)), key=frame_ids.__getitem__):
+            fid = frame_ids[row]
+            name = self.name_of[fid]
+            names.append(name)
+            self.split_of[fid] = split
+            lines = []
+            for i in by_frame.get(fid, []):
+                line = converted.get(i)
+                if line is None or isinstance(line, RecordError):
+                    self.skipped.append((box_ids[i], reasons[i] if line is None else line.reason))
+                    counts["not_representable"] += 1
+                    continue
+                lines.append(line)
+                counts["rows"] += 1
+                counts["rows_exact" if exact[i] else "rows_yaw_only"] += 1
+            counts["frames_without_rows"] += not lines  # OpenPCDet's get_infos cannot read such a label file
+            files.append((f"{base}/label_2/{name}.txt", "".join(line + "\n" for line in lines).encode()))
+            key = Ks[row].tobytes()
+            if key not in calib_of:
+                calib_of[key] = kitti.format_calib(Ks[row]).encode()
+            files.append((f"{base}/calib/{name}.txt", calib_of[key]))
+            source = str(self.root / self.image_rel[fid])
+            suffix = ".png" if self.images == "png" else Path(source).suffix
+            images.append((source, f"{base}/image_2/{name}{suffix}"))
+            if len(files) >= EXPORT_CHUNK_ROWS:
+                write_files(files)
+                _in_threads(_kitti_image, images)
+                files, images = [], []
+        write_files(files)
+        _in_threads(_kitti_image, images)
+        sets = self.base / "ImageSets"
+        sets.mkdir(parents=True, exist_ok=True)
+        (sets / f"{KITTI_IMAGE_SETS.get(split, split)}.txt").write_text("".join(n + "\n" for n in sorted(names)))
+        for key, value in counts.items():
+            self.counts[key] += value
+        return counts
+
+    def finish(self) -> dict:
+        """frame_map.txt, the empty test list, not_representable.jsonl; the counts over both splits."""
+        sets = self.base / "ImageSets"
+        sets.mkdir(parents=True, exist_ok=True)
+        (sets / "test.txt").write_text("")
+        (self.base / "frame_map.txt").write_text("".join(
+            f"{name} {fid} {self.image_rel[fid]} {self.split_of[fid]}\n"
+            for fid, name in sorted(self.name_of.items(), key=lambda kv: kv[1]) if fid in self.split_of))
+        (self.base / "not_representable.jsonl").write_text("".join(
+            json.dumps({"box_id": box_id, "reason": reason}, sort_keys=True) + "\n"
+            for box_id, reason in sorted(self.skipped)))
+        return {"layout": "KITTI object root: training/{image_2,label_2,calib}, ImageSets/{train,val,test}.txt",
+                "rotation": self.rotation, "images": self.images, **self.counts}
+
+
+def _kitti_image(item: tuple[str, str]) -> None:
+    """One frame into training/image_2: a PNG (decoded and encoded with OpenCV, pixels as stored, EXIF
+    orientation not applied, as ``datasets`` decodes them) or, when it is one already, a hard link."""
+    source, target = item
+    if Path(source).suffix.lower() == Path(target).suffix.lower():
+        _link_file((source, target))
+        return
+    import cv2  # only a PNG export needs it in this module
+
+    pixels = cv2.imdecode(np.fromfile(source, np.uint8), cv2.IMREAD_UNCHANGED)
+    if pixels is None:
+        raise RecordError(source, "the frame cannot be decoded for the KITTI export's PNG")
+    ok, png = cv2.imencode(".png", pixels, [cv2.IMWRITE_PNG_COMPRESSION, KITTI_PNG_COMPRESSION])
+    _write_file((png.tobytes(), target))

@@ -10,7 +10,8 @@ and the result broadcast as a side input to RouteExamples, which writes each for
 view its routing chose.
 
 Build options (besides Beam's): ``--format vlguard|mapped`` (default: detected from the files),
-``--routing-scores URL`` (scores a user supplies, ``routing.read_scores``' formats).
+``--routing-scores URL`` (scores a user supplies, ``routing.read_scores``' formats), ``--render
+figstep|dejavu`` (the image-only view's typographic style, ``views.STYLES``; default FigStep's own).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
-from benchwright.errors import RecordError, SourceError
+from benchwright.errors import BuildError, RecordError, SourceError
 from benchwright.pipelines import vlm_unlearning_sources as sources
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.stage import Reject, run_stage
@@ -43,6 +44,9 @@ class VlmUnlearningOptions(PipelineOptions):
                             help="vlm_unlearning: the source's format (default: detected)")
         parser.add_argument("--routing-scores", dest="routing_scores", default=None,
                             help="vlm_unlearning: a score file (.json/.jsonl/.csv) instead of the built-in scorer")
+        parser.add_argument("--render", dest="render_style", default="figstep", choices=("figstep", "dejavu"),
+                            help="vlm_unlearning: the image-only render: FigStep's (FreeMonoBold, RGB; default) "
+                                 "or DejaVu Sans Mono Bold from matplotlib's wheel (no system font needed)")
 
 
 def _embeddable(url: str) -> str:
@@ -87,10 +91,10 @@ def deduplicate(keyed):
     yield first
 
 
-def build_views(record):
+def build_views(record, style: str = "figstep"):
     """One record's rows: {"records": [...], view: [...], "route": [...], "score": [...]}. A missing or
-    undecodable image refuses the record and its examples; an instruction that cannot be rendered
-    refuses that example alone."""
+    undecodable image refuses the record and its examples; an instruction that cannot be rendered (in
+    render ``style``) refuses that example alone."""
     from benchwright.vlm_unlearning.views import render_instruction, view_rows
 
     try:
@@ -106,7 +110,7 @@ def build_views(record):
     for ex in record.examples:
         try:
             rendered, render = render_instruction(ex.instruction, f"{record.source_file}#id={ex.record_id}"
-                                                               f"/instr-resp[{ex.pair_index}]")
+                                                               f"/instr-resp[{ex.pair_index}]", style)
         except RecordError as err:
             yield Reject("example", err.locator, err.reason)
             continue
@@ -192,17 +196,27 @@ class VlmUnlearning(Dataset):
     splits = schema.SPLITS
     units = (Unit("example", "multimodal", primary=True), Unit("record", "records"))
     license = "mit"
+    description = ("Modality-decomposed VLM unlearning sets (VLGuard-shaped): every example as multimodal, "
+                   "text-only and image-only views, ModRoute and random routing configs over the forget split, and "
+                   "one row per source record.")
     task_categories = ("image-text-to-text", "visual-question-answering")
     tags = ("machine-unlearning", "vlm", "safety", "vlguard", "multimodal", "modroute")
     synth = "benchwright.vlm_unlearning.synth:write_source"
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"
+    export_formats = {"llava": "benchwright.loaders.vlm_unlearning:export_llava"}
     references = {**{c: {"example_id": "multimodal"} for c in schema.CONFIGS if c not in ("multimodal", "records")},
                   "records": {"example_ids": "multimodal"}}  # every view and routing row is an example
     proportion_bounds = {"multimodal.role": {"forget": (0.05, 0.95), "retain": (0.05, 0.95)}}  # unlearning needs both
 
     def expand(self, pipeline, source, staging, previous):
+        from benchwright.vlm_unlearning.views import check_style
+
         options = pipeline.options.view_as(VlmUnlearningOptions)
+        try:  # the font is looked for before anything runs: a missing one refuses the build, naming it
+            style = check_style(options.render_style)
+        except ValueError as err:
+            raise BuildError(f"--render {options.render_style}: {err}") from None
         fmt, raw, mapping = sources.list_records(source, options.source_format)
         if not raw:
             raise SourceError(f"{source}: a {fmt} source with no records")
@@ -218,7 +232,8 @@ class VlmUnlearning(Dataset):
                   | "ByImageGroup" >> beam.Map(lambda r: (sources.image_group(r.image_url), r))
                   | "Spread" >> beam.GroupByKey()
                   | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
-        built = run_stage(spread, "BuildViews", build_views, unit="record", locate=lambda r: r.locator)
+        built = run_stage(spread, "BuildViews", lambda r: build_views(r, style), unit="record",
+                          locate=lambda r: r.locator)
         tables = {}
         for config in ("records", *schema.VIEWS):
             rows = built.main | f"Select{config}" >> beam.FlatMap(lambda d, c=config: d[c])
@@ -235,6 +250,11 @@ class VlmUnlearning(Dataset):
                 lambda kv, c=config: [kv[1]] if kv[0] == c else [])
             tables[config] = _to_tables(rows, config)
         return tables, [parsed, unique, built, routed]
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from benchwright.cards.vlm_unlearning import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
         from benchwright.baselines.vlm_unlearning import baseline_table

@@ -21,6 +21,14 @@ fields: {id: id, image: image_path, instruction: question, response: answer, rol
 roles: {forget10: forget, retain90: retain}  # source role values -> forget | retain
 ```
 
+A file with a fixed ``role`` needs no role field (only files without one read it). Without
+``fields.id`` (the Hugging Face releases have no id column) a record's id is its position in its
+file (``records.mapped_record``). A record's key is its file's path without the extension and its id
+(``forget10/7``), so files of one name in different folders (``forget05/train-00000-of-00001.parquet``,
+``retain95/train-00000-of-00001.parquet``) keep their records apart. A test file's rows keep their
+role in ``subset`` (``forget`` or ``retain``): the evaluator scores them as the sets ``test_forget``
+and ``test_retain``.
+
 Annotation files are read on the driver (a file that is not JSON, or not a list of records, is a
 ``SourceError`` naming it: the build is refused); each record is then checked on its own in the
 pipeline (``parse_record``), so a bad record is quarantined, never fatal.
@@ -199,8 +207,10 @@ def list_records(url: str, fmt: str | None = None) -> tuple[str, list[tuple[str,
     for mapped in mapping.files:
         rows = _load_records(url, mapped.path, mapping.fields["image"])
         keys = set().union(*(r for r in rows if isinstance(r, dict))) if rows else set()
+        # the description is optional per record; a file with a fixed role need not hold the role field
+        unread = {"description"} | ({"role"} if mapped.role is not None else set())
         for part, field in sorted(mapping.fields.items()):
-            if rows and field not in keys and part != "description":
+            if rows and field not in keys and part not in unread:
                 raise SourceError(f"{posixpath.join(url, rec.MAPPING_FILE)}: fields/{part} names {field!r}, which "
                                   f"no record of {mapped.path} has (its fields: {', '.join(sorted(keys)[:12])})")
         out += [(mapped.path, i, raw) for i, raw in enumerate(rows)]

@@ -168,7 +168,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     """Yields Reject rows and one {"frames", "boxes", "segments"} dict of pyarrow tables."""
     n = len(seg.track_id)
     split = split_of(splits, seg.video_id, SPLIT_RULE)
-    species = [schema.canonical_species(c) for c in seg.class_name]
+    species, species_from, species_problem = seg.box_species()
     frame_pos = {f.frame_index: i for i, f in enumerate(seg.frames)}
     keep = np.ones(n, dtype=bool)
 
@@ -177,11 +177,20 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         return Reject("box", seg.track_locator[i], reason, kind)
 
     # Input checks on raw observations (before any derived value depends on them).
-    for i, reason in checks.raw_observation_problems(seg, species, frame_pos, ROTATION_ATOL):
+    for i, reason in checks.raw_observation_problems(seg, species_problem, frame_pos, ROTATION_ATOL):
         yield reject(i, reason)
-    # The boxes the segment's scale is taken over: every well-formed 3D label, before any image,
-    # mask or 2D check (the release's rule), so those checks never move the 3D labels.
+    # The well-formed 3D labels: every derived value (camera frame, projection) is made for these only.
     scale_set = keep.copy()
+    # The observations the segment's scale is taken over (the release's rule, docs/reference/wildbox.md):
+    # every one with a finite centre in a frame of the segment, whatever else is wrong with it (dimensions,
+    # rotation, class, a second observation of its track and frame) and before any image, mask or 2D check,
+    # so that no check moves the 3D labels of the boxes it keeps. Its camera-frame centre is all it needs.
+    fidx = np.array([frame_pos.get(int(fi), -1) for fi in seg.frame_index], dtype=np.int64)
+    scale_basis = np.isfinite(seg.center).all(axis=1) & (fidx >= 0)
+    basis_center = np.full((n, 3), np.nan)
+    if scale_basis.any():
+        ext = np.stack([f.extrinsic for f in seg.frames])[fidx[scale_basis]]
+        basis_center[scale_basis] = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center[scale_basis]) + ext[:, :, 3]
 
     # Frames: every image's size from its header; a corrupt or missing one takes its boxes with it.
     frame_ok, frame_rows = [], []
@@ -207,11 +216,10 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
 
     # Camera frame, image-resolution projection, for the observations that passed the input checks
     # only: the others (no frame of the segment, NaN, not a rotation...) get NaN geometry, no frame.
-    fidx = np.array([frame_pos.get(int(fi), -1) for fi in seg.frame_index], dtype=np.int64)
     center_cam, R_cam = np.full((n, 3), np.nan), np.full((n, 3, 3), np.nan)
-    if scale_set.any():
+    if scale_set.any():  # a subset of the scale's basis (the input checks refuse non-finite centres, unknown frames)
         ext = np.stack([f.extrinsic for f in seg.frames])[fidx[scale_set]]
-        center_cam[scale_set] = np.einsum("nij,nj->ni", ext[:, :, :3], seg.center[scale_set]) + ext[:, :, 3]
+        center_cam[scale_set] = basis_center[scale_set]
         # R_ext @ R_world drifts off SO(3) by float noise (and stored rotations keep ~9 digits); the checks
         # above bound the drift, and the stored rotation is the nearest exact one, as 3D IoU needs.
         R_cam[scale_set] = geometry.project_to_so3(ext[:, :, :3] @ seg.R[scale_set])
@@ -240,6 +248,14 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         unclipped[sel], proj[sel], _ = geometry.projected_boxes(corners_raw[sel], P_frame[fidx[sel]],
                                                                 size_frame[fidx[sel], 0], size_frame[fidx[sel], 1])
     trunc = geometry.truncation(unclipped, proj)
+    # What a mask can be compared with: the part of the projected cuboid inside the image. Where an edge cuts
+    # the projection, the clipped projected box can be far wider than that part (the silhouette's widest part
+    # lies outside), and an animal cut off by the edge would fail the mask check with a clean label.
+    visible = proj.copy()
+    cut = np.flatnonzero(scale_set & (trunc > 0))
+    if len(cut):
+        visible[cut] = geometry.visible_projected_boxes(corners_raw[cut], P_frame[fidx[cut]],
+                                                        size_frame[fidx[cut], 0], size_frame[fidx[cut], 1])
     tight = np.full((n, 4), np.nan)
     source = np.full(n, schema.BBOX_SOURCES.index("projected"), dtype=np.int64)
     seg_pts = np.zeros(n, dtype=np.int32)
@@ -275,7 +291,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         yield reject(i, "2D box 1 px or less after clipping to the image", FILTERED)
 
     # Record checks on the derived values.
-    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, proj, size_row,
+    for i, reason in checks.box_problems(keep, center_cam, seg.dims_whl, R_cam, tight, visible, size_row,
                                          seg.track_id, seg.frame_index, ROTATION_ATOL):
         yield reject(i, reason)
 
@@ -286,9 +302,9 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
     visibility[kept] = geometry.occlusion_visibility(corners_raw[kept], P_frame[fidx[kept]], size_row[kept, 0],
                                                      size_row[kept, 1], frame=fidx[kept])
 
-    # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over
-    # every well-formed box in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
-    z = center_cam[scale_set, 2]
+    # Per-segment normalisation (the release's rule, docs/reference/wildbox.md): s = 1/median(z) over the
+    # scale's basis in front of the camera, kept or not (1/max(z) with fewer than 3, 1 with none).
+    z = basis_center[scale_basis, 2]
     z = z[z > 0]
     if seg.normalised:  # a WildBox Omni3D document: normalised by its own segment's boxes already
         scale, rule = 1.0, "given"
@@ -343,6 +359,7 @@ def annotate_segment(seg: RawSegment, splits: dict[str, str]):
         "segment_id": [seg.segment_id] * nb,
         "frame_index": pa.array(seg.frame_index[order], pa.int32()),
         **cuboid,
+        "species_from": pa.array([schema.SPECIES_FROM.index(species_from[i]) for i in order], pa.int64()),
         "K": _fixed(P_frame[fidx[order], :, :3], 3, 3),
         "image_width": pa.array(size_row[order, 0], pa.int32()),
         "image_height": pa.array(size_row[order, 1], pa.int32()),
@@ -405,6 +422,12 @@ class WildBox(Dataset):
     splits = schema.SPLITS
     units = (Unit("segment", "segments"), Unit("frame", "frames"), Unit("box", "boxes", primary=True))
     license = "cc-by-nc-sa-4.0"
+    description = ("Monocular 3D wildlife detection from drone video: per-frame images and intrinsics, tight 2D "
+                   "boxes, full-rotation 3D cuboids in a per-segment scale-normalised camera frame, track ids, "
+                   "video-level splits stratified by species. Built by benchwright from the WildBox release layout.")
+    creators = ({"type": "Organization", "name": "3DOM-FBK", "description": "publisher of the WildBox release"},)
+    citation = ("@misc{wildbox,\n  title = {WildBox: monocular 3D wildlife detection from drone video},\n"
+                "  author = {{3DOM-FBK}},\n  note = {The WildBox release (3DOM-FBK/WildBox)}\n}")
     task_categories = ("object-detection",)
     tags = ("3d-object-detection", "monocular", "wildlife", "drone", "omni3d", "kitti")
     synth = "benchwright.wildbox.synth:write_wildbox_source"
@@ -435,15 +458,54 @@ class WildBox(Dataset):
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out
     # of every worker's start-up.
-    def export(self, staging: str) -> dict:
-        from benchwright.loaders.wildbox import export_all
+    def export(self, staging: str, options: list[str] | None = None) -> dict:
+        """The Omni3D and KITTI exports (``loaders.wildbox.export_all``) and what the yaw-only KITTI export loses
+        (``evaluation.wildbox.kitti_yaw_only_loss``, in ``exports/kitti/yaw_only_loss.json`` and the card).
+        ``options`` (``benchwright export OUT/wildbox [options]``): ``--kitti-rotation strict`` and
+        ``--kitti-images jpg`` write another KITTI root, to ``--out DIR`` (the build's own exports are what its
+        manifest lists)."""
+        import argparse
+        import json
 
-        return export_all(Path(staging))
+        from benchwright.errors import BenchwrightError
+        from benchwright.evaluation.wildbox import kitti_yaw_only_loss
+        from benchwright.loaders.wildbox import EXPORTS, KITTI_IMAGE_FORMATS, KITTI_ROTATIONS, export_all
+
+        parser = argparse.ArgumentParser(prog="benchwright export OUT/wildbox", exit_on_error=False,
+                                         allow_abbrev=False)
+        parser.add_argument("--kitti-rotation", choices=KITTI_ROTATIONS, default=KITTI_ROTATIONS[0],
+                            help="yaw-only (the release's KITTI export: pitch and roll dropped) or strict (only "
+                                 "the boxes KITTI holds exactly)")
+        parser.add_argument("--kitti-images", choices=KITTI_IMAGE_FORMATS, default=KITTI_IMAGE_FORMATS[0],
+                            help="png (what mmdetection3d's and OpenPCDet's KITTI readers open) or jpg (the "
+                                 "frames as they are, hard links: no copy)")
+        parser.add_argument("--out", help="write only the KITTI root, here")
+        try:
+            ns = parser.parse_args(options or [])
+        except (argparse.ArgumentError, SystemExit) as err:
+            raise BenchwrightError(f"export wildbox: {err}") from None
+        default = (ns.kitti_rotation, ns.kitti_images) == (KITTI_ROTATIONS[0], KITTI_IMAGE_FORMATS[0])
+        if not default and not ns.out:
+            raise BenchwrightError("export wildbox: other KITTI options than the build's go to --out DIR (the "
+                                   "build's manifest lists its own exports' sha256)")
+        root = Path(staging)
+        kitti_dir = Path(ns.out) if ns.out else root / EXPORTS / "kitti"
+        summary = export_all(root, ns.kitti_rotation, ns.kitti_images, kitti_dir, omni3d=not ns.out)
+        if ns.kitti_rotation == "yaw-only":
+            loss = {**kitti_yaw_only_loss(root), "frames_without_rows": summary["kitti"]["frames_without_rows"]}
+            (kitti_dir / "yaw_only_loss.json").write_text(json.dumps(loss, indent=1, sort_keys=True) + "\n")
+            summary["kitti"]["loss"] = loss
+        return summary
 
     def card_context(self, staging: str) -> dict:
         from benchwright.cards.wildbox import card_statistics
 
         return card_statistics(Path(staging))
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from benchwright.cards.wildbox import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def validate_tables(self, staging: str) -> list[dict]:
         return checks.table_checks(Path(staging))

@@ -60,11 +60,17 @@ class RawSegment:
     track_locator: list = dataclasses.field(default_factory=list)
     bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
     normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
+    folder_species: str | None = None  # the species its source folder names (the authors' per-species tree)
+
+    def box_species(self) -> tuple[list, list, list]:
+        """Per observation: (species or None, what decided it (schema.SPECIES_FROM) or None, why there is
+        none or ""), from its class name and the segment's species folder (``schema.decide_species``)."""
+        decided = [schema.decide_species(c, self.folder_species) for c in self.class_name]
+        return [d[0] for d in decided], [d[1] for d in decided], [d[2] for d in decided]
 
     @property
     def species(self) -> str | None:
-        names = [schema.canonical_species(c) for c in self.class_name]
-        counts = Counter(n for n in names if n)
+        counts = Counter(n for n in self.box_species()[0] if n)
         return min(counts, key=lambda n: (-counts[n], n)) if counts else None
 
 
@@ -229,7 +235,8 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
         raise RecordError(seg_rel.decode("utf-8", "backslashreplace"), "folder name is not valid UTF-8")
     fs, root = fsspec.core.url_to_fs(source)
     seg_path = posixpath.join(root, seg_rel)
-    video_id = seg_rel.split("/")[0]
+    segment_id, species_folder = segment_of(root, seg_rel)
+    video_id = segment_id.split("/")[0]
     cam_loc = f"{seg_rel}/vggt_results/cameras.json"
     trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
     cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc)
@@ -289,20 +296,45 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             obs.add(track_id, fi, centers[j], dims[j][::-1], rots[j], boxes[j], cls,  # VGGT (l, w, h) -> [W, H, L]
                     f"{where},frame_index={fi}", fs.unstrip_protocol(mask) if mask in masks else None)
     ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
-    return obs.segment(segment_id=seg_rel, video_id=video_id, locator=trk_loc,
+    return obs.segment(segment_id=segment_id, video_id=video_id, locator=trk_loc,
+                       folder_species=schema.folder_species(species_folder) if species_folder else None,
                        frames=[frames[k] for k in sorted(frames)],
                        point_cloud_url=fs.unstrip_protocol(ply) if fs.exists(ply) else None,
                        mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
 
 
+# The authors' source tree puts each species' segments under <species>/WildBox_sam3-vggtv1_processed/WildBox/
+# (their preparation script takes the species from that folder); a release, or a species folder, may be the root.
+SPECIES_TREE = "WildBox_sam3-vggtv1_processed/WildBox"
+SEGMENT_FOLDERS = ("*/*", f"*/{SPECIES_TREE}/*/*", f"{SPECIES_TREE}/*/*")
+
+
+def segment_of(root: str, seg_rel: str) -> tuple[str, str | None]:
+    """(segment id ``<video>/<segment>``, the species folder holding it or None) of a segment folder."""
+    parts = seg_rel.split("/")
+    tree = SPECIES_TREE.split("/")
+    if parts[-4:-2] == tree:  # <species>/<tree>/<video>/<segment>, or <tree>/<video>/<segment> in a species folder
+        return "/".join(parts[-2:]), parts[-5] if len(parts) >= 5 else posixpath.basename(root.rstrip("/")) or None
+    return seg_rel, None
+
+
 def list_wildbox_segments(source: str) -> list[str]:
-    """``<video>/<segment>`` folders (those holding ``vggt_results/`` or ``metadata.json``)."""
+    """Segment folders (those holding ``vggt_results/`` or ``metadata.json``), relative to the source:
+    ``<video>/<segment>``, or in the authors' per-species tree (``SEGMENT_FOLDERS``). Two folders of one
+    segment id (a video under two species) refuse the source."""
     fs, root = fsspec.core.url_to_fs(source)
     found = set()
-    for pattern in ("*/*/vggt_results", "*/*/metadata.json"):
-        for path in fs.glob(posixpath.join(root, pattern)):
-            found.add(posixpath.relpath(posixpath.dirname(path), root))
-    found = sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/")))
+    for folder in SEGMENT_FOLDERS:
+        for marker in ("vggt_results", "metadata.json"):
+            for path in fs.glob(posixpath.join(root, folder, marker)):
+                found.add(posixpath.relpath(posixpath.dirname(path), root))
+    found = sorted(s for s in found if not any(p.startswith((".", "_")) for p in s.split("/"))
+                   and (s.count("/") == 1 or segment_of(root, s)[1] is not None))
+    ids: dict[str, str] = {}
+    for s in found:
+        first = ids.setdefault(segment_of(root, s)[0], s)
+        if first != s:
+            raise SourceError(f"{source}: segment {segment_of(root, s)[0]} is in two folders, {first} and {s}")
     # a name that is not UTF-8 (a local file system's surrogate escapes) stays bytes: no str coder
     # can carry it, and its segment is quarantined naming it
     return [s if _utf8(s) else s.encode("utf-8", "surrogateescape") for s in found]

@@ -147,6 +147,10 @@ class WordEval(Dataset):
     subset_splits = {LITE: SPLIT}
     units = (Unit("atomic_case", "atomic", primary=True), Unit("compositional_case", "compositional"))
     license = "mit"
+    description = ("Word-native document editing cases: an input .docx, a natural-language instruction, a reference "
+                   ".docx made by applying the planned editing unit, and a deterministic oracle over Word object "
+                   "properties. Atomic cases (one unit) and compositions of them; lite is a stratified quarter.")
+    creators = ({"type": "Organization", "name": "benchwright", "description": "generates the cases"},)
     task_categories = ("text-generation",)
     tags = ("docx", "office", "document-editing", "agents", "evaluation")
     synth = "benchwright.wordeval.synth:write_catalogue_source"
@@ -210,6 +214,11 @@ class WordEval(Dataset):
         from benchwright.loaders.wordeval import export_cases
 
         return export_cases(Path(staging))
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from benchwright.cards.wordeval import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
         from benchwright.baselines.wordeval import card_sections

@@ -16,26 +16,35 @@ Read top to bottom:
 from __future__ import annotations
 
 import json
-import math
 import posixpath
 
 import apache_beam as beam
 import pyarrow as pa
+from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import RecordError
 from benchwright.hashing import stable_hash64
-from benchwright.pipelines.workspace_bench_sources import Source, Workspace, open_source
+from benchwright.pipelines.workspace_bench_sources import SOURCE_KINDS, Source, Workspace, is_task_id, open_source
 from benchwright.schemas import workspace_bench as schema
 from benchwright.stage import Read, Reject, run_stage
 from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
 
 FULL, LITE = schema.SPLITS
 LITE_SEED = 0
-RELEASE_TASKS = 388  # the full release, whose Lite is 100 tasks
 QUALITY_FILE = "_build/extraction_quality.json"
 PLANTED_EDGES = "planted_edges.jsonl"
 REFUSED = "refused"  # a ReadTasks item that is a task-list element refused on the driver
+
+
+class WorkspaceBenchOptions(PipelineOptions):
+    """The dataset's own build options, parsed by Beam with the rest (recorded in the manifest)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--source-kind", dest="source_kind", default=None,
+                            help=f"workspace_bench: read --source as a {' or a '.join(SOURCE_KINDS)} (default: a "
+                                 "release when it holds the release's own markers, else one folder workspace)")
 
 
 # --------------------------------------------------------------------------- tasks
@@ -49,6 +58,8 @@ def read_task(item, data_sizes: dict):
         raise RecordError(where, record)
     if kind == release.RUNNER:
         record = release.read_runner_task(where)  # its locator: tasks/<id>/metadata.json or tasks_lite/...
+    else:  # a website record travels as its JSON text (see ``website_items``)
+        record = json.loads(record)
     sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
     source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
     task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
@@ -59,14 +70,26 @@ def read_task(item, data_sizes: dict):
     yield {"task": task, "rubrics": rubrics, "task_edges": edges}
 
 
+def website_items(tasks_json: str) -> list[tuple]:
+    """The ReadTasks elements of a website ``tasks.json``, read on the driver: each task record as its
+    JSON text (ASCII: a string the file escaped as a lone surrogate reaches Beam's coder as the escape,
+    and ReadTasks, a stage, makes it encodable and counts it), and each element refused while the list
+    was read as (REFUSED, locator, reason)."""
+    from benchwright.workspace_bench import release
+
+    refused: list = []
+    items = [(release.WEBSITE, "tasks.json", json.dumps(r)) for r in release.read_tasks_json(tasks_json, refused)]
+    return items + [(REFUSED, err.locator, err.reason) for err in refused]
+
+
 def choose_lite(_, personas: list, shipped: dict | None, seed: int):
     """The Lite ids: the shipped list when the source has one, else the release's rule; both kept.
     The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite.
     Each Lite entry is a ``lite_task`` read: a shipped entry that is malformed (refused while the list was
     read) or names no published task is quarantined; the others are the ``lite`` split's tasks."""
-    from benchwright.workspace_bench.lite import LITE_SIZE, select_lite, shipped_lite
+    from benchwright.workspace_bench.lite import lite_size, select_lite, shipped_lite
 
-    size = min(LITE_SIZE, math.ceil(len(personas) * LITE_SIZE / RELEASE_TASKS))
+    size = lite_size(len(personas))
     rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
     lite = rule
     if shipped is not None:
@@ -92,12 +115,12 @@ def shipped_lite_list(src: Source, items: list) -> dict | None:
                    for r in release.read_lite_js(src.lite_js, errors)]
         refused = [(err.locator, err.reason) for err in errors]
     elif src.lite_folder_ids:
-        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if i.isdigit()]
-        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not i.isdigit()]
+        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if is_task_id(i)]
+        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not is_task_id(i)]
     else:
         return None
-    in_source = {r["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
-    in_source |= {int(p) for url in src.task_files if (p := url.rstrip("/").split("/")[-2]).isdigit()}
+    in_source = {json.loads(r)["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
+    in_source |= {int(url.rstrip("/").split("/")[-2]) for url in src.task_files}
     return {"entries": entries, "refused": refused, "in_source": in_source}
 
 
@@ -130,7 +153,8 @@ def scan_one(entry: dict, limits):
     if unparsable is not None:
         yield Reject("file_references", locator, unparsable)
     row = {k: described.get(k) for k in schema.FILES if k in described}
-    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"])
+    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"],
+               link_target=entry.get("link_target"))
     yield {"row": row, "refs": refs,
            "implicit": {k: described[k] for k in ("numbers", "entities") if k in described}}
 
@@ -165,7 +189,7 @@ def workspace_index(keyed):
     from benchwright.workspace_bench import deps
 
     workspace, files = keyed
-    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files))
+    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files), posixpath.basename(workspace))
 
 
 # --------------------------------------------------------------------------- rows and splits
@@ -220,6 +244,9 @@ class WorkspaceBench(Dataset):
     units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
              Unit("file", "files", primary=True), Unit("lite_task", "tasks", split=LITE))
     license = "cc-by-4.0"
+    description = ("Workspaces of heterogeneous files for five worker personas, the dependencies between their "
+                   "files (explicit with evidence, implicit by rule), and tasks over them judged by yes/no rubrics, "
+                   "with each task's own dependency graph; lite is the Workspace-Bench-Lite subset.")
     task_categories = ("question-answering", "text-retrieval")
     tags = ("agents", "workspaces", "file-dependencies", "evaluation", "rubrics")
     synth = "benchwright.workspace_bench.synth:write_source"
@@ -232,7 +259,7 @@ class WorkspaceBench(Dataset):
         from benchwright.workspace_bench import release
         from benchwright.workspace_bench.scan import DEFAULT_LIMITS
 
-        src: Source = open_source(source)
+        src: Source = open_source(source, pipeline.options.view_as(WorkspaceBenchOptions).source_kind)
         limits = DEFAULT_LIMITS
 
         # Workspaces: list, read each file once, resolve references against the workspace's listing.
@@ -262,11 +289,10 @@ class WorkspaceBench(Dataset):
         if src.task_files:
             items = [(release.RUNNER, url, None) for url in src.task_files]
         elif src.tasks_json:  # a bad element is a task read and quarantined (ReadTasks re-raises its error)
-            refused: list = []
-            items = [(release.WEBSITE, "tasks.json", r) for r in release.read_tasks_json(src.tasks_json, refused)]
-            items += [(REFUSED, err.locator, err.reason) for err in refused]
+            items = website_items(src.tasks_json)
         else:
             items = []
+        items += [(REFUSED, locator, reason) for locator, reason in src.not_tasks]
         shipped = shipped_lite_list(src, items)
         data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
                       | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
@@ -296,6 +322,13 @@ class WorkspaceBench(Dataset):
                            | f"{config}Table" >> beam.Map(to_table, config))
                   for config, pcoll in rows.items()}
         return tables, [listed, scanned, explicit, implicit, tasks, chosen]
+
+    def responsible_ai(self, staging: str, source: str) -> dict:
+        from pathlib import Path
+
+        from benchwright.cards.workspace_bench import responsible_ai
+
+        return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
         from pathlib import Path

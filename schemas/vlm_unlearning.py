@@ -37,6 +37,13 @@ Columns of every view and routing row (routing rows add the four ``ROUTING`` col
                        ``<image>\\n`` leading the human turn where the row has an image
 ``render``             the typographic render's parameters (``image_only`` rows; null otherwise): enough to
                        regenerate the image byte for byte with ``benchwright.vlm_unlearning.views.render_text``
+``routing_score``      (routing rows) the forget example's visual pressure (ModRoute's score, or the supplied
+                       one), the same in ``modroute_g*`` and ``random_g*``: in ``random_g*`` it does not decide
+                       the route (a seeded stable hash does) and is kept so the two families compare
+``routing_score_source`` (routing rows) what produced the score; in ``random_g*`` followed by the random choice
+``routed_view``        (routing rows) ``text_only`` or ``multimodal``: the view the row holds
+``gamma``              (routing rows) the config's routing share: the share of forget examples routed to
+                       text-only (``modroute_g0.25``: 0.25). Not the evaluator's composite weight (``alpha``)
 =====================  =====================================================================================
 """
 from __future__ import annotations
@@ -76,10 +83,12 @@ def routing_config(family: str, gamma: float) -> str:
 ROUTING_CONFIGS = tuple(routing_config(f, g) for f in ROUTING_FAMILIES for g in GAMMAS)
 
 RENDER = {
-    "font": Value("string"),            # the font file's name (DejaVuSansMono-Bold.ttf, from matplotlib's wheel)
+    "style": Value("string"),           # figstep (FigStep's font and RGB image) or dejavu (views.STYLES)
+    "font": Value("string"),            # the font file's name (FreeMonoBold.ttf, as FigStep; DejaVuSansMono-Bold.ttf)
     "font_sha256": Value("string"),
-    "font_size": Value("int32"),        # after shrinking to fit
+    "font_size": Value("int32"),        # start_font_size, or smaller where FigStep's image would clip the text
     "start_font_size": Value("int32"),  # FigStep's 80
+    "shrunk": Value("bool"),            # FigStep's size would clip this text: drawn at font_size < start_font_size
     "wrap_width": Value("int32"),       # textwrap.fill width in characters (FigStep's 15)
     "canvas_width": Value("int32"),
     "canvas_height": Value("int32"),
@@ -115,11 +124,11 @@ VIEW = Features({
     "render": RENDER,
 })
 
-ROUTING = {
-    "routing_score": Value("float64"),        # ModRoute: visual pressure; random: the seeded uniform draw
-    "routing_score_source": Value("string"),  # which model's gradient, a supplied file, or the random draw
-    "routed_view": Value("string"),           # text_only for the top gamma share by routing_score, else multimodal
-    "gamma": Value("float32"),
+ROUTING = {  # documented in the table above
+    "routing_score": Value("float64"),        # visual pressure in both families (random_g*: not what routed it)
+    "routing_score_source": Value("string"),
+    "routed_view": Value("string"),           # modroute: text_only for the top gamma share by routing_score
+    "gamma": Value("float32"),                # the routing share
 }
 ROUTED = Features({**VIEW, **ROUTING})
 

@@ -36,6 +36,48 @@ def canonical_species(name: str) -> str | None:
     return SPECIES_ALIASES.get(key) or SPECIES_ALIASES.get(key.replace("-", "_").replace(" ", "_"))
 
 
+# What decided a box's species (the boxes config's species_from): its class name (the SAM3 prompt, a KITTI
+# type, an Omni3D category_name) or, where that is generic, the species folder of the authors' source tree
+# (<species>/WildBox_sam3-vggtv1_processed/WildBox/<video>/<segment>/), which is where the authors' own
+# preparation takes every species from.
+SPECIES_FROM = ("class_name", "folder")
+# Class names that name no species: the authors' default class_name ("object"), and words for any animal.
+GENERIC_CLASS_NAMES = frozenset({"", "object", "objects", "animal", "animals", "wildlife"})
+
+
+def folder_species(name: str) -> str | None:
+    """The species a source folder names: a species or its plural, as the authors name them ("giraffes",
+    "rhinos", "elephants", "plains_zebras"); None for anything else ("zebras" names two species)."""
+    key = name.strip().lower()
+    for stem in (key, key[:-1] if key.endswith("s") else None, key[:-2] if key.endswith("es") else None):
+        if stem and (found := canonical_species(stem)):
+            return found
+    return None
+
+
+def decide_species(class_name: str, from_folder: str | None) -> tuple[str | None, str | None, str]:
+    """(species, what decided it (one of SPECIES_FROM), why there is none) of one box from its class name and
+    its source folder's species (None outside the authors' per-species tree). A class name that names a
+    species decides, and must agree with the folder; a generic one (GENERIC_CLASS_NAMES, or a coarse class
+    such as "zebra" that holds the folder's species) leaves it to the folder."""
+    named = canonical_species(class_name)
+    if named:
+        if from_folder and from_folder != named:
+            return None, None, f"class {class_name!r} names {named}, its source folder {from_folder}"
+        return named, SPECIES_FROM[0], ""
+    key = class_name.strip().lower()
+    coarse = key.replace(" ", "_").replace("-", "_")
+    generic = key in GENERIC_CLASS_NAMES or coarse in COARSE_CLASSES
+    if from_folder and generic:
+        if coarse in COARSE_CLASSES and COARSE_OF[from_folder] != coarse:
+            return None, None, f"class {class_name!r} cannot be {from_folder}, the species of its source folder"
+        return from_folder, SPECIES_FROM[1], ""
+    expected = f"expected one of {', '.join(SPECIES)}"
+    if generic:
+        return None, None, f"class {class_name!r} names no species and no species folder holds it ({expected})"
+    return None, None, f"unknown class {class_name!r} ({expected})"
+
+
 def _vec(n: int, dtype: str = "float64") -> List:
     return List(Value(dtype), length=n)
 
@@ -77,6 +119,7 @@ BOXES = Features({
     "segment_id": Value("string"),            # "<video>/<segment>"
     "frame_index": Value("int32"),
     **_CUBOID,
+    "species_from": ClassLabel(names=list(SPECIES_FROM)),  # what decided species: the class name or the folder
     "K": _mat(3, 3),
     "image_width": Value("int32"),
     "image_height": Value("int32"),

@@ -94,6 +94,9 @@ FILES = Features({
     "file_id": _STR,                              # "<workspace>/<path>"
     "workspace": _STR,                            # e.g. "filesys/kaifa_raw", "tasks/12", or a scanned folder's name
     "path": _STR,                                 # relative to the workspace, '/'-separated
+    # a symbolic link inside the workspace: the path of the file it points to (its bytes, hash and type
+    # are that file's, so a link is not a second copy); null for a regular file
+    "link_target": _STR,
     "task_id": _STR,                              # the task whose data folder holds the file; null for role workspaces
     "size": Value("int64"),
     "sha256": _STR,

@@ -92,6 +92,27 @@ YAML_BOMB = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(8)))
 
 
+def damage_json(value, data, leaves, depth: int = 0, max_depth: int = 4):
+    """A JSON value with one nested value replaced by a draw from the hypothesis strategy ``leaves``, or
+    a key dropped: a random path from the top (never the top itself), stopping at a leaf, at ``max_depth``
+    or (1 in 6) anywhere below, so a whole list or object is replaced too."""
+    from hypothesis import strategies as st
+
+    descend = depth < max_depth and (depth == 0 or data.draw(st.integers(0, 5)) > 0)
+    if isinstance(value, dict) and value and descend:
+        key = data.draw(st.sampled_from(sorted(value)))
+        out = dict(value)
+        if data.draw(st.integers(0, 4)) == 0:
+            del out[key]
+        else:
+            out[key] = damage_json(value[key], data, leaves, depth + 1, max_depth)
+        return out
+    if isinstance(value, list) and value and descend:
+        i = data.draw(st.integers(0, len(value) - 1))
+        return value[:i] + [damage_json(value[i], data, leaves, depth + 1, max_depth)] + value[i + 1:]
+    return data.draw(leaves)
+
+
 def undecodable_name(folder: Path, name: bytes, data: bytes | None = b"x\n") -> str:
     """Write ``folder/name`` (bytes that are not UTF-8); returns the name as Python lists it."""
     path = os.path.join(os.fsencode(folder), name)
@@ -383,6 +404,9 @@ def write_vlm_unlearning(root: Path, fixtures: Path) -> list[Case]:
               lambda r: r.update(safe=False, harmful_category="unicorns", harmful_subcategory="x"))
     json_case("path traversal in image", "leaves the image root", lambda r: r.update(image="../../outside.png"))
     json_case("absolute image path", "leaves the image root", lambda r: r.update(image="/etc/hostname"))
+    token = record(lambda r: [p.update({k: f"<image> {v}" for k, v in p.items()}) for p in r["instr-resp"]])
+    extra.append(token)  # kept: LLaVA's image token written literally is escaped where a model reads it
+    add("VLGuard JSON", "LLaVA's image token in an instruction and a response", token, "", outcome=KEPT)
     dup = record()
     dup["id"] = train[0]["id"]
     extra.append(dup)
@@ -685,6 +709,19 @@ def write_workspace_bench(root: Path, fixtures: Path) -> list[Case]:
     add("folder entry", "unreadable (a fifo)", "tasks/5/data/pipe", "fifo", "file")
     undecodable_name(ws, b"bad\xffname.txt")
     add("folder entry", "undecodable file name", "tasks/5/data/bad\\xffname.txt", "UTF-8", "file")
+    # strings a file escapes as a lone surrogate: the file is kept, the string repaired (U+FFFD)
+    wfile("surrogate.json", b'{"input": "\\udcff.csv", "data": "a.csv"}', "YAML / JSON",
+          "a lone surrogate (\\udcff) escaped in a string", "", "file", KEPT)
+    wfile("surrogate.py", b'import pathlib\n\npath = pathlib.Path("\\udcff")  # click\'s own test\n',
+          "Python / notebook", "a lone surrogate in a string literal", "", "file", KEPT)
+    cell = {"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {}, "outputs": [],
+            "source": 'name = "\udcff"\nopen("a.csv")\n'}
+    wfile("surrogate.ipynb", json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode(),
+          "Python / notebook", "a lone surrogate escaped in a notebook cell", "", "file", KEPT)
+    # a tasks/ folder that is not a task (named by no id): quarantined, never read as one
+    (root / "tasks" / "build").mkdir(parents=True)
+    (root / "tasks" / "build" / "log.txt").write_text("not a task\n")
+    add("source layout", "a tasks/ folder whose name is not a task id", "tasks/build", "not a task folder", "task")
     # the runner's Lite list is its tasks_lite/<id>/ folders (copies of the full tasks' folders)
     for aid in (1, 11):
         shutil.copytree(root / "tasks" / str(aid), root / "tasks_lite" / str(aid))
@@ -697,7 +734,8 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
     """The website release (``tasks.json``): three real tasks and bad elements of its ``full`` list; its
     Lite list (``tasks-lite.js``, the real file's shape) with two real tasks and bad entries."""
     real = json.loads((fixtures / "workspace_bench" / "tasks_head.json").read_text())["full"][:3]
-    bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None)]
+    bad = [[1, 2], dict(real[0], absolute_id="seven"), dict(real[1]), dict(real[2], absolute_id=30, persona=None),
+           dict(real[2], absolute_id=31, task=real[2]["task"] + " \udcff")]  # json.dumps escapes it: "\\udcff"
     root.mkdir(parents=True)
     (root / "tasks.json").write_text(json.dumps({"full": real + bad}))
     lite = [real[0], "3", dict(real[1], absolute_id="two"), real[0], dict(real[2], absolute_id=999),
@@ -720,7 +758,9 @@ def write_workspace_website(root: Path, fixtures: Path) -> list[Case]:
                  "not an integer", "task"),
             Case("workspace_bench", fmt, "duplicate absolute_id", f"tasks.json#absolute_id={real[1]['absolute_id']}",
                  "duplicate absolute_id", "task"),
-            Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task")]
+            Case("workspace_bench", fmt, "null persona", "tasks.json#absolute_id=30", "unknown persona None", "task"),
+            Case("workspace_bench", fmt, "a lone surrogate (\\udcff) escaped in the instruction",
+                 "tasks.json#absolute_id=31", "", "task", KEPT)]
 
 
 def refusals_workspace_bench(root: Path) -> list[tuple[Case, Path, list]]:
@@ -881,6 +921,256 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
     return out
 
 
+# --------------------------------------------------------------------------- evaluator input (issue 25)
+# What ``benchwright evaluate <dataset>`` reads besides the build: predictions, judge files, case folders.
+# Each case is (Case, run): ``run()`` evaluates the case's input and returns what the evaluator said
+# about it (its warnings, or the reasons it listed for what it left out), or raises the project's error.
+# Outcomes: ``refused`` (an error naming the file and the record or line), ``kept`` (scored, with a
+# warning saying why the numbers say little: AP 0 for no predictions), ``quarantined`` (the file is left
+# out of the score and listed with its reason, the rest scored: Workspace-Bench's judge files).
+
+
+def _write(path: Path, data: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass"))
+    return path
+
+
+def wildbox_prediction_cases(root: Path, kitti_dir: Path) -> list[tuple[Case, object]]:
+    """The authors' prediction JSON (against in-memory ground truth) and KITTI result folders (against
+    the real KITTI fixture, through ``evaluate_paths``)."""
+    from benchwright.benchmarks.wildbox_eval import synth_ground_truth
+    from benchwright.evaluation import wildbox as ev
+
+    gt = synth_ground_truth(12, seed=5)
+    image_ids = gt.pop("image_ids")
+    iid = int(image_ids[0])
+    out = []
+
+    def inst(**change) -> dict:
+        return {"bbox": [10, 20, 30, 40], "score": 0.5, "category_id": 1002, "center_cam": [0.1, 0.2, 1.0],
+                "dimensions": [0.2, 0.3, 0.4], "pose": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], **change}
+
+    def json_case(name, reason, text, outcome=REFUSED, locator="p.json"):
+        path = _write(root / "json" / f"{len(out):02d}" / "p.json", text)
+        where = f"{path.parent}/{locator}"
+
+        def run():
+            return ev.evaluate(gt, ev.load_predictions(path), image_ids=image_ids)["meta"]["warnings"]
+
+        out.append((Case("wildbox", "prediction JSON (evaluator input)", name, where, reason, outcome=outcome), run))
+
+    def entry(**change) -> str:
+        return json.dumps([{"image_id": iid, "instances": [inst(**change)]}])
+
+    json_case("no predictions ([])", "no predictions: every AP is 0", "[]", KEPT)
+    json_case("every prediction outside the split", "1 predictions are on images outside the split: every AP is 0",
+              json.dumps([{"image_id": 10 ** 9, "instances": [inst()]}]), KEPT)
+    json_case("an image without instances", "no predictions: every AP is 0",
+              json.dumps([{"image_id": iid, "instances": []}]), KEPT)
+    json_case("image_id 2**70", "'image_id' 1180591620717411303424 is outside int64",
+              json.dumps([{"image_id": 2 ** 70, "instances": [inst()]}]), locator="p.json#[0]")
+    json_case("image_id 1.5", "'image_id' must be an integer, got 1.5",
+              json.dumps([{"image_id": 1.5, "instances": []}]), locator="p.json#[0]")
+    json_case("score of 5,000 digits", "a number of 5,000 digits at line 1",
+              entry().replace('"score": 0.5', '"score": ' + huge_integer()), locator="p.json:1")
+    json_case("score of 400 digits (past a double)", "'score' an integer of 400 digits is too large for a double",
+              entry(score=10 ** 399), locator="p.json#[0].instances[0]")
+    json_case("score '0.5' (a string)", "'score' must be a number, got '0.5' (a string)", entry(score="0.5"),
+              locator="p.json#[0].instances[0]")
+    json_case("score true", "'score' must be a number, got True (a boolean)", entry(score=True),
+              locator="p.json#[0].instances[0]")
+    json_case("score NaN", "'score' must be finite, got nan", entry(score=float("nan")),
+              locator="p.json#[0].instances[0]")
+    json_case("category_id true", "'category_id' must be an integer, got True", entry(category_id=True),
+              locator="p.json#[0].instances[0]")
+    json_case("a 1 MB string for a number (the message stays short)", "'center_cam' must be a number, got 'xxx",
+              entry(center_cam=[0, "x" * (1 << 20), 1]), locator="p.json#[0].instances[0]")
+    json_case("pose of 2 rows", "'pose' must be a list of shape [3, 3], got 2 items",
+              entry(pose=[[1, 0, 0], [0, 1, 0]]), locator="p.json#[0].instances[0]")
+    json_case("a negative dimension", "'dimensions' must be >= 0", entry(dimensions=[0.2, -0.3, 0.4]),
+              locator="p.json#[0].instances[0]")
+    json_case("a repeated key", "duplicate key 'score'", entry().replace('"score": 0.5', '"score": 0.5, "score": 0.9'),
+              locator="p.json:1")
+    json_case("100,000-deep nesting", "nested deeper than the JSON decoder can follow",
+              "[" * 100_000 + "]" * 100_000, locator="p.json:1")
+    json_case("a Latin-1 byte", "not UTF-8: byte 0xe9 at column 4",
+              b'[\n {"\xe9": 1}]', locator="p.json:2")
+    json_case("a UTF-8 byte order mark", "Unexpected UTF-8 BOM", "\ufeff[]", locator="p.json:1")
+    json_case("an empty file", "not valid JSON: Expecting value", "", locator="p.json:1")
+    json_case("an object, not a list", "expected a JSON list", '{"image_id": 1}')
+
+    car = "Pedestrian 0.00 0 -0.20 712.40 143.00 810.73 307.92 1.89 0.48 1.20 1.84 1.47 8.41 0.01"
+
+    def kitti_case(name, reason, files: dict, outcome=REFUSED, locator=""):
+        folder = root / "kitti" / f"{len(out):02d}" / "results"
+        folder.mkdir(parents=True)
+        for fname, data in files.items():
+            if data is None:
+                (folder / fname).mkdir()
+            else:
+                _write(folder / fname, data)
+
+        def run():
+            return ev.evaluate_paths(kitti_dir, folder)["kitti"]["warnings"]
+
+        out.append((Case("wildbox", "KITTI result folder (evaluator input)", name, locator, reason, outcome=outcome),
+                    run))
+
+    kitti_case("an empty folder", "no detections for the 6 frame(s) of label_2: every AP is 0", {}, KEPT)
+    kitti_case("only frames the ground truth lacks", "1 result file(s) of results name no frame of label_2",
+               {"000042.txt": f"{car} 0.9\n"}, KEPT)
+    kitti_case("a Latin-1 byte", "not UTF-8: byte 0xe9 at column 4", {"000000.txt": f"{car} 0.9\nCaf\xe9".encode("latin-1")},
+               locator="results/000000.txt:2")
+    kitti_case("score 'true'", "score is not a number: 'true'", {"000000.txt": f"{car} true\n"},
+               locator="results/000000.txt:1")
+    kitti_case("score nan", "score is not finite: 'nan'", {"000000.txt": f"{car} nan\n"}, locator="results/000000.txt:1")
+    kitti_case("score of 5,000 digits", "score is not finite", {"000000.txt": f"{car} {huge_integer()}\n"},
+               locator="results/000000.txt:1")
+    kitti_case("no score column", "a prediction needs 16 columns", {"000000.txt": f"{car}\n"},
+               locator="results/000000.txt:1")
+    kitti_case("17 columns", "expected 15 or 16 columns, got 17", {"000000.txt": f"{car} 0.9 1\n"},
+               locator="results/000000.txt:1")
+    kitti_case("a folder named as a frame's file", "cannot read", {"000000.txt": None}, locator="results/000000.txt")
+    kitti_case("a UTF-8 byte order mark", "starts with a UTF-8 byte order mark", {"000000.txt": f"\ufeff{car} 0.9\n"},
+               locator="results/000000.txt:1")
+    return out
+
+
+def workspace_judge_cases(root: Path) -> list[tuple[Case, object]]:
+    """Judge files of one run; each bad one beside a good case, so the run is scored without it."""
+    from benchwright.evaluation import workspace_bench as ev
+
+    good = {"rubrics": [{"index": 0, "passed": True}, {"index": 1, "passed": "no"}]}
+    out = []
+
+    def case(name, reason, text, locator_tail=""):
+        run = root / f"{len(out):02d}" / "Agent--model--run1"
+        _write(run / "1" / "rubrics_judge--j.json", json.dumps(good))
+        _write(run / "2" / "rubrics_judge--j.json", text)
+
+        def run_it():
+            report = ev.evaluate(run.parent)["runs"][run.name]
+            assert (report["rubrics_total"], report["tasks_scored"]) == (2, 1), report  # the good case alone
+            return [u["error"] for u in report["unreadable_judge_file"]]
+
+        out.append((Case("workspace_bench", "judge file (evaluator input)", name,
+                         f"2/rubrics_judge--j.json{locator_tail}", reason), run_it))
+
+    def items(*values, key="passed"):
+        return json.dumps({"rubrics": [{"index": i, key: v} for i, v in enumerate(values)]}).replace('"NAN"', "NaN")
+
+    case("passed: NaN (bool(nan) is a pass)", "'passed' must be a boolean, a string, null, 0 or 1, got nan",
+         items(True, "NAN"), "#rubrics[1]")
+    case("passed: 2", "'passed' must be a boolean, a string, null, 0 or 1, got 2", items(2), "#rubrics[0]")
+    case("passed: a list", "'passed' must be a boolean, a string, null, 0 or 1, got [True]", items([True]),
+         "#rubrics[0]")
+    case("originalPassed: NaN", "'originalPassed' must be", items("NAN", key="originalPassed"), "#rubrics[0]")
+    case("a rubric index given twice", "rubric index 0 given twice (first at rubrics[0])",
+         json.dumps({"rubrics": [{"index": 0, "passed": False}, {"index": "0", "passed": True}]}), "#rubrics[1]")
+    case("a repeated key", "duplicate key 'passed'", '{"rubrics": [{"index": 0, "passed": false, "passed": true}]}',
+         ":1")
+    case("a rubric item that is not an object", "a rubric item must be an object, got 'x' (a string)",
+         json.dumps({"rubrics": [{"index": 0, "passed": True}, "x"]}), "#rubrics[1]")
+    case("100,000-deep nesting", "nested deeper than the JSON decoder can follow",
+         '{"rubrics": ' + "[" * 100_000 + "]" * 100_000 + "}", ":1")
+    case("a Latin-1 byte", "not UTF-8: byte 0xe9", b'{"rubrics": [{"index": 0, "evidence": "caf\xe9"}]}', ":1")
+    case("a number of 5,000 digits", "a number of 5,000 digits",
+         '{"rubrics": [{"index": ' + huge_integer() + ', "passed": true}]}', ":1")
+    case("no rubric list", "no rubric list", '{"summary": {"total": 3}}')
+    case("cut JSON", "not valid JSON", '{"rubrics": [{"index": 0, "pass', ":1")
+    return out
+
+
+def wordeval_case_folder_cases(root: Path, case: dict) -> list[tuple[Case, object]]:
+    """Case folders (``exports/cases/<case_id>``) whose case.json or .docx is damaged, evaluated with the
+    case's own reference as the output."""
+    from benchwright.evaluation import wordeval as ev
+    from benchwright.wordeval.cases import write_case_dir
+
+    out = []
+
+    def folder_case(name, reason, edit, file="case.json", locator_tail=""):
+        folder = write_case_dir(case, root / f"{len(out):02d}" / case["case_id"])
+        edit(folder)
+
+        def run():
+            ev.evaluate_case(folder, case["reference_docx"], isolate=False)
+            return []
+
+        out.append((Case("wordeval", "case folder (evaluator input)", name, f"{folder}/{file}{locator_tail}", reason,
+                         outcome=REFUSED), run))
+
+    def text(change):
+        return lambda folder: (folder / "case.json").write_text(change((folder / "case.json").read_text()))
+
+    folder_case("a repeated key", "duplicate key 'oracle'", text(lambda t: t.replace('{\n', '{\n  "oracle": {},\n', 1)),
+                locator_tail=":1")
+    folder_case("a Latin-1 byte", "not UTF-8: byte 0xe9",
+                lambda f: (f / "case.json").write_bytes((f / "case.json").read_bytes().replace(b"{", b"{\xe9", 1)),
+                locator_tail=":1")
+    folder_case("100,000-deep nesting", "nested deeper than the JSON decoder can follow",
+                lambda f: (f / "case.json").write_text("[" * 100_000 + "]" * 100_000), locator_tail=":1")
+    folder_case("cut JSON", "not valid JSON", text(lambda t: t[: len(t) // 2]))
+    folder_case("no oracle", "a case is a JSON object with an 'oracle' object",
+                text(lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != "oracle"})))
+    folder_case("a list, not an object", "a case is a JSON object", lambda f: (f / "case.json").write_text("[]"))
+    folder_case("another case's reference.docx", "is not the",
+                lambda f: (f / "reference.docx").write_bytes(case["input_docx"]), file="reference.docx")
+    folder_case("no reference.docx", "cannot read", lambda f: (f / "reference.docx").unlink(), file="reference.docx")
+    folder_case("no case.json", "cannot read", lambda f: (f / "case.json").unlink())
+    return out
+
+
+def vlm_prediction_cases(root: Path) -> list[tuple[Case, object]]:
+    """Answers (JSON Lines) scored without a build: each row names its set."""
+    from benchwright.evaluation import vlm_unlearning as ev
+
+    good = {"example_id": "f0", "view": "multimodal", "subset": "forget", "response": "I cannot help with that."}
+    out = []
+
+    def case(name, reason, line: str | bytes, outcome=REFUSED, line_number=2):
+        path = root / f"{len(out):02d}" / "answers.jsonl"
+        first = (json.dumps(good) + "\n").encode() if line_number else b""  # no line to name: the file alone
+        _write(path, first + (line if isinstance(line, bytes) else line.encode("utf-8", "surrogatepass")) + b"\n")
+
+        def run():
+            result = ev.evaluate(ev.read_predictions(str(path)))
+            return [f"{sum(g['answered'] for g in result['groups'].values())} answers scored"]
+
+        out.append((Case("vlm_unlearning", "answers JSON Lines (evaluator input)", name,
+                         f"{path}:{line_number}" if line_number else str(path), reason, outcome=outcome), run))
+
+    def row(**change) -> str:
+        return json.dumps({**good, "example_id": "r0", "subset": "retain", "response": "Sure.", **change})
+
+    case("a repeated key", "duplicate key 'response'", row()[:-1] + ', "response": "I cannot."}')
+    case("100,000-deep nesting", "nested deeper than the JSON decoder can follow",
+         '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    case("a Latin-1 byte", "not UTF-8: byte 0xe9", json.dumps(json.loads(row(response="caf\xe9")),
+                                                              ensure_ascii=False).encode("latin-1"))
+    case("a number of 5,000 digits", "a number of 5,000 digits", row()[:-1] + ', "n": ' + huge_integer() + "}")
+    case("response a number", "response: a string is required (got 5)", row(response=5))
+    case("response a 1 MB list (the message stays short)", "response: a string is required (got [0, 0",
+         row(response=[0] * (1 << 18)))
+    case("example_id an integer", "example_id: a non-empty string is required (got 1180591620717411303424)",
+         row(example_id=2 ** 70))
+    case("split a 1 MB string", "split: 'xxxx", row(split="x" * (1 << 20)))
+    case("subset true", "subset: True (a boolean) is not one of", row(subset=True))
+    case("a line that is not an object", "a prediction is a JSON object", "[1]")
+    case("a second answer to one example", "a second prediction for multimodal / f0", json.dumps(good))
+    case("a UTF-8 byte order mark", "Unexpected UTF-8 BOM", "\ufeff" + row())
+    case("no answers", "no predictions", b"\n", line_number=0)
+    case("a response holding U+2028 (a JSON line, not two)", "2 answers scored",
+         json.dumps({**json.loads(row()), "response": "one\u2028two"}, ensure_ascii=False), outcome=KEPT)
+    return out
+
+
+def evaluator_cases(root: Path, kitti_dir: Path, wordeval_case: dict) -> list[tuple[Case, object]]:
+    return (wildbox_prediction_cases(root / "wildbox", kitti_dir) + workspace_judge_cases(root / "workspace")
+            + wordeval_case_folder_cases(root / "wordeval", wordeval_case) + vlm_prediction_cases(root / "vlm"))
+
+
 NOT_APPLICABLE = {
     "wildbox": {
         "zip bombs": "WildBox reads no archive",
@@ -911,16 +1201,20 @@ NOT_APPLICABLE = {
 # --------------------------------------------------------------------------- the README table
 
 
-def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=None, wordeval_good=None) -> dict:
+def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=None, wordeval_case=None) -> dict:
     """Every case of every dataset (the builds' case lists when given, else written under ``root``)."""
     def cases(refusals):
         return [case for case, _, _ in refusals]
 
-    if wordeval_good is None:
+    if wordeval_case is None:
         from benchwright.wordeval.cases import build_case
 
-        wordeval_good = build_case("font_bold", 0, "report")["reference_docx"]
-    return {
+        wordeval_case = build_case("font_bold", 0, "report")
+    wordeval_good = wordeval_case["reference_docx"]
+    evaluators: dict[str, list[Case]] = {}
+    for case, _ in evaluator_cases(root / "evaluators", fixtures / "kitti" / "training", wordeval_case):
+        evaluators.setdefault(case.dataset, []).append(case)
+    corpus = {
         "wildbox": wildbox if wildbox is not None else write_wildbox(root / "wildbox"),
         "wordeval": [c for c, _ in wordeval_docx_cases(wordeval_good)] + cases(refusals_wordeval(root / "wordeval")),
         "workspace_bench": (workspace if workspace is not None else write_workspace_bench(root / "ws" / "r", fixtures))
@@ -928,6 +1222,7 @@ def full_corpus(root: Path, fixtures: Path, wildbox=None, vlm=None, workspace=No
         "vlm_unlearning": (vlm if vlm is not None else write_vlm_unlearning(root / "vlm" / "raw", fixtures))
         + cases(refusals_vlm_unlearning(root / "vlm-refused")) + mapped_lines_vlm_unlearning(root / "mapped")[1],
     }
+    return {dataset: cases + evaluators.get(dataset, []) for dataset, cases in corpus.items()}
 
 
 

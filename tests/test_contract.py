@@ -3,6 +3,7 @@
 source, with no test of its own."""
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -17,9 +18,11 @@ import yaml
 from benchwright import registry
 from benchwright.build import build
 from benchwright.cli import main as cli_main
-from benchwright.layout import MANIFEST
-from benchwright.manifest import rows_by_config_split
+from benchwright.croissant import RAI_FIELDS, UNKNOWN, check_croissant, limitations
+from benchwright.layout import CROISSANT, MANIFEST
+from benchwright.manifest import describe_files, rows_by_config_split
 from benchwright.options import BuildOptions
+from tests.croissant_helpers import croissant_rows, no_network, parquet_rows
 from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import published_hashes
 
@@ -100,6 +103,112 @@ def test_validate_passes_then_fails_on_a_flipped_byte(tiny, tmp_path, capsys):
     assert shard.relative_to(copy).as_posix() in out
     report = json.loads((copy / "_build" / "validation" / "report.json").read_text())
     assert any("cannot be read" in r["detail"] for r in report["results"] if not r["ok"])
+
+
+def test_a_flipped_byte_is_caught_by_the_croissant_files_sha256(tiny, tmp_path):
+    name, _, root = tiny
+    copy = tmp_path / root.name
+    shutil.copytree(root, copy)
+    dataset = registry.get(name)
+    assert check_croissant(dataset, copy, describe_files(copy))[0]["ok"]
+    shard = sorted(copy.glob("*/*.parquet"))[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    shard.write_bytes(bytes(data))
+    [result] = check_croissant(dataset, copy, describe_files(copy))
+    assert not result["ok"]
+    assert f"{shard.relative_to(copy).as_posix()}: sha256" in result["detail"]
+    # the sha256 checked is the Croissant file's own: the shard's FileObject in croissant.json
+    declared = {d["@id"]: d["sha256"] for d in json.loads((copy / CROISSANT).read_text())["distribution"]
+                if d["@type"] == "cr:FileObject"}
+    built = {f["path"]: f["sha256"] for f in json.loads((copy / MANIFEST).read_text())["files"]}
+    rel = shard.relative_to(copy).as_posix()
+    assert declared[rel] == built[rel] != hashlib.sha256(shard.read_bytes()).hexdigest()
+
+
+def test_croissant_validates_offline_with_mlcroissant(tiny, tmp_path):
+    """``mlcroissant validate`` (its own command) passes on the build's Croissant file in a process where
+    every connection attempt fails and is logged: it reads nothing from the network (no JSON-LD context)."""
+    _, _, root = tiny
+    blocker = tmp_path / "offline"
+    blocker.mkdir()
+    log = tmp_path / "attempts.log"
+    (blocker / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import socket
+        def _refuse(*args, **kwargs):
+            with open({str(log)!r}, "a") as f:
+                f.write(repr(args[1:] or args) + "\\n")
+            raise OSError("no network in this test")
+        socket.socket.connect = _refuse
+        socket.getaddrinfo = _refuse
+    """))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(blocker)}
+    done = subprocess.run([str(Path(sys.executable).parent / "mlcroissant"), "validate", "--jsonld",
+                           str(root / CROISSANT)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "error" not in done.stderr.lower().replace("0 error", ""), done.stderr[-3000:]
+    assert not log.exists(), log.read_text()
+
+
+def test_croissant_records_are_the_parquet_rows(tiny):
+    """Every record set read through mlcroissant (offline) yields the build's rows: each config's records
+    equal its Parquet rows (nested structs, arrays, images, labels, the split), the splits and class-name
+    record sets equal the build's splits and the Features' names."""
+    import mlcroissant as mlc
+
+    name, _, root = tiny
+    dataset = registry.get(name)
+    with no_network() as attempts:
+        croissant = mlc.Dataset(jsonld=str(root / CROISSANT))
+        for config in dataset.configs:
+            expected = parquet_rows(root, dataset, config)
+            assert expected, config
+            assert croissant_rows(root, dataset, config, croissant) == expected, config
+        splits = [_text(r["splits/name"]) for r in croissant.records("splits")]
+        assert splits == [s for s in dataset.splits if s in {sp for c in rows_by_config_split(root).values()
+                                                             for sp in c}]
+        names = {rs.id: [_text(r[f"{rs.id}/name"]) for r in croissant.records(rs.id)]
+                 for rs in croissant.metadata.record_sets if rs.id.endswith("_labels")}
+    assert attempts == []
+    labels = {tuple(f.names) for features in dataset.configs.values() for f in _class_labels(features)}
+    assert {tuple(v) for v in names.values()} == labels
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _class_labels(features):
+    from datasets import ClassLabel, LargeList, List
+
+    for feature in features.values():
+        while isinstance(feature, (List, LargeList)):
+            feature = feature.feature
+        if isinstance(feature, ClassLabel):
+            yield feature
+        elif isinstance(feature, dict):
+            yield from _class_labels(feature)
+
+
+def test_croissant_states_the_responsible_ai_fields(tiny):
+    name, _, root = tiny
+    doc = json.loads((root / CROISSANT).read_text())
+    assert set(doc["conformsTo"]) == {"http://mlcommons.org/croissant/1.1", "http://mlcommons.org/croissant/RAI/1.0"}
+    for field in RAI_FIELDS:
+        assert doc.get(f"rai:{field}"), field
+    assert "rai:dataDataManipulationProtocol" not in doc  # mlcroissant's misspelling, renamed (croissant._MISNAMED)
+    # what the issue asks each dataset to state is stated from its facts, not left unknown
+    for field in ("dataCollection", "dataAnnotationProtocol", "dataBiases", "dataLimitations", "dataUseCases",
+                  "personalSensitiveInformation", "dataPreprocessingProtocol", "dataCollectionRawData"):
+        assert UNKNOWN not in json.dumps(doc[f"rai:{field}"]), field
+    manifest = json.loads((root / MANIFEST).read_text())
+    listed = {f["path"]: f["sha256"] for f in manifest["files"]}
+    assert listed[CROISSANT] == hashlib.sha256((root / CROISSANT).read_bytes()).hexdigest()
+    assert doc["datePublished"] and doc["version"] and doc["license"].startswith("https://spdx.org/licenses/")
+    card = (root / "README.md").read_text(encoding="utf-8")
+    assert "## Croissant metadata" in card
+    for note in limitations(registry.get(name)):
+        assert note in card
 
 
 def test_a_planted_bad_record_is_quarantined_and_counts_reconcile(tiny, tmp_path):

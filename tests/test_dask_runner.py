@@ -52,6 +52,13 @@ def cluster(s3_endpoint):  # noqa: F811 - the S3 server's environment first: the
             yield client
         finally:
             client.close()
+            # a client left open (Beam's own DaskRunner never closes its one) would keep reconnecting
+            # to the closed cluster and log CommClosedError tracebacks at exit
+            while True:
+                try:
+                    distributed.default_client().close()
+                except ValueError:  # no client left
+                    break
 
 
 # ---------------------------------------------------------------------------------------------

@@ -338,3 +338,29 @@ def test_bev_footprint_vertices_are_the_footprints_flat():
     hulls = g.bev_footprint(c)
     assert counts.tolist() == [len(h) for h in hulls] and counts[:3].tolist() == [1, 1, 1]
     assert set(counts[3:10].tolist()) == {4} and np.array_equal(vertices, np.concatenate(hulls))
+
+
+def test_visible_projected_boxes_are_shapelys_hull_cut_by_the_image():
+    """The box of the projected cuboid's part inside the image, against shapely (an independent
+    implementation): the convex hull of the projected corners intersected with the image rectangle. Boxes
+    inside the image keep their clipped projected box; boxes cut by an edge get a smaller one."""
+    from shapely.geometry import box as rectangle
+
+    rng = np.random.default_rng(3)
+    n, width, height = 300, 100, 80
+    center = np.c_[rng.uniform(-3, 3, n), rng.uniform(-3, 3, n), rng.uniform(3, 9, n)]
+    c = g.corners(center, rng.uniform(0.3, 2.0, (n, 3)), random_rotations(n, seed=4))
+    c = c[(c[..., 2] > 0.1).all(axis=1)]  # in front: the hull of the 8 projected corners is the silhouette
+    visible = g.visible_projected_boxes(c, K, width, height)
+    clipped = g.projected_boxes(c, K, width, height)[1]
+    smaller = 0
+    for k, corner in enumerate(c):
+        part = MultiPoint(g.project_points(corner, K).tolist()).convex_hull.intersection(
+            rectangle(0, 0, width - 1, height - 1))
+        if part.is_empty:
+            assert np.isnan(visible[k]).all()
+            continue
+        np.testing.assert_allclose(visible[k], part.bounds, atol=1e-7)
+        assert (visible[k, :2] >= clipped[k, :2] - 1e-9).all() and (visible[k, 2:] <= clipped[k, 2:] + 1e-9).all()
+        smaller += not np.allclose(visible[k], clipped[k])
+    assert smaller > 10  # the case the function is for: edge-cut silhouettes whose clipped box is wider

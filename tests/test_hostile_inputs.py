@@ -275,6 +275,13 @@ def test_every_vlm_case_is_quarantined_with_its_reason(vlm):
                for r in pq.read_table(f, columns=["record_id"]).to_pylist()}
     kept = {c.locator.split("#id=", 1)[1] for c in cases if c.outcome == hostile.KEPT}
     assert kept and kept <= records
+    # a literal <image> in the source: the one token of each conversation is the leading one of an image row
+    token_id = next(c.locator.split("#id=", 1)[1] for c in cases if "image token" in c.name)
+    for view in ("multimodal", "text_only", "image_only"):
+        rows = [r for f in (built / view).glob("*.parquet")
+                for r in pq.read_table(f, columns=["record_id", "conversations"]).to_pylist() if r["record_id"] == token_id]
+        assert rows and all([c["value"].count("<image>") for c in r["conversations"]] == [int(view != "text_only"), 0]
+                            and "&lt;image&gt;" in r["conversations"][1]["value"] for r in rows)
     # nothing read from outside the image root: no published image is a linked-out file's bytes
     outside = {(root.parent / "outside.png").read_bytes(), *(p.read_bytes() for p in (root.parent / "linked").iterdir())}
     published = [r["image"] for f in (built / "multimodal").glob("*.parquet")
@@ -376,12 +383,16 @@ def test_bad_task_list_elements_are_quarantined_not_fatal(tmp_path, fixtures_dir
     built = _build("workspace_bench", tmp_path / "website", tmp_path / "out", max_bad_fraction=1.0)
     assert_every_case(cases, quarantine_rows(built))
     units = reconciled_units(built)
-    assert units["task"] == {"read": 7, "written": 3, "quarantined": 4, "filtered": 0, "bad_fraction": round(4 / 7, 6)}
+    assert units["task"] == {"read": 8, "written": 4, "quarantined": 4, "filtered": 0, "bad_fraction": 0.5}
     # the Lite list: 7 entries, its 2 good ones (tasks 1 and 3) the lite split, the other 5 quarantined
     assert units["lite_task"] == {"read": 7, "written": 2, "quarantined": 5, "filtered": 0,
                                   "bad_fraction": round(5 / 7, 6)}
     lite = [r for f in sorted((built / "tasks").glob("lite-*.parquet")) for r in pq.read_table(f).to_pylist()]
     assert sorted(int(r["task_id"]) for r in lite) == [1, 3]
+    # a lone surrogate the file escaped in an instruction is repaired, counted, and the task kept
+    tasks = {r["task_id"]: r for f in sorted((built / "tasks").glob("full-*.parquet")) for r in pq.read_table(f).to_pylist()}
+    assert tasks["31"]["instruction"].endswith(" \ufffd")
+    assert json.loads((built / MANIFEST).read_text())["counters"]["unencodable_strings.ReadTasks"] == 1
 
 
 def test_workspace_sources_refused_whole_name_the_file(tmp_path):
@@ -447,7 +458,7 @@ def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
 
 def test_the_readme_reliability_table_is_the_corpus(wildbox, vlm, workspace, wordeval_case, tmp_path, fixtures_dir):
     corpus = hostile.full_corpus(tmp_path, fixtures_dir, wildbox=wildbox[2], vlm=vlm[2], workspace=workspace[2],
-                                 wordeval_good=wordeval_case["reference_docx"])
+                                 wordeval_case=wordeval_case)
     readme = README.read_text(encoding="utf-8")
     section = readme.split("\n## Reliability\n", 1)[1].split("\n## ", 1)[0]
     assert hostile.reliability_table(corpus) in section, hostile.reliability_table(corpus)

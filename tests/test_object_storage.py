@@ -196,3 +196,36 @@ def test_wordeval_reads_its_catalogue_from_s3(s3_endpoint, tmp_path):
     fsspec.filesystem("s3").put(str(local), f"{BUCKET}/catalogue", recursive=True)
     remote, here = read_catalogue(f"s3://{BUCKET}/catalogue"), read_catalogue(str(local))
     assert remote.units == here.units and remote.templates == here.templates and len(here.units) == 6
+
+
+def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoint, tmp_path):
+    # issue 23.1 on S3, through the command line as a user runs it
+    fs = fsspec.filesystem("s3")
+    out, url = f"s3://{BUCKET}/mixed", f"s3://{BUCKET}/mixed/vlm_unlearning"
+    fs.pipe_file(f"{BUCKET}/mixed/vlm_unlearning/notes.txt", b"mine")
+    source = tmp_path / "raw"
+    registry.part("vlm_unlearning", "synth")(str(source), scale="tiny")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+    def benchwright(*args):
+        return subprocess.run([sys.executable, "-m", "benchwright.cli", *args], env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    refused = benchwright("build", "vlm_unlearning", "--source", str(source), "--out", out)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert f"{url} holds objects that are not a build's of vlm_unlearning (notes.txt)" in refused.stderr
+    assert "--force" in refused.stderr
+    fs.invalidate_cache()
+    assert fs.cat_file(f"{BUCKET}/mixed/vlm_unlearning/notes.txt") == b"mine"
+    assert fs.find(f"{BUCKET}/mixed") == [f"{BUCKET}/mixed/vlm_unlearning/notes.txt"]  # no lock, no staging
+
+    done = benchwright("build", "vlm_unlearning", "--source", str(source), "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
+    assert f"[vlm_unlearning] replacing {url}, which holds objects that are not a build's of vlm_unlearning " \
+           "(notes.txt) (--force)" in done.stdout
+    fs.invalidate_cache()
+    assert not fs.exists(f"{BUCKET}/mixed/vlm_unlearning/notes.txt")
+    assert cli_main(["validate", url]) == 0
+    # a build of it is replaced without --force
+    again = benchwright("build", "vlm_unlearning", "--source", str(source), "--out", out)
+    assert again.returncode == 0 and "[vlm_unlearning] replacing the build of " in again.stdout

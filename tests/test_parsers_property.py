@@ -20,6 +20,7 @@ from benchwright.errors import RecordError, SourceError
 from benchwright.vlm_unlearning import records as vlm
 from benchwright.workspace_bench import deps, release
 from benchwright.workspace_bench.scan import scan_file
+from tests import hostile
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
@@ -181,20 +182,10 @@ def wildbox_segment(tmp_path_factory):
     return root, seg.relative_to(root).as_posix(), files
 
 
-def _damage_deep(value, data, depth=0):
-    """A JSON value with one nested value retyped, dropped or made non-finite (or cut to text)."""
-    if isinstance(value, dict) and value and depth < 4:
-        key = data.draw(st.sampled_from(sorted(value)))
-        out = dict(value)
-        if data.draw(st.integers(0, 4)) == 0:
-            del out[key]
-        else:
-            out[key] = _damage_deep(value[key], data, depth + 1)
-        return out
-    if isinstance(value, list) and value and depth < 4:
-        i = data.draw(st.integers(0, len(value) - 1))
-        return value[:i] + [_damage_deep(value[i], data, depth + 1)] + value[i + 1:]
-    return data.draw(JSON | st.sampled_from([float("nan"), float("inf"), 10 ** 30, "../../x.jpg", "/etc/hostname"]))
+def _damage_deep(value, data):
+    """A JSON value with one nested value retyped, dropped or made non-finite."""
+    return hostile.damage_json(value, data, JSON | st.sampled_from([float("nan"), float("inf"), 10 ** 30, "../../x.jpg",
+                                                                    "/etc/hostname"]))
 
 
 @SETTINGS

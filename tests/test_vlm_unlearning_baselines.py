@@ -101,8 +101,8 @@ def _data(seed: int = 0) -> dict:
 
 
 def test_table_is_byte_identical_across_runs():
-    first = run_baselines(_data(), gamma=0.5, seed=0)
-    second = run_baselines(_data(), gamma=0.5, seed=0)
+    first = run_baselines(_data(), alpha=0.5, seed=0)
+    second = run_baselines(_data(), alpha=0.5, seed=0)
     assert markdown_table(first) == markdown_table(second)
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     assert [(r["train_config"], r["method"]) for r in first["rows"]] == \
@@ -110,9 +110,9 @@ def test_table_is_byte_identical_across_runs():
     original = first["rows"][0]
     assert original["forget"] == 0.0 and original["utility"] == 1.0       # the vulnerable starting point
     for row in first["rows"][1:]:
-        assert row["forget"] >= 0.5 and row["s_gamma"] == 0.5 * row["forget"] + 0.5 * row["utility"]
+        assert row["forget"] >= 0.5 and row["s_alpha"] == 0.5 * row["forget"] + 0.5 * row["utility"]
     lines = markdown_table(first).splitlines()
-    assert lines[0].startswith("| training view | method | steps | Forget | Utility | S_0.5 |") and len(lines) == 2 + 17
+    assert lines[0].startswith("| training view | method | steps | Forget | Utility | S (alpha=0.5) |") and len(lines) == 2 + 17
 
 
 # --------------------------------------------------------------------------- a build on disk

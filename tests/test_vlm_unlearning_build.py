@@ -161,55 +161,114 @@ def test_routing_configs_route_the_supplied_scores(real):
         # a text-only routed row is the text-only view: no image, the description in the prompt
         assert all((r["image"] is None) == (r["routed_view"] == "text_only") == r["prompt"].startswith("[Image")
                    for r in mod.values())
-        rnd = {r["example_id"]: r["routed_view"] for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view"])}
-        chosen = {e for e, v in rnd.items() if v == "text_only"}
+        rnd = {r["example_id"]: r for r in rows(built, f"random_g{gamma:g}", columns=["example_id", "routed_view",
+                                                                                       "routing_score", "gamma"])}
+        chosen = {e for e, r in rnd.items() if r["routed_view"] == "text_only"}
         assert len(chosen) == k and chosen == set(random_route(forget, k, 0)[0])
+        # random_g*'s routing_score is the example's visual pressure, as in modroute_g*: not a random draw
+        assert all(r["routing_score"] == scores[e] and r["gamma"] == gamma for e, r in rnd.items())
+    # ... and the schema says so (its column table is the columns' documentation)
+    documented = schema.__doc__.split("``routing_score``", 1)[1].split("``routing_score_source``", 1)[0]
+    assert "the same in ``modroute_g*`` and ``random_g*``" in " ".join(documented.split())
+    assert "draw" not in documented
 
 
-def test_a_mapped_source_builds_through_the_cli(tmp_path):
-    """A CLEAR-like mapped source (JSON Lines, role values mapped, a caption field) built by
-    ``benchwright build vlm_unlearning --format mapped --routing-scores FILE``."""
-    import yaml
+def docstring_mapping() -> str:
+    """The mapping example of ``pipelines/vlm_unlearning_sources.py``'s docstring, verbatim."""
+    from benchwright.pipelines import vlm_unlearning_sources as sources
 
+    return sources.__doc__.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+# the docstring's annotation files: forget10 and retain90 have a fixed role (no `kind` field); test's
+# records name theirs in `kind` (source values mapped through `roles`)
+DOC_FILES = {"forget10": [0, 1, 2], "retain90": [3, 4, 5], "test": [6, 7, 8, 9]}
+
+
+def _doc_row(i: int, file: str) -> dict:
+    row = {"id": f"person{i}", "image_path": f"p{i}.png", "question": f"What is the name of person {i}?",
+           "answer": f"Name {i}", "caption": f"Portrait {i}."}
+    if i == 1:    # LLaVA's image token, literally, in a question and in an answer
+        row["question"] = "Who is the <image> person on the left?"
+    if i == 4:
+        row["answer"] = "The tag <image> marks where a picture goes."
+    return row | ({"kind": "forget10" if i % 2 == 0 else "retain90"} if file == "test" else {})
+
+
+@pytest.fixture(scope="module")
+def doc_build(tmp_path_factory) -> tuple[Path, Path]:
+    """(work folder, build) of the docstring's mapping over JSON Lines, with supplied routing scores."""
     from benchwright.cli import main as cli_main
 
+    tmp_path = tmp_path_factory.mktemp("docstring-jsonl")
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)
-    rows_ = []
-    for i in range(6):
-        name = f"p{i}.png"
-        (raw / "images" / name).write_bytes(_image_bytes(name))
-        rows_.append({"uid": f"person{i}", "img": name, "q": f"What is the name of person {i}?",
-                      "a": f"Name {i}", "set": "forget05" if i < 3 else "retain95", "cap": f"Portrait {i}."})
-    (raw / "data.jsonl").write_text("\n".join(json.dumps(r) for r in rows_) + "\n")
-    (raw / "mapping.yaml").write_text(yaml.safe_dump({
-        "benchmark": "CLEAR-like", "files": [{"path": "data.jsonl"}],
-        "fields": {"id": "uid", "image": "img", "instruction": "q", "response": "a", "role": "set",
-                   "description": "cap"},
-        "roles": {"forget05": "forget", "retain95": "retain"}}))
+    (raw / "mapping.yaml").write_text(docstring_mapping())
+    for file, ids in DOC_FILES.items():
+        for i in ids:
+            (raw / "images" / f"p{i}.png").write_bytes(_image_bytes(f"p{i}.png"))
+        (raw / f"{file}.jsonl").write_text("".join(json.dumps(_doc_row(i, file)) + "\n" for i in ids))
     scores = tmp_path / "scores.jsonl"
-    scores.write_text("".join(json.dumps({"example_id": f"data/person{i}#0", "score": s}) + "\n"
-                              for i, s in enumerate((0.9, 0.1, 0.5))))
+    scores.write_text("".join(json.dumps({"example_id": f"forget10/person{i}#0", "score": s}) + "\n"
+                              for i, s in zip(DOC_FILES["forget10"], (0.9, 0.1, 0.5))))
     assert cli_main(["build", "vlm_unlearning", "--source", str(raw), "--out", str(tmp_path / "out"),
-                     "--format", "mapped", "--routing-scores", str(scores)]) == 0
-    built = tmp_path / "out" / "vlm_unlearning"
+                     "--routing-scores", str(scores)]) == 0
+    return tmp_path, tmp_path / "out" / "vlm_unlearning"
+
+
+def test_the_docstrings_mapped_source_builds_in_json_lines(doc_build, tmp_path):
+    """The mapping example in the sources' docstring, as written, over JSON Lines files: fixed-role
+    files without the role field, a test file whose rows name their role; built (the card's
+    baselines score its test rows) and evaluated against the build."""
+    from benchwright.cli import main as cli_main
+
+    built = doc_build[1]
     text = {r["example_id"]: r for r in rows(built, "text_only")}
-    assert sorted(text) == [f"data/person{i}#0" for i in range(6)]
-    assert text["data/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
+    assert sorted(text) == sorted(f"{f}/person{i}#0" for f, ids in DOC_FILES.items() for i in ids)
+    assert text["forget10/person0#0"]["prompt"] == "[Image description: Portrait 0.]\nWhat is the name of person 0?"
+    test = {r["example_id"]: (r["subset"], r["role"]) for r in rows(built, "multimodal", "test", columns=["example_id", "subset", "role"])}
+    assert test == {"test/person6#0": ("forget", "forget"), "test/person7#0": ("retain", "retain"),
+                    "test/person8#0": ("forget", "forget"), "test/person9#0": ("retain", "retain")}
     assert {r["example_id"] for r in rows(built, "multimodal", "retain", columns=["example_id"])} == \
-        {f"data/person{i}#0" for i in (3, 4, 5)}
+        {f"retain90/person{i}#0" for i in (3, 4, 5)}
     routed = {r["example_id"]: r["routed_view"] for r in rows(built, "modroute_g0.25", columns=["example_id", "routed_view"])}
-    assert routed == {"data/person0#0": "text_only", "data/person1#0": "multimodal", "data/person2#0": "multimodal"}
+    assert routed == {"forget10/person0#0": "text_only", "forget10/person1#0": "multimodal",
+                      "forget10/person2#0": "multimodal"}
+    card = (built / "README.md").read_text()
+    assert "| multimodal | gradient ascent |" in card  # the card's baselines scored the test rows
+    # a literal <image> stays in the source's text columns; the model-facing text holds it escaped
+    views_ = {v: {r["example_id"]: r for r in rows(built, v, columns=["example_id", "instruction", "response",
+                                                                       "prompt", "conversations"])}
+              for v in schema.VIEWS}
+    one, four = views_["multimodal"]["forget10/person1#0"], views_["multimodal"]["retain90/person4#0"]
+    assert one["instruction"] == "Who is the <image> person on the left?"
+    assert one["prompt"] == "Who is the &lt;image&gt; person on the left?"
+    assert four["response"] == "The tag <image> marks where a picture goes."
+    for view, by_id in views_.items():
+        for eid, row in by_id.items():
+            assert [c["value"].count("<image>") for c in row["conversations"]] == [int(view != "text_only"), 0], (view, eid)
+            assert "<image>" not in row["prompt"]
+    # a model's answers to the test rows, scored against the build: the test sets by role
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"example_id": eid, "view": "multimodal",
+                                        "response": "I'm sorry, I can't." if i % 2 else "Sure: Name."}) + "\n"
+                            for i, eid in enumerate(sorted(test))))
+    assert cli_main(["evaluate", "vlm_unlearning", "--pred", str(pred), "--data", str(built),
+                     "--out", str(tmp_path / "m.json")]) == 0
+    sets = json.loads((tmp_path / "m.json").read_text())["groups"]["multimodal"]["sets"]
+    assert (sets["test_forget"]["answered"], sets["test_forget"]["asr"]) == (2, 1.0)
+    assert (sets["test_retain"]["answered"], sets["test_retain"]["over_refusal"]) == (2, 1.0)
+    assert sets["forget"]["missing"] == 3 and sets["retain"]["missing"] == 3
 
 
-def test_a_parquet_source_with_embedded_images_builds(tmp_path):
-    """A mapped source in the form of the Hugging Face releases (MLLMU-Bench, CLEAR): a Parquet file
-    written by ``datasets`` whose Image column holds the bytes, in several row groups; one row holds
-    only a path (a file under the image root), one holds bytes that are not an image. The images are
-    read from the file's rows (never loaded on the driver) and published byte for byte."""
+def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp_path):
+    """The docstring's mapping over Parquet files in the form of the Hugging Face releases
+    (MLLMU-Bench, CLEAR): written by ``datasets``, the Image column holding the bytes, in several row
+    groups; one row holds only a path (a file under the image root), one holds bytes that are not an
+    image; the test file's rows name their role. The images are read from the file's rows (never
+    loaded on the driver) and published byte for byte."""
     import datasets
     import pyarrow.parquet as pq
-    import yaml
 
     from benchwright.cli import main as cli_main
     from benchwright.pipelines import vlm_unlearning_sources as sources
@@ -217,33 +276,33 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)
     (raw / "images" / "on_disk.png").write_bytes(_image_bytes("on_disk.png"))
+    features = datasets.Features({"id": datasets.Value("string"), "image_path": datasets.Image(),
+                                  "question": datasets.Value("string"), "answer": datasets.Value("string"),
+                                  "caption": datasets.Value("string")})
+
+    def release(ids, images, kinds=None):
+        columns = {"id": [f"person{i}" for i in ids], "image_path": images,
+                   "question": [f"Who is person {i}?" for i in ids], "answer": [f"Name {i}" for i in ids],
+                   "caption": [f"Portrait {i}." for i in ids]}
+        if kinds is None:
+            return datasets.Dataset.from_dict(columns, features=features)
+        return datasets.Dataset.from_dict(columns | {"kind": kinds}, features=datasets.Features(
+            {**features, "kind": datasets.Value("string")}))
+
     images = [{"bytes": _image_bytes(f"p{i}.png"), "path": f"p{i}.png"} for i in range(5)]
     images += [{"bytes": None, "path": "on_disk.png"}, {"bytes": b"not an image", "path": "broken.png"}]
-    table = datasets.Dataset.from_dict(
-        {"name": [f"person{i}" for i in range(7)], "image": images,
-         "question": [f"Who is person {i}?" for i in range(7)], "answer": [f"Name {i}" for i in range(7)],
-         "caption": [f"Portrait {i}." for i in range(7)]},
-        features=datasets.Features({"name": datasets.Value("string"), "image": datasets.Image(),
-                                    "question": datasets.Value("string"), "answer": datasets.Value("string"),
-                                    "caption": datasets.Value("string")}))
-    (raw / "forget05").mkdir()
-    table.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"), batch_size=3)
-    assert pq.ParquetFile(raw / "forget05" / "train-00000-of-00001.parquet").num_row_groups == 3
-    retain = datasets.Dataset.from_dict(
-        {"name": ["person7", "person8"], "image": [{"bytes": _image_bytes(f"r{i}.jpg"), "path": None} for i in range(2)],
-         "question": ["Who?", "Who else?"], "answer": ["Seven", "Eight"], "caption": ["A.", "B."]},
-        features=table.features)
-    retain.to_parquet(str(raw / "retain.parquet"))
-    (raw / "mapping.yaml").write_text(yaml.safe_dump({
-        "benchmark": "CLEAR-like (Parquet)",
-        "files": [{"path": "forget05/train-00000-of-00001.parquet", "role": "forget"},
-                  {"path": "retain.parquet", "role": "retain"}],
-        "fields": {"id": "name", "image": "image", "instruction": "question", "response": "answer",
-                   "description": "caption"}}))
+    table = release(range(7), images)
+    table.to_parquet(str(raw / "forget10.parquet"), batch_size=3)
+    assert pq.ParquetFile(raw / "forget10.parquet").num_row_groups == 3
+    retain = release((7, 8), [{"bytes": _image_bytes(f"r{i}.jpg"), "path": None} for i in range(2)])
+    retain.to_parquet(str(raw / "retain90.parquet"))
+    release((9, 10), [{"bytes": _image_bytes(f"t{i}.png"), "path": None} for i in range(2)],
+            ["forget10", "retain90"]).to_parquet(str(raw / "test.parquet"))
+    (raw / "mapping.yaml").write_text(docstring_mapping().replace(".jsonl", ".parquet"))
 
     _, listed, _ = sources.list_records(str(raw))
-    embedded = [r["image"] for _, _, r in listed if isinstance(r["image"], dict)]
-    assert len(embedded) == 8 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
+    embedded = [r["image_path"] for _, _, r in listed if isinstance(r["image_path"], dict)]
+    assert len(embedded) == 10 and all(set(e) == {"embedded_image", "path"} for e in embedded)  # no bytes held
     assert sources.read_image_bytes(embedded[4]["embedded_image"]) == images[4]["bytes"]    # second row group
     urls = [e["embedded_image"] for e in embedded[:5]]
     assert sources.read_images_bytes(urls[::-1]) == [images[i]["bytes"] for i in (4, 3, 2, 1, 0)]
@@ -253,32 +312,34 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
                      "--max-bad-fraction", "0.2"]) == 0
     built = out / "vlm_unlearning"
     multimodal = {r["record_id"]: r for r in rows(built, "multimodal")}
-    assert sorted(multimodal) == [f"person{i}" for i in (0, 1, 2, 3, 4, 5, 7, 8)]
+    assert sorted(multimodal) == sorted(f"person{i}" for i in (0, 1, 2, 3, 4, 5, 7, 8, 9, 10))
     for i in range(5):
         assert multimodal[f"person{i}"]["image"]["bytes"] == images[i]["bytes"]
     assert multimodal["person5"]["image"]["bytes"] == _image_bytes("on_disk.png")
     assert {r["record_id"] for r in rows(built, "multimodal", "retain", columns=["record_id"])} == {"person7", "person8"}
+    assert {(r["record_id"], r["subset"]) for r in rows(built, "multimodal", "test", columns=["record_id", "subset"])} == \
+        {("person9", "forget"), ("person10", "retain")}
     quarantine = [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
                   for line in f.read_text().splitlines()]
     records = [q for q in quarantine if q["unit"] == "record"]
-    assert len(records) == 1 and records[0]["locator"] == "forget05/train-00000-of-00001.parquet#id=person6"
+    assert len(records) == 1 and records[0]["locator"] == "forget10.parquet#id=person6"
     assert "not decodable" in records[0]["reason"]
     units = json.loads((built / MANIFEST).read_text())["reconciliation"]["units"]
-    assert units["record"] | units["example"] == {"read": 9, "written": 8, "quarantined": 1, "filtered": 0,
-                                                  "bad_fraction": round(1 / 9, 6)}
+    assert units["record"] | units["example"] == {"read": 11, "written": 10, "quarantined": 1, "filtered": 0,
+                                                  "bad_fraction": round(1 / 11, 6)}
     assert cli_main(["validate", str(built)]) == 0
 
     # a file rewritten after it was listed is an error, never another file's bytes under the old rows
     import os
 
     # (a row group read before the change still serves the bytes of the version its rows were listed from)
-    retain.to_parquet(str(raw / "forget05" / "train-00000-of-00001.parquet"))
-    os.utime(raw / "forget05" / "train-00000-of-00001.parquet", ns=(1, 1))
+    retain.to_parquet(str(raw / "forget10.parquet"))
+    os.utime(raw / "forget10.parquet", ns=(1, 1))
     sources._row_group_images.cache_clear()
     with pytest.raises(OSError, match="changed since it was listed"):
         sources.read_image_bytes(urls[1])
     _, relisted, _ = sources.list_records(str(raw))
-    first = next(r["image"]["embedded_image"] for f, _, r in relisted if f.startswith("forget05"))
+    first = next(r["image_path"]["embedded_image"] for f, _, r in relisted if f.startswith("forget10"))
     assert sources.read_image_bytes(first) == _image_bytes("r0.jpg")  # a new listing reads the new file
     # a path written in a record cannot pose as an embedded image
     from benchwright.errors import RecordError
@@ -286,3 +347,119 @@ def test_a_parquet_source_with_embedded_images_builds(tmp_path):
 
     with pytest.raises(RecordError, match="holds '#column='"):
         join_url(str(raw / "images"), "x.parquet#column=image&group=0&row=0&version=1", "data.jsonl#id=x")
+
+
+class ByteTokenizer:
+    """A stand-in for LLaVA-1.5's Llama tokenizer (whose model cannot be downloaded here) with what
+    LLaVA's data code calls: one token per UTF-8 byte, a BOS before each text and "</s>" as one token
+    (the EOS), as the Llama tokenizer does, so LLaVA's target masking adds up; pad 0."""
+
+    bos_token_id, eos_token_id, pad_token_id = 1, 2, 0
+    model_max_length = 4096
+    legacy = True
+
+    def encode(self, text: str) -> list[int]:
+        ids = [self.bos_token_id]
+        for n, part in enumerate(text.split("</s>")):
+            ids += ([self.eos_token_id] if n else []) + [b + 3 for b in part.encode("utf-8")]
+        return ids
+
+    def __call__(self, text, return_tensors=None, padding=None, max_length=None, truncation=False):
+        import types
+
+        import torch
+
+        if isinstance(text, str):
+            ids = self.encode(text)
+            return types.SimpleNamespace(input_ids=torch.tensor([ids]) if return_tensors == "pt" else ids)
+        rows_ = [self.encode(t)[:max_length] if truncation else self.encode(t) for t in text]
+        width = max(map(len, rows_))
+        return types.SimpleNamespace(input_ids=torch.tensor([r + [self.pad_token_id] * (width - len(r)) for r in rows_]))
+
+
+class ImageProcessor:
+    """A stand-in for the CLIP image processor: keeps the image it was given (the test compares it with
+    the build's) and returns it as a 336x336 tensor."""
+
+    image_mean = (0.48145466, 0.4578275, 0.40821073)
+    crop_size = {"height": 336, "width": 336}
+
+    def __init__(self):
+        self.seen = []
+
+    def preprocess(self, image, return_tensors=None):
+        import torch
+
+        self.seen.append(np.asarray(image))
+        pixels = np.asarray(image.resize((336, 336)), dtype=np.float32) / 255.0
+        return {"pixel_values": torch.from_numpy(pixels).permute(2, 0, 1)[None]}
+
+
+def test_the_llava_export_loads_in_llavas_own_data_code(doc_build, fixtures_dir, monkeypatch):
+    """``benchwright export BUILD --format llava OUT`` read by LLaVA's own training data code
+    (``LazySupervisedDataset``, ``preprocess_multimodal``, ``preprocess_v1``, ``tokenizer_image_token``,
+    ``DataCollatorForSupervisedDataset``: tests/fixtures/llava, verbatim): every row of every file
+    loads; a row has an image exactly when the build's row has one, and that image is the build's;
+    its input holds one image token then and none otherwise, even where the question or answer holds
+    a literal ``<image>``; the answer is the training target."""
+    import torch
+
+    from benchwright.cli import main as cli_main
+
+    monkeypatch.syspath_prepend(str(fixtures_dir / "llava"))
+    from llava import train_data as llava
+
+    work, built = doc_build
+    out = work / "llava"
+    assert cli_main(["export", str(built), "--format", "llava", str(out)]) == 0
+    summary = json.loads((out / "llava_export.json").read_text())
+    assert len(summary["files"]) == 15 and summary["escaped_image_tokens"] > 0
+    tokenizer, checked = ByteTokenizer(), 0
+    for name in summary["files"]:
+        config, split = name[:-len(".json")].split("/")
+        processor = ImageProcessor()
+        data_args = llava.DataArguments(data_path=str(out / name), is_multimodal=True, image_folder=str(out / "images"))
+        data_args.image_processor, data_args.mm_use_im_start_end = processor, False
+        dataset = llava.LazySupervisedDataset(str(out / name), tokenizer, data_args)
+        build_rows = {r["example_id"]: r for r in rows(built, config, split)}
+        samples = dataset.list_data_dict
+        assert sorted(s["id"] for s in samples) == sorted(build_rows)
+        items = [dataset[i] for i in range(len(dataset))]
+        images = iter(processor.seen)
+        for sample, item, length in zip(samples, items, dataset.modality_lengths):
+            row = build_rows[sample["id"]]
+            has_image = row["image"] is not None
+            assert ("image" in sample) == has_image == (length > 0)
+            assert int((item["input_ids"] == llava.IMAGE_TOKEN_INDEX).sum()) == int(has_image)
+            if has_image:  # the file LLaVA opened holds the build's image
+                with Image.open(io.BytesIO(row["image"]["bytes"])) as im:
+                    assert np.array_equal(next(images), np.asarray(im.convert("RGB")))
+            target = bytes(int(t) - 3 for t in item["labels"] if t >= 3).decode("utf-8")
+            assert target.strip() == row["conversations"][1]["value"].replace("<image>", "&lt;image&gt;")
+            checked += 1
+        batch = llava.DataCollatorForSupervisedDataset(tokenizer)(items)
+        assert batch["images"].shape == (len(items), 3, 336, 336) and batch["input_ids"].shape[0] == len(items)
+        assert torch.equal(batch["images"][0], items[0]["image"])
+    assert checked == sum(f["rows"] for f in summary["files"].values()) == 3 * 10 + 6 * 3
+    literal = json.loads((out / "multimodal" / "forget.json").read_text())
+    one = next(s for s in literal if s["id"] == "forget10/person1#0")
+    assert one["conversations"][0]["value"] == "<image>\nWho is the &lt;image&gt; person on the left?"
+    # the hazard the escaping removes, in LLaVA's own code: a literal token in an answer becomes a second
+    # image (preprocess_multimodal moves it to the front of its turn); in a text-only row, an image
+    # the row does not have
+    data_args = llava.DataArguments(is_multimodal=True)
+    data_args.mm_use_im_start_end = False
+    answer = [[{"from": "human", "value": "<image>\nWhat goes here?"},
+               {"from": "gpt", "value": "The tag <image> marks where a picture goes."}]]
+    ids = llava.preprocess(llava.preprocess_multimodal(answer, data_args), tokenizer, has_image=True)["input_ids"][0]
+    assert int((ids == llava.IMAGE_TOKEN_INDEX).sum()) == 2
+    question = [[{"from": "human", "value": "Who is the <image> person on the left?"}, {"from": "gpt", "value": "A."}]]
+    ids = llava.tokenizer_image_token(llava.conversation_lib.default_conversation.copy().get_prompt() +
+                                      question[0][0]["value"], tokenizer)
+    assert ids.count(llava.IMAGE_TOKEN_INDEX) == 1
+    # a second export replaces the first; a folder that is not an export is refused
+    assert cli_main(["export", str(built), "--format", "llava", str(out)]) == 0
+    (work / "other").mkdir()
+    (work / "other" / "notes.txt").write_text("mine")
+    assert cli_main(["export", str(built), "--format", "llava", str(work / "other")]) == 2
+    assert (work / "other" / "notes.txt").read_text() == "mine"

@@ -52,6 +52,24 @@ def test_the_real_vlguard_files_parse_completely(vlguard, fixtures_dir):
     assert categories == {(c, s) for c, subs in schema.HARMFUL_CATEGORIES.items() for s in subs}
 
 
+def test_the_reference_states_the_release_counts_the_files_hold(vlguard):
+    """docs/reference/vlm_unlearning.md's VLGuard counts are the annotation files' (it said "977
+    harmful" of the 2,000 training images: 977 is the number flagged safe)."""
+    import re
+    from pathlib import Path
+
+    _, records, _, _ = vlguard
+    text = " ".join((Path(__file__).parents[1] / "docs" / "reference" / "vlm_unlearning.md").read_text().split())
+    stated = re.search(r"Train: ([\d,]+) images \(([\d,]+) unsafe, ([\d,]+) safe[^)]*\); "
+                       r"test: ([\d,]+) \(([\d,]+) unsafe, ([\d,]+) safe\)", text)
+    assert stated, "the reference no longer states the counts in this form"
+    counted = []
+    for stem in ("train.json", "test.json"):
+        mine = [r for r in records if r.source_file == stem]
+        counted += [len(mine), sum(r.image_safe is False for r in mine), sum(r.image_safe is True for r in mine)]
+    assert [int(n.replace(",", "")) for n in stated.groups()] == counted == [2000, 1023, 977, 1000, 442, 558]
+
+
 def test_vlguard_pairs_become_examples_with_roles_and_splits(vlguard):
     raw, records, rejects, read = vlguard
     examples = [e for r in records for e in r.examples]
@@ -170,3 +188,60 @@ def test_a_mapped_record_with_an_unknown_role_is_quarantined(tmp_path):
     [record, example] = rejects
     assert record.locator == "forget.jsonl#id=9" and "'holdout', which maps to no role" in record.reason
     assert (example.unit, example.count) == ("example", 1)
+
+
+def test_a_release_without_an_id_column_gets_stable_row_index_ids(tmp_path):
+    """The Hugging Face releases have no id column and repeat one shard name in every folder
+    (``forget05/train-00000-of-00001.parquet``, ``retain95/train-00000-of-00001.parquet``): without
+    ``fields.id`` a record's id is its position in its file, and its key starts with the file's path,
+    so the two files' rows stay apart; the same file lists to the same ids every time."""
+    import datasets
+
+    features = datasets.Features({"image": datasets.Image(), "question": datasets.Value("string"),
+                                  "answer": datasets.Value("string")})
+    for folder, n in (("forget05", 3), ("retain95", 2)):
+        (tmp_path / folder).mkdir()
+        datasets.Dataset.from_dict(
+            {"image": [{"bytes": b"\x89PNG not read here", "path": f"{folder}{i}.png"} for i in range(n)],
+             "question": [f"{folder} question {i}?" for i in range(n)], "answer": [f"answer {i}" for i in range(n)]},
+            features=features).to_parquet(str(tmp_path / folder / "train-00000-of-00001.parquet"), batch_size=2)
+    (tmp_path / "extra.jsonl").write_text('{"image": "a.png", "question": "Q0?", "answer": "A0"}\n\n'
+                                          '{"image": "b.png", "question": "Q1?", "answer": "A1"}\n')
+    (tmp_path / "mapping.yaml").write_text(yaml.safe_dump({
+        "files": [{"path": "forget05/train-00000-of-00001.parquet", "role": "forget"},
+                  {"path": "retain95/train-00000-of-00001.parquet", "role": "retain"},
+                  {"path": "extra.jsonl", "role": "retain"}],
+        "fields": {"image": "image", "instruction": "question", "response": "answer"}}))
+    _, records, rejects, _ = _parse_all(str(tmp_path))
+    assert rejects == []
+    ids = [r.examples[0].example_id for r in records]
+    assert ids == ["forget05/train-00000-of-00001/0#0", "forget05/train-00000-of-00001/1#0",
+                   "forget05/train-00000-of-00001/2#0", "retain95/train-00000-of-00001/0#0",
+                   "retain95/train-00000-of-00001/1#0", "extra/0#0", "extra/1#0"]  # a blank line is no record
+    assert len({r.record_key for r in records}) == len(records)
+    assert [r.examples[0].instruction for r in records][2] == "forget05 question 2?"  # the second row group's row
+    assert [r.examples[0].example_id for r in _parse_all(str(tmp_path))[1]] == ids
+    assert records[3].locator == "retain95/train-00000-of-00001.parquet#id=0"
+
+
+def test_two_mapped_files_that_would_share_record_keys_are_refused(tmp_path):
+    url = _mapped_source(tmp_path, MAPPING, ROWS)
+    (tmp_path / "forget.json").write_text(json.dumps(ROWS))
+    mapping = json.loads(json.dumps(MAPPING))
+    mapping["files"].append({"path": "forget.json", "role": "forget"})
+    (tmp_path / "mapping.yaml").write_text(yaml.safe_dump(mapping))
+    with pytest.raises(SourceError, match=r"'forget.jsonl' and 'forget.json' are one annotation file"):
+        sources.list_records(url)
+
+
+def test_a_fixed_role_file_needs_no_role_field_but_a_role_less_one_does(tmp_path):
+    """Only files without a fixed role read the role field (the docstring's forget10 / retain90 have none)."""
+    mapping = json.loads(json.dumps(MAPPING))
+    mapping["files"] = [{"path": "forget.jsonl", "role": "forget"}]
+    rows = [{k: v for k, v in r.items() if k != "split"} for r in ROWS]
+    _, records, rejects, _ = _parse_all(_mapped_source(tmp_path, mapping, rows))
+    assert rejects == [] and [r.examples[0].role for r in records] == ["forget", "forget"]
+    mapping["files"] = [{"path": "forget.jsonl"}]
+    (tmp_path / "mapping.yaml").write_text(yaml.safe_dump(mapping))
+    with pytest.raises(SourceError, match="fields/role names 'split', which no record of forget.jsonl has"):
+        sources.list_records(str(tmp_path))

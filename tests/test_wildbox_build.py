@@ -182,11 +182,39 @@ def test_exports_omni3d_and_kitti(built):
         assert doc["info"]["scene_scales"]
         records = list(read_omni3d(path))
         assert sum(len(r.annotations) for r in records) == len(doc["annotations"]) > 0
-        kitti = built / "exports" / "kitti" / split
-        listed = [json.loads(line) for line in (kitti / "not_representable.jsonl").read_text().splitlines()]
-        rows = sum(len(f.read_text().splitlines()) for f in (kitti / "label_2").glob("*.txt"))
-        assert rows + len(listed) == len(doc["annotations"])
-        assert all(entry["reason"] for entry in listed)
+        # the KITTI root: the split's frames listed in ImageSets, each with a row per box (yaw-only: all of them)
+        kitti = built / "exports" / "kitti"
+        names = (kitti / "ImageSets" / {"train": "train", "validation": "val"}[split]).with_suffix(".txt")
+        names = names.read_text().split()
+        assert len(names) == len(doc["images"])
+        rows = sum(len((kitti / "training" / "label_2" / f"{n}.txt").read_text().splitlines()) for n in names)
+        assert rows == len(doc["annotations"])
+    assert (built / "exports" / "kitti" / "not_representable.jsonl").read_text() == ""
+    assert (built / "exports" / "kitti" / "ImageSets" / "test.txt").read_text() == ""
+
+
+def test_omni3d_collection_id_is_the_releases_and_cube_rcnn_finds_every_image(built):
+    """dataset_id is 1000 in both splits, as the authors' preparation script writes it (its --dataset-id
+    default). Cube R-CNN reads it as a key (facebookresearch/omni3d tools/train_net.py: each loaded file's
+    info.id -> its source and the categories it does not annotate; cubercnn/data/dataset_mapper.py looks every
+    image's dataset_id up there): with both splits loaded together, as that code does, every image's id is
+    found and every WildBox species is a known category of it."""
+    docs = [json.loads((built / "exports" / "omni3d" / f"WildBox_{split}.json").read_text())
+            for split in ("train", "validation")]
+    unknown_by_id, source_by_id = {}, {}
+    classes = sorted({c["id"] for d in docs for c in d["categories"]})
+    contiguous = {cid: k for k, cid in enumerate(classes)}  # register_and_store_model_metadata's id map
+    for doc in docs:
+        info = doc["info"]
+        assert info["id"] == 1000 and info["source"] == "wildbox"
+        source_by_id.setdefault(info["id"], info["source"])
+        known = {contiguous[c["id"]] for c in doc["categories"]}  # Omni3D() sets known_category_ids so
+        unknown_by_id[info["id"]] = set(range(len(classes) + 1)) - known
+    for doc in docs:
+        assert {im["dataset_id"] for im in doc["images"]} == {a["dataset_id"] for a in doc["annotations"]} == {1000}
+        for image in doc["images"]:
+            assert not unknown_by_id[image["dataset_id"]] & set(contiguous.values())
+            assert source_by_id[image["dataset_id"]] == "wildbox"
 
 
 # Stock Cube R-CNN's training filter (cubercnn/data/datasets.py is_ignore) on the fields it reads
@@ -499,8 +527,31 @@ def test_exports_are_the_same_bytes_in_chunks_and_again_over_themselves(built, t
     loaders.export_all(copy)
     exported = {k: v for k, v in published_hashes(copy).items() if k.startswith("exports/")}
     assert exported == {k: v for k, v in published_hashes(built).items() if k.startswith("exports/")}
-    link = next((copy / "exports" / "kitti" / "train" / "image_2").iterdir())
-    assert link.stat().st_nlink == 2  # a hard link to exports/images/, replaced, not duplicated
+    assert all(f.stat().st_nlink == 1 for f in (copy / "exports" / "images").rglob("*.jpg"))  # no stale links
+
+
+def test_kitti_images_are_the_frames_pixels_as_png_or_the_frames_as_links(built, tmp_path):
+    """training/image_2/<name>.png decodes to the frame's pixels exactly (as datasets' PIL decodes the
+    frames config's image); the jpg option hard-links the frames themselves."""
+    import numpy as np
+    from PIL import Image
+
+    from benchwright.pipelines.wildbox import DATASET
+
+    kitti = built / "exports" / "kitti"
+    rows = [line.split() for line in (kitti / "frame_map.txt").read_text().splitlines()]
+    assert [r[0] for r in rows] == [f"{n:06d}" for n in range(len(rows))] and len(rows) > 10
+    for name, _, image, _ in rows[:: max(1, len(rows) // 8)]:
+        with Image.open(kitti / "training" / "image_2" / f"{name}.png") as png, Image.open(built / image) as jpg:
+            assert png.format == "PNG" and np.array_equal(np.asarray(png), np.asarray(jpg))
+    copy = tmp_path / "wildbox"
+    shutil.copytree(built, copy)
+    DATASET.export(str(copy), ["--kitti-images", "jpg", "--out", str(tmp_path / "jpg")])
+    for name, _, image, _ in rows:
+        assert os.path.samefile(tmp_path / "jpg" / "training" / "image_2" / f"{name}.jpg", copy / image)
+    for sub in ("label_2", "calib"):
+        assert sorted(p.name for p in (tmp_path / "jpg" / "training" / sub).iterdir()) == sorted(
+            p.name for p in (kitti / "training" / sub).iterdir())
 
 
 def test_cuboid_checks_in_chunks_name_the_same_boxes(built, tmp_path, monkeypatch):
@@ -534,10 +585,12 @@ def test_the_card_sample_is_the_frame_with_most_objects(built):
                           sample_frame_with_cuboids(built))
 
 
-def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(built, tmp_path):
-    """The synthetic drone views tilt every box, so the build writes no KITTI row: here some boxes are made
-    yaw-only (representable) and one a mirror (flagged representable, refused by the conversion), and the
-    export's label files are checked line by line against ``kitti.from_canonical`` box by box."""
+@pytest.mark.parametrize("rotation", ["strict", "yaw-only"])
+def test_kitti_export_writes_the_boxes_as_from_canonical_does(built, tmp_path, rotation):
+    """The synthetic drone views tilt every box, so the strict export writes no KITTI row: here some boxes are
+    made yaw-only (representable) and one a mirror (refused by either export), and the label files are checked
+    line by line against ``kitti.from_canonical`` box by box: strict writes the representable ones, yaw-only
+    (the release's, lossy) every rotation with its pitch and roll dropped."""
     import numpy as np
     import pyarrow as pa
 
@@ -551,18 +604,22 @@ def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(bui
                                 columns=["frame_id", "image_id", "width", "height", "K", "split"])
     boxes = loader.read_config(built, "boxes", split="train", columns=loader.EXPORT_BOX_COLUMNS)
     n = boxes.num_rows
-    R = geometry.yaw_only_rotation(np.linspace(-3.0, 3.0, n))
-    R[1] = -R[1]  # a reflection: not a rotation
+    tilted = loader.boxes_arrays(boxes)["R_cam"]
     flagged = np.arange(n) % 3 != 0
+    R = np.where(flagged[:, None, None], geometry.yaw_only_rotation(np.linspace(-3.0, 3.0, n)), tilted)
+    R[1] = -R[1]  # a reflection: not a rotation
     R_col = pa.array(R.tolist(), boxes.schema.field("R_cam").type)
     boxes = boxes.set_column(boxes.schema.get_field_index("R_cam"), "R_cam", R_col)
     boxes = boxes.set_column(boxes.schema.get_field_index("kitti_representable"), "kitti_representable",
                              pa.array(flagged))
-    image_rel = {fid: f"exports/images/{fid}.jpg" for fid in frames["frame_id"].to_pylist()}
+    image_rel = {fid: f"exports/images/{fid}.png" for fid in frames["frame_id"].to_pylist()}
     for rel in image_rel.values():  # the label files are under test, the images only linked
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"")
-    summary = loader.export_kitti(tmp_path, "train", frames, boxes, image_rel)
+    base = tmp_path / "kitti"
+    root = loader.KittiRoot(base, tmp_path, frames["frame_id"].to_pylist(), image_rel, rotation, "png")
+    summary = root.write_split("train", frames, boxes)
+    root.finish()
 
     a = loader.boxes_arrays(boxes)
     occluded = loader.kitti_occlusion(boxes["visibility"].to_pylist())
@@ -570,21 +627,105 @@ def test_kitti_export_writes_the_boxes_kitti_can_hold_as_from_canonical_does(bui
     want: dict[str, list[str]] = {}
     refused = {}
     for i, row in enumerate(rows):
-        if not flagged[i]:
+        if not flagged[i] and rotation == "strict":
             refused[row["box_id"]] = row["kitti_reason"]
             continue
         try:
             obj = kitti.from_canonical(a["center_cam"][i], a["dimensions"][i], R[i], a["bbox2d_tight"][i],
                                        SPECIES[a["species"][i]], row["truncation"], int(occluded[i]),
-                                       locator=row["box_id"])
+                                       lossy=rotation == "yaw-only", locator=row["box_id"])
         except RecordError as err:
             refused[row["box_id"]] = err.reason
             continue
-        want.setdefault(row["frame_id"], []).append(kitti.format_label_line(obj) + "\n")
-    base = tmp_path / "exports" / "kitti" / "train"
+        want.setdefault(row["frame_id"], []).append(kitti.format_label_line(obj, loader.KITTI_DECIMALS) + "\n")
     names = dict(line.split()[:2] for line in (base / "frame_map.txt").read_text().splitlines())
-    got = {names[f.stem]: f.read_text() for f in (base / "label_2").glob("*.txt")}
+    got = {names[f.stem]: f.read_text() for f in (base / "training" / "label_2").glob("*.txt")}
     assert got == {fid: "".join(want.get(fid, [])) for fid in names.values()}
     listed = {e["box_id"]: e["reason"] for e in map(json.loads, (base / "not_representable.jsonl").read_text().splitlines())}
     assert listed == refused and "not a rotation" in listed[rows[1]["box_id"]]
-    assert summary["rows"] == sum(map(len, want.values())) > n / 2
+    written = sum(map(len, want.values()))
+    assert summary["rows"] == written and summary["not_representable"] == len(refused)
+    assert summary["rows_exact"] == int(flagged.sum()) - 1  # the mirror is flagged, and refused
+    if rotation == "strict":
+        assert written == int(flagged.sum()) - 1 and summary["rows_yaw_only"] == 0
+    else:
+        assert written == n - 1 and summary["rows_yaw_only"] == n - int(flagged.sum())
+    assert (base / "ImageSets" / "train.txt").read_text().split() == sorted(names)
+
+
+def annotated(source: Path, segment: str) -> tuple[dict, list]:
+    """One raw segment through the pipeline's parser and annotation, without Beam: (tables, rejects)."""
+    from benchwright.pipelines.wildbox import annotate_segment
+    from benchwright.pipelines.wildbox_sources import parse_wildbox_segment
+    from benchwright.stage import Reject
+
+    out = list(annotate_segment(parse_wildbox_segment(str(source), segment), {}))
+    return out[-1], [r for r in out if isinstance(r, Reject)]
+
+
+def test_a_malformed_box_still_counts_for_its_segments_scale_then_goes_to_quarantine(source, tmp_path):
+    """The release's rule: the scale is taken over every box of the segment with z > 0, whatever is wrong
+    with it. One box with negative dimensions (quarantined) must not move the other boxes' centres."""
+    import numpy as np
+
+    raw = tmp_path / "raw"
+    shutil.copytree(source, raw)
+    segment = max(release_scales(raw), key=lambda s: sum(
+        len(t["frames"]) for t in json.loads((raw / s / "vggt_results" / "tracking_summary.json").read_text())[
+            "tracks"].values()))
+    before, _ = annotated(raw, segment)
+    summary = raw / segment / "vggt_results" / "tracking_summary.json"
+    doc = json.loads(summary.read_text())
+    track_id, track = sorted(doc["tracks"].items())[0]
+    track["dimensions"][1] = [-abs(v) for v in track["dimensions"][1]]
+    summary.write_text(json.dumps(doc))
+    after, rejects = annotated(raw, segment)
+
+    assert [r.reason for r in rejects if "not all positive" in r.reason] and any(
+        f"#track={track_id},frame_index={track['frames'][1]}" in r.locator for r in rejects)
+    scale = after["segments"]["scale_factor"][0].as_py()
+    assert scale == pytest.approx(release_scales(raw)[segment][0], rel=1e-12)
+    assert scale == before["segments"]["scale_factor"][0].as_py()
+    kept = dict(zip(after["boxes"]["box_id"].to_pylist(), after["boxes"]["center_cam"].to_pylist()))
+    was = dict(zip(before["boxes"]["box_id"].to_pylist(), before["boxes"]["center_cam"].to_pylist()))
+    assert len(kept) == len(was) - 1 and all(np.array_equal(kept[b], was[b]) for b in kept)
+
+
+# A plains zebra cut off by the bottom edge of a 640 x 360 frame (a default-scale synthetic draw, seed 0:
+# DJI_20250204065514_0762_D/seg2, track 2, frame index 7): its SAM3 mask is the 8 x 4 px strip of its back
+# that is in the image; its cuboid's projection, clipped to the image, is 56 x 12 px (IoU 0.048).
+EDGE_CUT_BOX = {
+    "center": [0.029891814714902726, 0.24549015058581589, 0.5331458033787649],
+    "dims_whl": [0.02339821067979661, 0.051098824033129785, 0.0896434286765543],
+    "R": [[-0.40059420677979335, 0.07318247213633386, -0.9133283129666377],
+          [-0.4610963037553883, 0.8452843612250425, 0.2699713824306039],
+          [0.7917793127870848, 0.5292812810220925, -0.3048718507865652]],
+    "K": [[472.45854393822395, 0.0, 318.292947027027], [0.0, 473.6090742857143, 177.57164448979591], [0, 0, 1]],
+    "mask_xyxy": (326, 355, 334, 359),
+}
+
+
+def test_an_animal_cut_off_by_the_frame_edge_is_compared_with_the_projections_part_in_the_image(tmp_path):
+    import cv2
+    import numpy as np
+
+    seg = tmp_path / "raw" / "DJI_0001" / "seg1"
+    (seg / "vggt_results").mkdir(parents=True)
+    cv2.imwrite(str(seg / "frame_000001.jpg"), np.full((360, 640, 3), 90, np.uint8))
+    mask = np.zeros((360, 640), np.uint8)
+    x1, y1, x2, y2 = EDGE_CUT_BOX["mask_xyxy"]
+    mask[y1:y2 + 1, x1:x2 + 1] = 255
+    (seg / "sam3_masks" / "masks" / "obj_2").mkdir(parents=True)
+    cv2.imwrite(str(seg / "sam3_masks" / "masks" / "obj_2" / "frame_000001.png"), mask)
+    (seg / "vggt_results" / "cameras.json").write_text(json.dumps({"cameras": [{
+        "frame_index": 0, "image_name": "frame_000001.jpg", "image_width": 640, "image_height": 360,
+        "intrinsic": EDGE_CUT_BOX["K"], "extrinsic": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]}]}))
+    (seg / "vggt_results" / "tracking_summary.json").write_text(json.dumps({"tracks": {"2": {
+        "frames": [0], "centers": [EDGE_CUT_BOX["center"]], "dimensions": [EDGE_CUT_BOX["dims_whl"][::-1]],
+        "rotation_matrices": [EDGE_CUT_BOX["R"]], "bbox_2d": [[-1, -1, -1, -1]], "class_name": "plains zebra"}}}))
+
+    tables, rejects = annotated(tmp_path / "raw", "DJI_0001/seg1")
+    assert rejects == []
+    box = tables["boxes"].to_pylist()[0]
+    assert box["bbox2d_tight"] == [326, 355, 334, 359] and box["truncation"] > 0.8
+    assert np.round(box["bbox2d_proj"], 1).tolist() == [317.8, 347.2, 373.7, 359.0]  # the clipped projection

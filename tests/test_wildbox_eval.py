@@ -572,12 +572,18 @@ def test_json_predictions_round_trip(tmp_path, gt):
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d[1]["instances"][0].pop("score"), "missing 'score'"),
-    (lambda d: d[1]["instances"][0].__setitem__("pose", [[1, 0, 0], [0, 1, 0]]), "'pose' must have shape [3, 3]"),
+    (lambda d: d[1]["instances"][0].__setitem__("pose", [[1, 0, 0], [0, 1, 0]]), "'pose' must be a list of shape [3, 3]"),
     (lambda d: d[1]["instances"][0].__setitem__("category_id", 2), "contiguous model id"),
     (lambda d: d[1]["instances"][0].__setitem__("category_id", 1017), "not a WildBox category"),
     (lambda d: d[1]["instances"][0].__setitem__("bbox", [1, 2, -3, 4]), "w, h >= 0"),
-    (lambda d: d[1]["instances"][0].__setitem__("center_cam", [0, "x", 1]), "'center_cam' is not numeric"),
-    (lambda d: d[1]["instances"][0].__setitem__("dimensions", [0.1, float("nan"), 0.2]), "non-finite"),
+    (lambda d: d[1]["instances"][0].__setitem__("center_cam", [0, "x", 1]), "'center_cam' must be a number, got 'x'"),
+    (lambda d: d[1]["instances"][0].__setitem__("dimensions", [0.1, float("nan"), 0.2]), "'dimensions' must be finite"),
+    # issue 25: numpy reads "0.5" and true as numbers; they were scored silently
+    (lambda d: d[1]["instances"][0].__setitem__("score", "0.5"), "'score' must be a number, got '0.5' (a string)"),
+    (lambda d: d[1]["instances"][0].__setitem__("score", True), "'score' must be a number, got True (a boolean)"),
+    (lambda d: d[1]["instances"][0].__setitem__("category_id", True), "'category_id' must be an integer, got True"),
+    (lambda d: d[1]["instances"][0].__setitem__("score", 10 ** 400), "'score' an integer of 401 digits is too large"),
+    (lambda d: d[1]["instances"][0].__setitem__("bbox", {"x": 1}), "'bbox' must be a list of shape [4], got {'x': 1}"),
 ])
 def test_malformed_json_entries_name_file_and_entry(tmp_path, mutate, message):
     gt, preds, _ = _one_box_case()
@@ -764,3 +770,24 @@ def test_cli_reports_bad_input(tmp_path, capsys, gt):
     assert ev.run_cli(["--gt", str(root), "--pred", str(path)]) == 2
     err = capsys.readouterr().err
     assert "bad.json#[0].instances[0] (image_id=1)" in err and "missing 'score'" in err
+
+
+def test_empty_or_foreign_predictions_score_zero_with_a_warning(tmp_path, gt, capsys):
+    """Issue 25 item 6: ``[]``, an empty KITTI result folder and predictions all outside the split raised
+    'cannot reshape array of size 0'; they score 0 with a warning, printed by the CLI."""
+    root = tmp_path / "wildbox"
+    (root / "boxes").mkdir(parents=True)
+    inside = np.isin(gt["image_id"], np.unique(gt["image_id"])[:10])
+    pq.write_table(_boxes_table({k: v[inside] for k, v in gt.items()}, "validation"),
+                   root / "boxes" / "validation-00000-of-00001.parquet")
+    empty_json, empty_dir, outside = tmp_path / "empty.json", tmp_path / "results", tmp_path / "outside.json"
+    empty_json.write_text("[]")
+    empty_dir.mkdir()
+    _write_json_preds(outside, {k: v[~inside][:5] for k, v in _perfect(gt).items()})
+    for pred, warning in ((empty_json, "no predictions: every AP is 0"), (empty_dir, "no predictions: every AP is 0"),
+                          (outside, "all 5 predictions are on images outside the split: every AP is 0")):
+        metrics = ev.evaluate_paths(root, pred, "validation")
+        assert metrics["meta"]["warnings"] == [warning]
+        assert all(metrics[k]["macro"] == 0.0 for k in AP_KEYS), pred
+        assert ev.run_cli(["--gt", str(root), "--pred", str(pred), "--out", str(tmp_path / "m.json")]) == 0
+        assert f"warning: {warning}\n" in capsys.readouterr().err

@@ -64,6 +64,9 @@ def test_null_and_replay_bound_the_oracle_and_the_summary_says_where(built, case
     assert (replay["passed"], replay["pass_rate"]) == (len(ids), 1.0)
     assert set(null["per_config"]) == {"atomic", "compositional"}
     assert null["agent_status"] == replay["agent_status"] == {"ok": len(ids)}
+    # every agent's process tree was held (a PID namespace where one can be made) and left nothing
+    assert sum(null["containment"].values()) == len(ids) and set(null["containment"]) <= {"pid-namespace", "subreaper"}
+    assert null["left_running"] == {} and null["seconds"]["agent_cpu_mean"] > 0
     # a failed compositional case names its linked atomic cases that also failed
     comp = [c for c in cases if c["case_id"] in ids and c["config"] == "compositional"]
     assert comp and all(null["compositional_failures"][c["case_id"]]["also_failed"] == c["atomic_case_ids"]
@@ -219,3 +222,57 @@ def test_an_interrupted_run_resumes_without_running_scored_cases_again(built, ca
     from benchwright.errors import BenchwrightError
     with pytest.raises(BenchwrightError, match="holds a run with other settings"):
         run_harness(built, "null", run, only=ids, progress=False)
+
+
+def _running(tag: str) -> list[str]:
+    """Command lines of the processes running now that carry ``tag``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if tag in cmd:
+                found.append(cmd.strip())
+    return found
+
+
+def _pid_namespace_available() -> bool:
+    return subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("containment", ["auto", "subreaper"])
+def test_processes_an_agent_leaves_in_another_session_are_ended_and_named(tmp_path, containment):
+    """An agent that starts `setsid sleep` and a double-forked daemon in a session of its own: both
+    outlived the run (issue 22, item 18: the process group kill does not reach another session).
+    The supervisor ends them, in a PID namespace where one can be made and as the subreaper of the
+    agent's tree otherwise, and the record names them. Also on a timeout."""
+    from benchwright.wordeval.harness import Agent, run_agent
+
+    tag = f"{os.getpid()}{len(containment)}"
+    agent = _agent(tmp_path, "leaves", "import subprocess\n"
+                   f"subprocess.Popen(['setsid', 'sleep', '777.{tag}1'])\n"
+                   "pid = os.fork()\n"
+                   "if pid == 0:\n"
+                   "    os.setsid()\n"
+                   f"    if os.fork() == 0:\n        os.execvp('sleep', ['sleep', '778.{tag}2'])\n"
+                   "    os._exit(0)\n"
+                   "os.waitpid(pid, 0)\n"
+                   "time.sleep(float(open(sys.argv[2]).read()))\n"
+                   "shutil.copyfile(sys.argv[1], sys.argv[3])\n")
+    for wait, status in (("0.2", "ok"), ("60", "timeout")):
+        work = tmp_path / f"case-{wait}"
+        work.mkdir()
+        record = run_agent(Agent(agent), b"PK input", wait, work, timeout_s=3, containment=containment)
+        assert record["status"] == status, record
+        assert _running(f".{tag}") == []                       # nothing outlives the case
+        assert sorted(record["left_running"]) == [f"sleep 777.{tag}1", f"sleep 778.{tag}2"]
+        want = "pid-namespace" if containment == "auto" and _pid_namespace_available() else "subreaper"
+        assert record["containment"] == want
+        assert record["cpu_s"] is not None and record["max_rss_mb"] > 0
+        if status == "ok":
+            assert (work / "output.docx").read_bytes() == b"PK input"
+        else:
+            assert record["signal"] == "SIGKILL" and record["seconds"] < 30

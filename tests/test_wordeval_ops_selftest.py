@@ -37,3 +37,21 @@ def test_page_setup_fallback_changes_an_untouched_measure_by_an_inch(unit, key):
     assert {k: v for k, v in after.items() if k != key} == {k: v for k, v in before.items() if k != key}
     rep = evaluate_docx(ref, mutated, oracle)
     assert rep["passed"] is False
+
+
+def test_page_setup_fallback_on_a_document_without_sectpr():
+    """A body without w:sectPr is valid (the application's default page setup applies); the fallback
+    raised IndexError there (issue 22, item 18). It now states a page one inch taller than Letter."""
+    from benchwright.formats.ooxml.ns import qn
+
+    case = build_case("font_bold", 0, "fx-par-alignment")
+    wd = WordDoc(case["reference_docx"])
+    body = wd.doc.element.body
+    body.remove(body.find(qn("w:sectPr")))
+    ref = wd.to_bytes()
+    assert len(WordDoc(ref).doc.sections) == 0
+    oracle = _every_paragraph_targeted({**case, "reference_docx": ref})
+    mutated = mutate_untouched(ref, oracle)
+    assert extract_snapshot(mutated).sections[0]["props"]["pgSz.h"] == 15840 + 1440
+    assert evaluate_docx(ref, ref, oracle)["passed"] is True
+    assert evaluate_docx(ref, mutated, oracle)["passed"] is False

@@ -91,3 +91,72 @@ def test_a_plain_folder_of_real_files_is_one_workspace(fixtures_dir, tmp_path):
         if e["kind"] == 0 and e["src"].endswith(".py"):  # explicit: its evidence is a line of its file
             assert e["evidence"].strip() in (source / e["src"]).read_text(encoding="utf-8")
     assert not (root / "tasks").exists()
+
+
+NOTEBOOK_WITH_SURROGATES = json.dumps({
+    "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "id": "a1",
+               "source": ["import pandas as pd\n", "odd = \"\\udcff\"  # an escaped lone surrogate\n",
+                          "df = pd.read_csv(\"data.csv\")\n"]},
+              {"cell_type": "markdown", "metadata": {}, "id": "b2", "source": ["see [the notes](\\ud83d\\ude00.md)"]}],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).replace("\\\\u", "\\u")
+
+
+def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path):
+    """A plain project: an Ansible role's tasks/main.yml, a tasks/build/ folder, click's test line
+    ``pathlib.Path("\\udcff")``, a JSON value and a notebook cell that escape a lone surrogate, and a
+    symbolic link. Before the fixes the tasks/ folder made it a 'release' (the role was refused: 'the
+    source yielded nothing'; tasks/build crashed FileRows with int('build')), and the surrogates
+    stopped the build with UnicodeEncodeError in ScanFiles."""
+    source = tmp_path / "project"
+    files = {"tasks/main.yml": "---\n- name: install nginx\n  ansible.builtin.apt:\n    name: nginx\n"
+                               "- ansible.builtin.include_tasks: configure.yml\n",
+             "tasks/configure.yml": "---\n- name: configure\n  ansible.builtin.template:\n    src: nginx.conf.j2\n",
+             "tasks/build/run.py": "import pathlib\n\npath = pathlib.Path(\"\\udcff\")\nprint(open('data.csv').read())\n",
+             "handlers/main.yml": "---\n- name: restart nginx\n  ansible.builtin.service:\n    name: nginx\n",
+             "config.json": '{"input": "\\udcff.csv", "data": "data.csv"}',
+             "analysis.ipynb": NOTEBOOK_WITH_SURROGATES, "data.csv": "x,y\n1,2\n", "tasks/build/data.csv": "a\n1\n"}
+    for rel, text in files.items():
+        (source / rel).parent.mkdir(parents=True, exist_ok=True)
+        (source / rel).write_text(text, encoding="utf-8")
+    (source / "latest.csv").symlink_to("data.csv")
+    root = _build(source, tmp_path / "out")
+    rows = {f["path"]: f for f in _rows(root, "files")}
+    assert sorted(rows) == sorted([*files, "latest.csv"])
+    assert {f["workspace"] for f in rows.values()} == {"project"} and not (root / "tasks").exists()
+    # the link is its target's bytes, and says so
+    assert rows["latest.csv"]["link_target"] == "data.csv" and rows["latest.csv"]["sha256"] == rows["data.csv"]["sha256"]
+    assert [p for p, f in rows.items() if f["link_target"]] == ["latest.csv"]
+    assert "| symbolic links (link_target: the target's bytes, not a copy) | 1 |" in (root / "README.md").read_text()
+    # the notebook's surrogates are repaired (a pair joined, a lone one U+FFFD): the cell still parses
+    assert "odd = \"\ufffd\"" in rows["analysis.ipynb"]["text_excerpt"]
+    edges = {(e["src"], e["reference"], e["dst"]) for e in _rows(root, "edges") if e["kind"] == 0}
+    assert {("analysis.ipynb", "data.csv", "data.csv"), ("analysis.ipynb", "\U0001F600.md", None),
+            ("config.json", "data.csv", "data.csv"), ("tasks/build/run.py", "data.csv", "tasks/build/data.csv"),
+            ("tasks/main.yml", "configure.yml", "tasks/configure.yml")} <= edges
+    manifest = json.loads((root / MANIFEST).read_text())
+    assert manifest["counters"]["unencodable_strings.ScanFiles"] >= 2  # the notebook's and the JSON's
+    assert manifest["reconciliation"]["units"]["file"]["quarantined"] == 0
+
+
+def test_source_kind_reaches_the_source_and_is_checked(tmp_path, monkeypatch):
+    """``build workspace_bench --source-kind K`` (a build option Beam parses, as vlm_unlearning's
+    ``--format``) decides how the source is read; an unknown kind refuses the build naming the kinds."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from benchwright.errors import SourceError
+    from benchwright.pipelines import workspace_bench as pipeline_module
+
+    runner_layout = tmp_path / "release"
+    (runner_layout / "tasks" / "12").mkdir(parents=True)
+    (runner_layout / "tasks" / "12" / "metadata.json").write_text("{}")
+    seen = []
+    real = pipeline_module.open_source
+    monkeypatch.setattr(pipeline_module, "open_source", lambda url, kind=None: seen.append(real(url, kind)) or seen[-1])
+    for args in ([], ["--source-kind", "folder"]):
+        pipeline = beam.Pipeline(options=PipelineOptions(args))
+        DATASET.expand(pipeline, str(runner_layout), str(tmp_path / "staging"), None)
+        shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
+    assert [s.shape for s in seen] == ["release", "folder"]
+    with pytest.raises(SourceError, match=r"unknown source kind 'zip' \(one of release, folder\)"):
+        _build(runner_layout, tmp_path / "out", beam_args=["--source-kind", "zip"])

@@ -26,6 +26,7 @@ from benchwright.schemas.workspace_bench import EDGES, EXPLICIT_EDGE_TYPES, RESO
 from benchwright.workspace_bench import deps, implicit
 from benchwright.workspace_bench.deps import WorkspaceIndex, describe_workspace, extract_references, resolve
 from benchwright.workspace_bench.extract_archive import ZipBomb
+from benchwright.workspace_bench.extract_code import python_references
 from benchwright.workspace_bench.extract_text import extract_text
 
 
@@ -77,6 +78,67 @@ def test_pure_python_site_package_relative_imports(tmp_path):
             ("yaml/dumper.py", "import", "relative")} <= _edges_by(edges, "yaml/__init__.py")
     assert ("yaml/reader.py", "import", "relative") in _edges_by(edges, "yaml/loader.py")
     assert not [e for e in edges if e["resolution"] == "ambiguous"]
+
+
+def _module_file(root: Path, module: str) -> str:
+    rel = module.replace(".", "/")
+    return f"{rel}.py" if (root / f"{rel}.py").is_file() else f"{rel}/__init__.py"
+
+
+@pytest.mark.parametrize("package", ["requests", "rich", "click"])
+def test_imports_agree_with_grimp_on_real_packages(package, tmp_path):
+    """Import edges of a real package (installed from PyPI, nobody here wrote it) against grimp's
+    import graph of the same package, as file pairs. Before the fix, a standard-library or
+    third-party module resolved to the package's file of the same name (``from abc import ABC`` ->
+    ``rich/abc.py``, ``from types import ...`` -> ``click/types.py``, ``from http.cookies import ...`` ->
+    ``requests/cookies.py``): precision 0.973 (requests), 0.979 (rich), 0.938 (click)."""
+    import importlib
+
+    import grimp
+
+    _copy_package(importlib.import_module(package), tmp_path)
+    result = describe_workspace(str(tmp_path))
+    ours = {(e["src"], e["dst"]) for e in result["edges"] if e["edge_type"] == "import" and e["dst"]}
+    graph = grimp.build_graph(package, cache_dir=None)
+    truth = {(_module_file(tmp_path, a), _module_file(tmp_path, b))
+             for a in graph.modules for b in graph.find_modules_directly_imported_by(a) if a != b}
+    true_positives = len(ours & truth)
+    assert len(truth) >= 60
+    assert true_positives / len(ours) >= 0.99, sorted(ours - truth)
+    assert true_positives / len(truth) >= 0.99, sorted(truth - ours)
+
+
+def test_absolute_imports_resolve_only_where_python_finds_them():
+    paths = ["main.py", "json.py", "helpers.py", "statistics.py", "lib/util.py",
+             "src/pkg/__init__.py", "src/pkg/core.py", "src/pkg/cookies.py", "src/pkg/abc.py", "src/pkg/sub/__init__.py",
+             "src/pkg/sub/mod.py", "tests/test_core.py", "email/__init__.py", "email/mime/__init__.py",
+             "email/mime/base.py", "email/mime/text.py"]
+    index = WorkspaceIndex(paths)
+
+    def target(src, line):
+        [r] = [r for r in python_references(line, src, frozenset()) if r["edge_type"] == "import"]
+        [edge] = resolve([r], src, index)
+        return edge["dst"], edge["resolution"]
+
+    # a script: its own folder first (sys.path[0]), but never the standard library's modules
+    assert target("main.py", "import helpers") == ("helpers.py", "relative")
+    assert target("main.py", "import json") == (None, "unresolved")
+    assert target("main.py", "import statistics") == (None, "unresolved")
+    assert target("main.py", "from lib import util") == ("lib/util.py", "relative")
+    # a module in a package: the folder above its top-level package, not its own folder
+    assert target("src/pkg/core.py", "from abc import ABC") == (None, "unresolved")
+    assert target("src/pkg/core.py", "from http.cookies import Morsel") == (None, "unresolved")
+    assert target("src/pkg/core.py", "from pkg.sub import mod") == ("src/pkg/sub/mod.py", "relative")
+    assert target("src/pkg/core.py", "import cookies") == (None, "unresolved")  # no implicit relative imports
+    assert target("src/pkg/core.py", "import urllib3") == (None, "unresolved")
+    # another folder finds the package through the workspace's package roots (a src/ layout's tests)
+    assert target("tests/test_core.py", "from pkg.core import run") == ("src/pkg/core.py", "relative")
+    # the workspace's own copy of a standard-library package imports itself
+    assert target("email/mime/text.py", "from email.mime.base import MIMEBase") == ("email/mime/base.py", "relative")
+    # a workspace that is itself a package is imported by its folder's name
+    own = WorkspaceIndex(["__init__.py", "core.py", "sub/__init__.py", "sub/mod.py"], name="pkg")
+    [r] = python_references("from pkg.sub import mod", "core.py", frozenset())
+    assert [(e["dst"], e["resolution"]) for e in resolve([r], "core.py", own)] == [("sub/mod.py", "relative")]
 
 
 def _relationship(docx_path: Path, evidence: str):

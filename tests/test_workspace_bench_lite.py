@@ -68,3 +68,19 @@ def test_numeric_attributes_are_binned_at_the_full_sets_quantiles():
     bins = quantile_bins(full, 4)
     assert bins == [25, 50, 75]  # four bins of 25 values each
     assert total_variation(full, full[:25], bins) == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("scale", ["tiny", "default", "full"])
+def test_the_synthetic_sources_lite_list_is_the_builds_rule(scale):
+    """The synthetic source ships the Lite list the pipeline's rule chooses over its tasks (the
+    release's share, rounded up). Before the fix the default source shipped 10 where the rule picks
+    ceil(40 * 100 / 388) = 11, so a build of the embedded default disagreed with its own Lite list."""
+    import math
+
+    from benchwright.workspace_bench.lite import lite_size
+    from benchwright.workspace_bench.synth import plan_source
+
+    plan = plan_source(scale)
+    expected = min(100, math.ceil(len(plan.tasks) * 100 / 388))
+    assert lite_size(len(plan.tasks)) == expected == {"tiny": 2, "default": 11, "full": 100}[scale]
+    assert plan.lite_ids == select_lite([t.record() for t in plan.tasks], expected, seed=plan.seed)

@@ -219,7 +219,7 @@ def test_scan_file_row_fits_the_files_features_and_is_deterministic():
     data = b"import os\n\nprint(os.getcwd())\n" * 20
     first, second = scan.scan_file(data, "tool/run.py"), scan.scan_file(data, "tool/run.py")
     assert first == second
-    assert set(FILES) - set(first) == {"file_id", "workspace", "task_id"}
+    assert set(FILES) - set(first) == {"file_id", "workspace", "task_id", "link_target"}  # the listing's and the pipeline's
     assert first["sha256"] == hashlib.sha256(data).hexdigest()
     assert (first["file_type"], first["line_count"], first["word_count"]) == ("python", 60, 60)
 

@@ -152,8 +152,68 @@ def test_judge_file_shapes_missing_and_unreadable(tmp_path):
     assert r["missing_judge_file"] == ["6"]
     assert [(u["task_id"], u["path"]) for u in r["unreadable_judge_file"]] == [
         ("4", "4/rubrics_judge--judge-a.json"), ("5", "5/rubrics_judge--judge-a.json")]
-    assert "JSONDecodeError" in r["unreadable_judge_file"][0]["error"]
+    assert r["unreadable_judge_file"][0]["error"].startswith("4/rubrics_judge--judge-a.json:1: not valid JSON: ")
     assert "no rubric list" in r["unreadable_judge_file"][1]["error"]
+
+
+def test_a_judge_file_nested_past_the_decoder_is_a_load_error_and_the_rest_are_scored(tmp_path):
+    """Before the fix, one judge file nested 100,000 deep raised RecursionError and no run was scored;
+    the release's summarizer lists a file it cannot load and scores the others."""
+    run = tmp_path / RUN
+    write_case(run, "1", judge(items_of([True, False])))
+    write_case(run, "2", '{"rubrics": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    odd = os.path.join(os.fsencode(run), b"3\xff")  # a case folder whose name is not UTF-8
+    os.mkdir(odd)
+    with open(os.path.join(odd, b"rubrics_judge--judge-a.json"), "w", encoding="utf-8") as f:
+        json.dump(judge(items_of([True])), f)
+    out = tmp_path / "report.json"
+    assert run_cli(["--runs", str(run), "--out", str(out)]) == 0
+    r = json.loads(out.read_text(encoding="utf-8"))["runs"][RUN]
+    assert (r["rubrics_passed"], r["rubrics_total"], r["tasks_scored"]) == (2, 3, 2)
+    assert [(u["task_id"], u["error"]) for u in r["unreadable_judge_file"]] == [
+        ("2", "2/rubrics_judge--judge-a.json:1: not valid JSON: nested deeper than the JSON decoder can follow "
+              "(depth 256 passed at line 1 column 268)")]
+    assert sorted(t["task_id"] for t in r["tasks"]) == ["1", "3\ufffd"]  # the name as printable text
+
+
+def test_verdicts_that_are_no_judgement_and_repeated_rubrics_are_refused_not_counted(tmp_path):
+    """Issue 25 item 3: ``passed: NaN`` counted as a pass (bool(nan) is True), a rubric index given
+    twice counted twice, a repeated key kept its last value, an item that is not an object was dropped.
+    Each judge file is now listed as unreadable, naming the file and the item; the others are scored."""
+    run = tmp_path / RUN
+    write_case(run, "1", judge(items_of([True, False])))
+    write_case(run, "2", json.dumps(judge(items_of([True, False]))).replace("false", "NaN"))
+    twice = items_of([False, True, True])
+    twice[2]["index"] = "1"  # the same index as item 1, as the release's digit string
+    write_case(run, "3", judge(twice))
+    write_case(run, "4", '{"rubrics": [{"index": 0, "passed": false, "passed": true}]}')
+    write_case(run, "5", {"rubrics": [*items_of([True]), "rubric 2: passed"]})
+    write_case(run, "6", judge(items_of([2, True])))
+    r = evaluate(tmp_path)["runs"][RUN]
+    assert (r["rubrics_passed"], r["rubrics_total"], r["tasks_scored"]) == (1, 2, 1)
+    errors = {u["task_id"]: u["error"] for u in r["unreadable_judge_file"]}
+    assert errors == {
+        "2": "2/rubrics_judge--judge-a.json#rubrics[1]: 'passed' must be a boolean, a string, null, 0 or 1, got nan",
+        "3": "3/rubrics_judge--judge-a.json#rubrics[2]: rubric index 1 given twice (first at rubrics[1]): "
+             "it would count twice",
+        "4": "4/rubrics_judge--judge-a.json:1: not valid JSON: duplicate key 'passed' (a plain JSON reader would "
+             "keep its last value silently) in the object at line 1 column 14",
+        "5": "5/rubrics_judge--judge-a.json#rubrics[1]: a rubric item must be an object, got 'rubric 2: passed' "
+             "(a string)",
+        "6": "6/rubrics_judge--judge-a.json#rubrics[0]: 'passed' must be a boolean, a string, null, 0 or 1, got 2"}
+
+
+def test_an_index_that_is_no_number_leaves_the_item_unattributed(tmp_path):
+    """A 5,000-digit index string raised ValueError (int()'s digit limit) out of the evaluator."""
+    run = tmp_path / RUN
+    items = items_of([True, False, True])
+    items[1]["index"], items[2]["index"] = "9" * 5000, "\u0663"  # and an Arabic-Indic digit three
+    write_case(run, "1", judge(items))
+    r = evaluate(tmp_path)["runs"][RUN]
+    assert (r["rubrics_passed"], r["rubrics_total"], r["unreadable_judge_file"]) == (2, 3, [])
+    from benchwright.evaluation.workspace_bench import _index  # what --data joins rubric types on
+
+    assert [_index({"index": v}) for v in ("9" * 5000, "\u0663", " 12 ", 7, True)] == [None, None, 12, 7, None]
 
 
 def test_newest_judge_file_wins_unless_a_model_is_named(tmp_path):

@@ -37,8 +37,14 @@ def table_checks(root: Path) -> list[dict]:
     ok = listed == sorted(ids["multimodal"])
     results.append({"check": "records: list exactly the published examples", "ok": ok,
                     "detail": f"{len(records):,} records, {len(listed):,} examples"})
+    def regenerates(row) -> bool:
+        try:
+            return render_text(row["render"]) == row["image"]["bytes"]
+        except ValueError:  # drawn with another font file than this machine's
+            return False
+
     sample = load(root, "image_only", columns=["example_id", "image", "render"], limit=20).to_pylist()
-    bad = [r["example_id"] for r in sample if render_text(r["render"]) != r["image"]["bytes"]]
+    bad = [r["example_id"] for r in sample if not regenerates(r)]
     results.append({"check": "image_only: renders regenerate from their parameters", "ok": not bad,
                     "detail": f"{len(sample)} checked" + (f"; differ: {bad[:3]}" if bad else "")})
     return results

@@ -35,9 +35,10 @@ FLOAT_OFFSET = 0.05
 FRAGMENT_OFFSET = 1.0
 
 
-def raw_observation_problems(seg, species, frame_pos, atol):
+def raw_observation_problems(seg, species_problems, frame_pos, atol):
     """Input problems of raw observations: non-finite values, bad dimensions, rotations, frame
-    indices outside the segment, unknown classes, duplicate (track, frame) pairs.
+    indices outside the segment, no species (``species_problems``: per observation why its class name and
+    source folder give none, "" where they do), duplicate (track, frame) pairs.
 
     Every test runs on the whole segment at once; Python touches only the rows that fail.
     """
@@ -49,7 +50,7 @@ def raw_observation_problems(seg, species, frame_pos, atol):
     ortho, det_pos = geometry.check_rotations(np.nan_to_num(seg.R), atol=atol)
     positive = (seg.dims_whl > 0).all(axis=1)
     in_segment = np.isin(seg.frame_index, np.fromiter(frame_pos, dtype=np.int64, count=len(frame_pos)))
-    known = np.array([s is not None for s in species], dtype=bool)
+    known = np.array([not problem for problem in species_problems], dtype=bool)
     pairs = seg.track_id * (1 << 32) + seg.frame_index
     _, first = np.unique(pairs, return_index=True)
     duplicate = np.ones(n, dtype=bool)
@@ -61,7 +62,7 @@ def raw_observation_problems(seg, species, frame_pos, atol):
         (ortho, lambda i: "rotation matrix is not orthonormal (R R^T != I)"),
         (det_pos, lambda i: "rotation matrix has det -1 (a reflection)"),
         (in_segment, lambda i: f"frame index {seg.frame_index[i]} is not a frame of the segment (cameras.json)"),
-        (known, lambda i: f"unknown class {seg.class_name[i]!r} (expected one of {', '.join(schema.SPECIES)})"),
+        (known, lambda i: species_problems[i]),
         (~duplicate, lambda i: f"track {seg.track_id[i]} has two observations for frame index {seg.frame_index[i]}"),
     ]
     failed = np.zeros(n, dtype=bool)
@@ -72,7 +73,9 @@ def raw_observation_problems(seg, species, frame_pos, atol):
 
 
 def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_index, atol):
-    """Checks on derived values of the boxes still kept (camera frame, normalised)."""
+    """Checks on derived values of the boxes still kept (camera frame, normalised). ``proj``: the box of the
+    projected cuboid's part inside the image (``geometry.visible_projected_boxes``), which the mask's is
+    compared with."""
     ortho, det_pos = geometry.check_rotations(R, atol=atol) if len(R) else ((), ())
     iou = _iou(tight, proj)
     inside = ((tight[:, 0] >= 0) & (tight[:, 1] >= 0) & (tight[:, 2] <= sizes[:, 0] - 1)
@@ -86,8 +89,8 @@ def box_problems(keep, center, dims, R, tight, proj, sizes, track_id, frame_inde
         elif not inside[i]:
             reason = f"2D box {np.round(tight[i], 1).tolist()} outside the {sizes[i, 0]}x{sizes[i, 1]} image"
         elif not iou[i] >= MIN_TIGHT_PROJ_IOU:
-            reason = (f"mask/VGGT box {np.round(tight[i], 1).tolist()} and projected cuboid box "
-                      f"{np.round(proj[i], 1).tolist()} disagree (IoU {iou[i]:.3f} < {MIN_TIGHT_PROJ_IOU})")
+            reason = (f"mask/VGGT box {np.round(tight[i], 1).tolist()} and the projected cuboid's box in the "
+                      f"image {np.round(proj[i], 1).tolist()} disagree (IoU {iou[i]:.3f} < {MIN_TIGHT_PROJ_IOU})")
         elif step_bad[i]:
             reason = f"track {track_id[i]} jumps more than {MAX_STEP_DIAGONALS} box diagonals per frame"
         else:

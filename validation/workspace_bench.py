@@ -19,17 +19,20 @@ def _check(name: str, bad: list, ok_detail: str) -> dict:
 
 
 def table_checks(root: Path) -> list[dict]:
-    """Rubrics come in the counts the tasks state; a task's data files are in its folder; every edge
-    starts at a published file and a resolved one ends at one. (Rubrics and task edges of published
+    """Rubrics come in the counts the tasks state; a task's data files are in its folder; a link has its
+    target's bytes; every edge starts at a published file and a resolved one ends at one. (Rubrics and task edges of published
     tasks: REFERENCES, checked by the core.)"""
     tasks = _read(root, "tasks", ["task_id", "rubric_count"])
     rubrics = _read(root, "rubrics", ["task_id"])
-    files = _read(root, "files", ["workspace", "path", "task_id"])
+    files = _read(root, "files", ["workspace", "path", "task_id", "link_target", "sha256"])
     edges = _read(root, "edges", ["workspace", "src", "dst", "resolution"])
     task_ids = set(tasks["task_id"])
     per_task = Counter(rubrics["task_id"])
     paths = set(zip(files["workspace"], files["path"]))
     resolved = {schema.RESOLUTIONS.index(r) for r in ("relative", "bare_name")}
+    sha256 = dict(zip(zip(files["workspace"], files["path"]), files["sha256"]))
+    links = [(w, p, t, h) for w, p, t, h in zip(files["workspace"], files["path"], files["link_target"], files["sha256"])
+             if t is not None]
     return [
         _check("rubrics: rubric_count per task", [t for t, n in zip(tasks["task_id"], tasks["rubric_count"])
                                                   if per_task.get(t, 0) != n],
@@ -39,6 +42,11 @@ def table_checks(root: Path) -> list[dict]:
                [f"{w}/{p}" for w, p, t in zip(files["workspace"], files["path"], files["task_id"])
                 if t is not None and w not in (f"tasks/{t}", f"tasks_lite/{t}")],
                f"{sum(t is not None for t in files['task_id']):,} task data files"),
+        # a link's row is its target's bytes; a target the build left out (past the file-count bound, the
+        # release's metadata.json) is counted, not checked
+        _check("files: a link has its target's bytes",
+               [f"{w}/{p} -> {t}" for w, p, t, h in links if (w, t) in sha256 and sha256[(w, t)] != h],
+               f"{len(links):,} links, {sum((w, t) not in sha256 for w, _, t, _ in links):,} to a file not published"),
         _check("edges: from a published file",
                [f"{w}/{s}" for w, s in zip(edges["workspace"], edges["src"]) if (w, s) not in paths],
                f"{len(edges['src']):,} edges"),

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from benchwright import geometry
-from benchwright.errors import RecordError
+from benchwright.errors import RecordError, SourceError
+from benchwright.fields import clip
+from benchwright.utf8 import decode
 
 DONTCARE = "DontCare"
 # Official DontCare layout: every 3D field is a sentinel. Written as-is, never read by position.
@@ -80,23 +82,38 @@ def _read_source(source, locator: str | None) -> tuple[str, str]:
     if not is_path:
         return source, locator or "<text>"
     path = Path(source)
-    return path.read_text(encoding="utf-8"), locator or f"{path.parent.name}/{path.name}"
+    locator = locator or f"{path.parent.name}/{path.name}"
+    return read_text(path, locator), locator
+
+
+def read_text(path, locator: str) -> str:
+    """A KITTI text file's content: a file that cannot be read is a ``SourceError``, bytes that are not
+    UTF-8 (a Latin-1 type name) a ``RecordError`` at ``<locator>:<line>``, and so is a UTF-8 byte order
+    mark (the first row's type would read ``'\ufeffCar'``, a class no evaluation knows)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise SourceError(f"{locator}: cannot read: {err.strerror or err}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise RecordError(f"{locator}:1", "starts with a UTF-8 byte order mark (U+FEFF), which KITTI files do not "
+                                          "have: the first type would read '\\ufeff' + its name")
+    return decode(data, locator)
 
 
 def _number(token: str, field: str, where: str) -> float:
     try:
         value = float(token)
     except ValueError:
-        raise RecordError(where, f"{field} is not a number: {token!r}") from None
+        raise RecordError(where, f"{field} is not a number: {clip(token)}") from None
     if not math.isfinite(value):
-        raise RecordError(where, f"{field} is not finite: {token!r}")
+        raise RecordError(where, f"{field} is not finite: {clip(token)}")
     return value
 
 
 def _integer(token: str, field: str, where: str) -> int:
     value = _number(token, field, where)
     if value != int(value):
-        raise RecordError(where, f"{field} is not an integer: {token!r}")
+        raise RecordError(where, f"{field} is not an integer: {clip(token)}")
     return int(value)
 
 
@@ -115,11 +132,17 @@ def _parse_object(tokens: list[str], where: str, track_id: int | None = None) ->
 
 
 def _lines(text: str):
-    """(1-based line number, tokens) of every non-blank line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    """(1-based line number, tokens) of every non-blank line. Lines end at "\n" only (``str.splitlines``
+    also ends one at a form feed or U+2028, and the numbers would not be the file's)."""
+    for number, line in enumerate(text.split("\n"), start=1):
         tokens = line.split()
         if tokens:
             yield number, tokens
+
+
+def row_line_numbers(text: str) -> list[int]:
+    """The line number of each row ``parse_label_lines`` reads (its non-blank lines), in order."""
+    return [number for number, _ in _lines(text)]
 
 
 def parse_label_lines(text: str, locator: str = "<text>"):
@@ -281,21 +304,24 @@ def from_canonical_many(center, dims, R, bbox2d, categories, truncation, occlude
     return out
 
 
-def format_label_line(obj: KittiObject) -> str:
+def format_label_line(obj: KittiObject, decimals: int = 2) -> str:
     """One label line as the official files write it (2 decimals; occluded an integer).
 
     DontCare rows get the official sentinel layout. The score of a prediction keeps 4 decimals
     so that rounding does not create ties in the ranking AP is computed from. Tracking rows are
-    written with their ``frame track_id`` prefix by the caller.
+    written with their ``frame track_id`` prefix by the caller. ``decimals``: of the 3D fields and
+    angles (alpha, h w l, x y z, rotation_y); readers parse any float, and boxes in other units than
+    metres (WildBox's normalised ones, about 0.05 across) need more than KITTI's 2.
     """
     x1, y1, x2, y2 = obj.bbox
     box = f"{x1:.2f} {y1:.2f} {x2:.2f} {y2:.2f}"
     if obj.is_dontcare:
         line = f"{DONTCARE} -1 -1 -10 {box} {_DONTCARE_TAIL}"
     else:
-        line = (f"{obj.type} {obj.truncated:.2f} {obj.occluded:d} {obj.alpha:.2f} {box} "
-                f"{obj.h:.2f} {obj.w:.2f} {obj.l:.2f} {obj.x:.2f} {obj.y:.2f} {obj.z:.2f} "
-                f"{obj.rotation_y:.2f}")
+        d = decimals
+        line = (f"{obj.type} {obj.truncated:.2f} {obj.occluded:d} {obj.alpha:.{d}f} {box} "
+                f"{obj.h:.{d}f} {obj.w:.{d}f} {obj.l:.{d}f} {obj.x:.{d}f} {obj.y:.{d}f} {obj.z:.{d}f} "
+                f"{obj.rotation_y:.{d}f}")
     return line if obj.score is None else f"{line} {obj.score:.4f}"
 
 

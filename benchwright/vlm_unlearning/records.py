@@ -82,8 +82,15 @@ def file_stem(source_file: str) -> str:
     return posixpath.splitext(posixpath.basename(source_file))[0]
 
 
+def file_key(source_file: str) -> str:
+    """The annotation file's path without its extension: ``train`` for ``train.json``,
+    ``forget05/train-00000-of-00001`` for a Hugging Face release's shard (whose file names repeat
+    from folder to folder, so the name alone would give two files' records one key)."""
+    return posixpath.splitext(source_file)[0]
+
+
 def record_key(source_file: str, record_id: str) -> str:
-    return f"{file_stem(source_file)}/{record_id}"
+    return f"{file_key(source_file)}/{record_id}"
 
 
 def example_id(source_file: str, record_id: str, pair_index: int) -> str:
@@ -255,7 +262,7 @@ MAPPING_SCHEMA = {
                            "split": {"enum": ["train", "test"]}}}},
         "fields": {
             "type": "object", "additionalProperties": False,
-            "required": ["id", "image", "instruction", "response"],
+            "required": ["image", "instruction", "response"],  # no id: the row's index (mapped_record)
             "properties": {k: {"type": "string", "minLength": 1}
                            for k in ("id", "image", "instruction", "response", "role", "description")}},
         "roles": {"type": "object", "additionalProperties": {"enum": list(schema.ROLES)}},
@@ -297,6 +304,12 @@ def parse_mapping(doc, where: str) -> Mapping:
         raise SourceError(f"{where}: invalid mapping: " + "; ".join(
             f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors[:5]))
     files = tuple(MappedFile(f["path"], f.get("role"), f.get("split", "train")) for f in doc["files"])
+    keys: dict[str, str] = {}
+    for f in files:  # a file's key starts its records' ids: two files with one key would mix their records
+        if file_key(f.path) in keys:
+            raise SourceError(f"{where}: invalid mapping: files {keys[file_key(f.path)]!r} and {f.path!r} are one "
+                              f"annotation file ({file_key(f.path)!r} once the extension is dropped)")
+        keys[file_key(f.path)] = f.path
     fields = dict(doc["fields"])
     unroled = [f.path for f in files if f.role is None]
     if unroled and "role" not in fields:
@@ -308,18 +321,25 @@ def parse_mapping(doc, where: str) -> Mapping:
 
 def mapped_record(raw, mapping: Mapping, mapped: MappedFile, index: int, image_root: str) -> SourceRecord:
     """One record of a mapped file: one example; its role from the file or the role field (through
-    ``roles``); its split ``test`` for a test file, else its role."""
+    ``roles``); its split ``test`` for a test file, else its role. Without an id field (the Hugging
+    Face releases have no id column) a record's id is its 0-based position in its file (a JSON array's
+    element, a JSON Lines record not counting blank lines, a Parquet row): stable for as long as the
+    file is, and unique within it."""
     source_file = mapped.path
     if not isinstance(raw, dict):
         raise RecordError(f"{source_file}#index={index}", f"a record is an object, got {type(raw).__name__}")
     f = mapping.fields
-    rid = raw.get(f["id"])
-    rid = str(rid) if isinstance(rid, (int, str)) and not isinstance(rid, bool) else rid
+    if "id" in f:
+        rid = raw.get(f["id"])
+        rid = str(rid) if isinstance(rid, (int, str)) and not isinstance(rid, bool) else rid
+    else:
+        rid = str(index)
     locator = record_locator(source_file, rid, index)
-    values = {}
+    values = {} if "id" in f else {"id": rid}
     image = raw.get(f["image"])
     embedded = image if isinstance(image, dict) and EMBEDDED_KEY in image else None
-    for part in ("id", "instruction", "response") if embedded else ("id", "image", "instruction", "response"):
+    parts = ("instruction", "response") if embedded else ("image", "instruction", "response")
+    for part in ("id", *parts) if "id" in f else parts:
         value = raw.get(f[part])
         value = str(value) if part == "id" and isinstance(value, int) and not isinstance(value, bool) else value
         if _text(value) is None:

@@ -20,7 +20,8 @@ import string
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from benchwright.errors import RecordError
+from benchwright import fields, strict_json
+from benchwright.errors import RecordError, SourceError
 from benchwright.hashing import stable_hash64
 from benchwright.wordeval import ops
 from benchwright.wordeval.basedocs import base_document
@@ -659,12 +660,30 @@ def write_case_dir(case: dict, directory: str | Path) -> Path:
 
 
 def read_case_dir(directory: str | Path) -> dict:
+    """The case a folder written by ``write_case_dir`` holds. ``case.json`` is read strictly
+    (``strict_json.read``: UTF-8, a repeated key refused) and must be an object with an ``oracle``
+    object; a .docx whose sha256 is not the one ``case.json`` records (the reference of another case,
+    or edited) is refused: ``RecordError`` naming the file (``SourceError`` when one cannot be read)."""
     d = Path(directory)
-    meta = json.loads((d / "case.json").read_text(encoding="utf-8"))
+    meta = strict_json.read(d / "case.json")
+    if not isinstance(meta, dict) or not isinstance(meta.get("oracle"), dict):
+        raise RecordError(str(d / "case.json"), "a case is a JSON object with an 'oracle' object")
     case = dict(meta)
     case["oracle"] = json.dumps(meta["oracle"], sort_keys=True, ensure_ascii=False)
-    case["input_docx"] = (d / "input.docx").read_bytes() if (d / "input.docx").exists() else None
-    case["reference_docx"] = (d / "reference.docx").read_bytes()
+    recorded = meta.get("sha256") if isinstance(meta.get("sha256"), dict) else {}
+    for name in ("input.docx", "reference.docx"):
+        path = d / name
+        if name == "input.docx" and not path.exists():
+            case["input_docx"] = None
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as err:
+            raise SourceError(f"{path}: cannot read: {err.strerror or err}") from None
+        if name in recorded and recorded[name] != _sha(data):
+            raise RecordError(str(path), f"sha256 {_sha(data)[:12]}... is not the {fields.clip(str(recorded[name]))} "
+                                         "case.json records (another case's file, or edited)")
+        case[name.replace(".", "_")] = data
     return case
 
 

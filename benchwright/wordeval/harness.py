@@ -5,10 +5,15 @@ output path: ``CMD INPUT INSTRUCTION_FILE OUTPUT``, or wherever the command line
 ``{instruction}`` and ``{output}``. The shipped baselines (``null``, ``replay``, ``text-only``,
 ``libreoffice``: ``benchwright.wordeval.agents``) are named instead of spelled out.
 
-Each case runs in its own temporary folder (the agent's working directory and ``TMPDIR``), in its
-own process group, with an address-space limit (``RLIMIT_AS``), no core files and a wall-clock
-limit after which the whole group is killed. Exit status, signal, wall time, peak memory, the tails
-of stdout and stderr and the output file are recorded. Cases run in parallel (threads, each waiting
+Each case runs in its own temporary folder (the agent's working directory and ``TMPDIR``), with an
+address-space limit (``RLIMIT_AS``), no core files and a wall-clock limit, below a supervisor
+process (``supervisor.py``) that ends the agent's whole process tree when the agent ends or its
+time is up: processes it started in another session (``setsid``, a daemon's double fork) included.
+The supervisor runs the agent in a PID namespace of its own where the system allows it
+(``containment: pid-namespace``), otherwise as the child subreaper of the agent's tree
+(``subreaper``: orphans come back to it), and sweeps what is left below it. Exit status, signal,
+wall time, CPU time of the tree, peak memory, the processes the agent left running, the tails of
+stdout and stderr and the output file are recorded. Cases run in parallel (threads, each waiting
 on its agent's process), with a progress bar. Each case's record is written atomically to
 ``RUN_DIR/cases/<case_id>.json`` once it is scored, so a run that was interrupted resumes where it
 stopped: cases with a record are skipped.
@@ -36,6 +41,8 @@ from benchwright.wordeval.agents import NEEDS_PLAN, SHIPPED
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_MB = 2048
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+SUPERVISOR_GRACE_S = 30.0          # the supervisor ends the tree at the time limit; the harness kills it after this
 TAIL_CHARS = 2000
 CASES_DIR = "cases"
 OUTPUTS_DIR = "outputs"
@@ -43,13 +50,6 @@ RUN_FILE = "run.json"
 PLACEHOLDERS = ("{input}", "{instruction}", "{output}")
 # What an agent that ran out of memory under RLIMIT_AS says on its way out (Python, C, C++, glibc).
 MEMORY_WORDS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory", "Out of memory")
-# Sets the limits, then becomes the agent (exec): no Python code runs in a forked child of this
-# threaded process (subprocess's preexec_fn is unsafe with threads).
-_LIMITS = ("import os, resource, sys\n"
-           "mem = int(sys.argv[1]) * 1024 * 1024\n"
-           "resource.setrlimit(resource.RLIMIT_AS, (mem, mem))\n"
-           "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
-           "os.execvp(sys.argv[2], sys.argv[2:])\n")
 
 
 class Agent:
@@ -88,7 +88,7 @@ def _last_line(text: str) -> str:
 
 
 class _Live:
-    """The process groups running now, so an interrupted run kills them all."""
+    """The supervisors running now, so an interrupted run ends every agent's tree."""
 
     def __init__(self):
         self.pids: set[int] = set()
@@ -107,7 +107,14 @@ class _Live:
         with self.lock:
             self.stopping = True
             for pid in list(self.pids):
-                _kill_group(pid)
+                _signal(pid, signal.SIGTERM)   # the supervisor kills and reaps the tree, then reports
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _kill_group(pid: int) -> None:
@@ -117,13 +124,29 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _read_events(stream) -> dict[str, dict]:
+    """The supervisor's report lines by event (a line cut short by its death is left out)."""
+    events = {}
+    for line in stream:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events[event.get("event")] = event
+    return events
+
+
 def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, *, plan: dict | None = None,
               timeout_s: float = DEFAULT_TIMEOUT_S, memory_mb: int = DEFAULT_MEMORY_MB,
-              live: _Live | None = None) -> dict:
+              live: _Live | None = None, containment: str = "auto") -> dict:
     """Run ``agent`` on one case in ``workdir`` (an empty folder of the case's own). Returns the
     agent's record: ``status`` (ok, exit, signal, timeout, memory), ``reason`` when not ok,
-    ``exit_code``, ``signal``, ``seconds``, ``max_rss_mb``, ``stdout_tail``, ``stderr_tail`` and
-    ``output`` (the output's path when the agent wrote one)."""
+    ``exit_code``, ``signal``, ``seconds``, ``cpu_s`` (of the agent's whole process tree),
+    ``max_rss_mb``, ``containment`` (pid-namespace, subreaper or process-group), ``left_running``
+    (command lines of the processes the agent left running, all ended), ``stdout_tail``,
+    ``stderr_tail`` and ``output`` (the output's path when the agent wrote one). ``containment``
+    "subreaper" skips the PID namespace even where one is available."""
     import subprocess
 
     input_path, instruction_path = workdir / "input.docx", workdir / "instruction.txt"
@@ -138,41 +161,55 @@ def run_agent(agent: Agent, input_docx: bytes, instruction: str, workdir: Path, 
     argv = agent.command(input_path, instruction_path, output_path, plan_path)
     env = {**os.environ, "TMPDIR": str(tmp), "HOME": str(tmp)}
     out_log, err_log = workdir / "stdout.log", workdir / "stderr.log"
-    timed_out = threading.Event()
     t0 = time.perf_counter()
-    with open(out_log, "wb") as out, open(err_log, "wb") as err:
+    events: dict[str, dict] = {}
+    report_r, report_w = os.pipe()
+    with open(out_log, "wb") as out, open(err_log, "wb") as err, os.fdopen(report_r, "rb") as report:
         try:
-            proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LIMITS, str(memory_mb), *argv], cwd=workdir,
-                                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+            # no Python code runs in a forked child of this threaded process (subprocess's
+            # preexec_fn is unsafe with threads): the supervisor forks and sets the limits
+            proc = subprocess.Popen([sys.executable, "-I", "-S", str(SUPERVISOR), str(report_w), str(memory_mb),
+                                     str(timeout_s), containment, "--", *argv], cwd=workdir, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                                    pass_fds=(report_w,))
         except OSError as exc:
+            os.close(report_w)
             return {"status": "exit", "reason": f"could not start the agent: {exc}", "exit_code": None,
-                    "signal": None, "seconds": 0.0, "max_rss_mb": None, "stdout_tail": "", "stderr_tail": "",
-                    "output": None, "command": argv}
+                    "signal": None, "seconds": 0.0, "cpu_s": None, "max_rss_mb": None, "containment": None,
+                    "left_running": [], "stdout_tail": "", "stderr_tail": "", "output": None, "command": argv}
+        os.close(report_w)
         if live is not None:
             live.add(proc.pid)
-
-        def on_timeout():
-            timed_out.set()
-            _kill_group(proc.pid)
-
-        timer = threading.Timer(timeout_s, on_timeout)
+        # the supervisor ends the tree at the time limit itself; this only stops a supervisor that does not
+        timer = threading.Timer(timeout_s + SUPERVISOR_GRACE_S, _kill_group, (proc.pid,))
         timer.start()
         try:
+            events = _read_events(report)
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
-            _kill_group(proc.pid)          # what the agent left running in its group goes with it
+            _kill_group(proc.pid)          # what is left in the supervisor's group, should it have died
+            started = events.get("started", {}).get("pid")
+            if started is not None and "ended" not in events:
+                _signal(started, signal.SIGKILL)   # the agent (or its namespace's init) outlived the supervisor
             if live is not None:
                 live.discard(proc.pid)
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
     seconds = time.perf_counter() - t0
     stdout_tail, stderr_tail = _tail(out_log), _tail(err_log)
-    code = proc.returncode
+    ended = events.get("ended")
+    if ended is None:                      # the supervisor itself failed: its own status stands in
+        ended = {"status": status, "timed_out": False, "cpu_s": None, "max_rss_kb": usage.ru_maxrss,
+                 "left_running": [], "containment": events.get("started", {}).get("containment")}
+    timed_out = bool(ended.get("timed_out"))
+    code = os.waitstatus_to_exitcode(ended["status"]) if ended.get("status") is not None else -signal.SIGKILL
     record = {"exit_code": code if code >= 0 else None, "signal": signal.Signals(-code).name if code < 0 else None,
-              "seconds": round(seconds, 3), "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
+              "seconds": round(seconds, 3), "cpu_s": ended.get("cpu_s"),
+              "max_rss_mb": round(ended["max_rss_kb"] / 1024, 1) if ended.get("max_rss_kb") is not None else None,
+              "containment": ended.get("containment"), "left_running": ended.get("left_running", []),
               "stdout_tail": stdout_tail, "stderr_tail": stderr_tail, "command": argv}
     out_of_memory = any(w in stderr_tail for w in MEMORY_WORDS)
-    if timed_out.is_set():
+    if timed_out:
         record.update(status="timeout", reason=f"timed out after {timeout_s:g} s (killed)")
     elif code != 0 and out_of_memory:
         record.update(status="memory", reason=f"exceeded the memory limit ({memory_mb} MiB): {_last_line(stderr_tail)}")

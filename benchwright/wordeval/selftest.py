@@ -88,6 +88,10 @@ def mutate_untouched(reference_docx: bytes, oracle: dict) -> bytes:
     if not candidates:
         # fall back to the first section's page setup: one inch more (far beyond the 20-twip
         # tolerance of sections/*/pg*) on a measure the oracle neither targets nor allows
+        if not wd.doc.sections:
+            # a body without w:sectPr (valid: the page setup is the application's default) gets one:
+            # the page height it then states is the mutation
+            wd.doc.element.body.get_or_add_sectPr()
         sec = wd.doc.sections[0]
         covered = [k for t in oracle.get("targets", []) if not t.get("anchor") or "section" in t["anchor"]
                    for k in t.get("keys", [])] + list(oracle.get("allowed_side_effects", []))

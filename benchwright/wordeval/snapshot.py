@@ -51,8 +51,8 @@ from benchwright.formats.ooxml.ns import NS, qn as _qn
 from benchwright.formats.ooxml.package import Package
 from benchwright.wordeval.properties import claims, core_accessors
 from benchwright.wordeval.text import (
-    DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, field_type, iter_block_paragraphs, normalize_field_code, plain,
-    view,
+    DRAWING, FIELD_BEGIN, FIELD_END, ParagraphWalker, Piece, field_type, iter_block_paragraphs, normalize_field_code,
+    plain, view,
 )
 
 W = NS["w"]
@@ -625,9 +625,12 @@ class _Extractor:
         walker = ParagraphWalker("final")
         paras: list[Para] = []
         pos = 0
+        spanned: dict = {}   # w:p -> (pieces, table style, cell) of the paragraphs a field spans
         for p in iter_block_paragraphs(container):
             tbl_style, loc = self._table_context(p) if tbl_ctx else (None, None)
             raw = walker.pieces(p)
+            if walker.stack or walker.started_in_result:
+                spanned[p] = (raw, tbl_style, loc)
             if walker.started_in_result:
                 continue  # inside a multi-paragraph field result: the field's entries hold it
             para = self._paragraph(p, view(raw, "compare"), tbl_style, loc, part)
@@ -643,10 +646,50 @@ class _Extractor:
                    "para": f.story_para, "locked": f.locked}
             if rec["type"] == "TOC" or len(f.paragraphs) > 1:
                 rec["entries"] = _entries(f, rec["type"])
+            if len(f.paragraphs) > 1:
+                rec["layout"] = self._entry_layout(f, rec["type"], spanned, part)
             flist.append(rec)
         if flist:
             self.snap.fields[name] = flist
         return paras
+
+    def _entry_layout(self, f, ftype: str, spanned: dict, part: str) -> list[dict]:
+        """How each entry of a multi-paragraph field result is formatted, as an ordinary paragraph
+        is: its style, effective paragraph properties, list level and character properties over
+        the text it displays (issue 22: a bold bibliography entry or a right-aligned TOC line is a
+        change a reader sees).  One record per paragraph that displays something, in order.
+        What an update regenerates stays out, as in the entries: the page number at the end of a
+        TOC / TOA / INDEX line, how the result is split into runs (segments are merged) and the
+        generated names of the bookmarks its hyperlinks point to."""
+        out = []
+        last = len(f.paragraphs) - 1
+        for j, p in enumerate(f.paragraphs):
+            kept = spanned.get(p)
+            if kept is None:
+                continue
+            raw, tbl_style, loc = kept
+            order = {el: i for i, el in enumerate(p.iter())} if j in (0, last) else None
+            lo = order.get(f.begin, -1) if j == 0 else -1
+            hi = order.get(f.end, len(order)) if j == last and f.end is not None else None
+            pieces, pos = [], 0
+            for pc in raw:
+                if pc.kind == "placeholder":
+                    continue           # what the field displays, as read: results, not placeholders
+                if order is not None and not (lo < order.get(pc.run, -1) and (hi is None or order[pc.run] < hi)):
+                    continue           # before the field begins in its first paragraph, after it ends in its last
+                pieces.append(Piece(pc.run, pc.text, pc.kind, pc.hyperlink, pc.field_link, pc.revision, pos))
+                pos += len(pc.text)
+            para = self._paragraph(p, pieces, tbl_style, loc, part)
+            if not plain(para.text).strip():
+                continue
+            cut = len(para.text)
+            if ftype in _PAGE_NUMBERED:
+                m = _PAGE_REF.search(para.text)
+                cut = m.start() if m else cut
+            chars = {k: [[a, min(b, cut), v] for a, b, v in segs if a < cut] for k, segs in para.chars.items()}
+            out.append({"style": para.style, "para": para.para, "num": para.num,
+                        "chars": {k: v for k, v in chars.items() if v}})
+        return out
 
     def _table_context(self, p):
         """(table style, "cell(row,col)") of a paragraph from its nearest enclosing cell and table.
@@ -1660,6 +1703,16 @@ def flatten(snap: Snapshot, al: Alignment) -> dict[str, Any]:
                 out[k + "/locked"] = True
             if "entries" in f:
                 out[k + "/entries"] = f["entries"]
+            for n, e in enumerate(f.get("layout", ())):
+                ek = f"{k}/E{n}"
+                if e["style"] is not None:
+                    out[ek + "/style"] = e["style"]
+                for pk, pv in e["para"].items():
+                    out[f"{ek}/para.{pk}"] = pv
+                for nk, nv in e["num"].items():
+                    out[f"{ek}/num.{nk}"] = nv
+                for ck, segs in e["chars"].items():
+                    out[f"{ek}/chars.{ck}"] = segs
             if s not in el_index:
                 el_index[s] = {p.el: i for i, p in enumerate(snap.stories.get(s, []))}
             out[k + "/para"] = pkey.get(s, {}).get(el_index[s].get(f["para"]))

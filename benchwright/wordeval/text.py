@@ -119,6 +119,7 @@ class FieldInfo:
     story_para: object          # w:p where the field begins
     simple: bool
     begin: object = None        # the begin w:fldChar (or the w:fldSimple element)
+    end: object = None          # the end w:fldChar of a complex field (None while open, or never closed)
     locked: bool = False
     paragraphs: list = field(default_factory=list)
     # pieces of text, joined on demand (appending to one string per run is quadratic in a long result):
@@ -286,6 +287,7 @@ class ParagraphWalker:
                         self._emit(out, None, FIELD_BEGIN + f["type"] + FIELD_END, hyperlink, rev, "placeholder")
                 elif kind == "end" and self.stack:
                     f = self.stack.pop()
+                    f["info"].end = c
                     if not f["sep"]:
                         f["info"].code = "".join(f["code"])
                         f["type"] = field_type(f["info"].code)

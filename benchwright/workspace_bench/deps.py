@@ -12,11 +12,14 @@ them against the workspace, and measure extraction against a planted truth.
   and ``workspace``, which the pipeline adds; ``edge_type``, ``kind`` and ``resolution`` are names).
 
 Resolution: a reference is tried relative to the referring file's folder (a leading '/' means the
-workspace root; Python imports also from the root), then by its bare file name anywhere in the
-workspace (the candidate sharing the longest trailing path with the reference wins; then one in the
+workspace root), then by its bare file name anywhere in the workspace (the candidate sharing the longest trailing path with the reference wins; then one in the
 referring file's folder). Task data folders store ``data/<16 hex>_<name>``: both steps match a
 stored file by its name without the prefix, keyed by full path (the prefix is not unique). A picture
 or object embedded in a document also matches the workspace file with the same bytes.
+A Python absolute import is looked up as Python finds it, under the referring file's import roots
+(:meth:`WorkspaceIndex.import_roots`: a script's own folder, the folder above a module's top-level
+package, the workspace's other package roots, the workspace root), never by bare name; a module
+of the standard library is a workspace file only inside the workspace's own copy of its package.
 ``resolution`` is relative / bare_name / ambiguous (several candidates: ``dst`` null, ``candidates``
 lists them) / unresolved. URLs (http:, mailto:, ...) and same-document anchors are not workspace
 edges and are dropped by the extractors; a reference to the file itself is dropped; a speculative
@@ -27,6 +30,8 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+
+import fsspec
 
 from benchwright.errors import RecordError
 from benchwright.schemas.workspace_bench import EDGE_TYPES, EXPLICIT_EDGE_TYPES, IMPLICIT_EDGE_TYPES
@@ -50,7 +55,8 @@ __all__ = ["extract_references", "describe_file", "WorkspaceIndex", "resolve", "
 _GENERIC_NAMES = frozenset({"__init__.py", "__main__.py", "index.js", "index.ts", "index.tsx", "index.jsx",
                             "index.mjs"})
 _RESOLUTION_WEIGHT = {"relative": 1.0, "bare_name": 0.9, "ambiguous": 0.5, "unresolved": 1.0}
-_HINT_KEYS = ("variants", "root_variants", "bare", "speculative", "sha256")
+_HINT_KEYS = ("variants", "root_variants", "bare", "speculative", "sha256", "module")
+_PACKAGE_MARKER = "__init__.py"
 
 _TEXT_EXTRACTORS = {
     "python": lambda text, path, ext: python_references(text, path, ext),
@@ -112,10 +118,13 @@ def _extensions() -> frozenset[str]:
 
 class WorkspaceIndex:
     """Every path of one workspace, looked up by exact path, by folder and logical name, by logical name
-    anywhere (case-sensitive, then case-insensitive) and by content (sha256), all keyed by full path."""
+    anywhere (case-sensitive, then case-insensitive) and by content (sha256), all keyed by full path;
+    and its Python packages (folders holding ``__init__.py``). ``name``: the workspace folder's own
+    name (a workspace that is itself a package is imported by that name)."""
 
-    def __init__(self, paths, sha256: dict[str, str] | None = None):
+    def __init__(self, paths, sha256: dict[str, str] | None = None, name: str = ""):
         self.paths = frozenset(paths)
+        self.name = name
         in_folder, by_name, by_lower, by_sha, in_named_folder = (defaultdict(list) for _ in range(5))
         for p in sorted(self.paths):
             folder, name = posixpath.split(p)
@@ -130,6 +139,49 @@ class WorkspaceIndex:
                 by_sha[digest].append(p)
         self.in_folder, self.by_name, self.by_lower, self.by_sha = (dict(in_folder), dict(by_name), dict(by_lower),
                                                                    dict(by_sha))
+        self.packages = frozenset(folder for folder, logical in self.in_folder if logical == _PACKAGE_MARKER)
+        # where top-level packages sit (the folder above a package whose own folder is not one), sorted
+        self.package_roots = tuple(sorted({self._above_packages(p) for p in self.packages} - {None}))
+
+    def _above_packages(self, folder: str) -> str | None:
+        """The folder above ``folder``'s outermost enclosing package (None: the workspace root is one)."""
+        while folder in self.packages:
+            if folder == "":
+                return None
+            folder = posixpath.dirname(folder)
+        return folder
+
+    def package_root(self, src: str) -> str | None:
+        """The import root of a module in a package: the folder above its top-level package."""
+        return self._above_packages(posixpath.dirname(src))
+
+    def top_package(self, src: str) -> str | None:
+        """The name of the top-level package ``src`` is a module of (None: a script, in no package)."""
+        folder, top = posixpath.dirname(src), None
+        while folder in self.packages:
+            top = folder
+            if folder == "":
+                break
+            folder = posixpath.dirname(folder)
+        if top is None:
+            return None
+        return posixpath.basename(top) if top else (self.name or None)
+
+    def import_roots(self, src: str) -> list[str | None]:
+        """Where an absolute import in ``src`` is looked for, in Python's order: a script's (or a
+        notebook's) own folder (``sys.path[0]``); for a module inside a package, the folder above its
+        top-level package; then the workspace's other package roots and the workspace root. None
+        stands for the folder above a workspace that is itself a package (see :meth:`module_file`)."""
+        folder = posixpath.dirname(src)
+        first = folder if folder not in self.packages or src.endswith(".ipynb") else self.package_root(src)
+        return list(dict.fromkeys([first, *self.package_roots, ""]))
+
+    def module_file(self, root: str | None, spelling: str) -> list[str]:
+        """The files of module path ``spelling`` (``a/b.py``, ``a/b/__init__.py``) under an import root."""
+        if root is None:  # above the workspace: only the workspace's own package is there
+            prefix = f"{self.name}/"
+            return self.at(spelling[len(prefix):]) if self.name and spelling.startswith(prefix) else []
+        return self.at(posixpath.normpath(posixpath.join(root, spelling)))
 
     def at(self, path: str) -> list[str]:
         """The file at ``path``, or the stored files of that name in that folder."""
@@ -166,6 +218,8 @@ def _trailing_match(candidate: str, spelling: str) -> int:
 
 def _lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], str]:
     """(resolution, candidates, how) for one reference."""
+    if r.get("module") in ("absolute", "stdlib"):
+        return _module_lookup(r, src, index)
     folder = posixpath.dirname(src)
     variants = r.get("variants")
     variants = [r["reference"]] if variants is None else variants
@@ -211,6 +265,24 @@ def _lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], s
         if len(same_bytes) > 1:
             same_bytes = [c for c in same_bytes if posixpath.dirname(c) == folder] or same_bytes
         return ("bare_name" if len(same_bytes) == 1 else "ambiguous"), same_bytes, "sha256"
+    return "unresolved", [], ""
+
+
+def _module_lookup(r: dict, src: str, index: WorkspaceIndex) -> tuple[str, list[str], str]:
+    """An absolute Python import: the first import root that holds the module (Python's sys.path order).
+    A standard-library module only inside the workspace's own package of that name."""
+    roots = index.import_roots(src)
+    if r["module"] == "stdlib":
+        top = r["reference"].split(".")[0]
+        roots = [index.package_root(src)] if index.top_package(src) == top else []
+    for root in roots:
+        for spelling in r["variants"]:
+            hits = index.module_file(root, spelling)
+            if hits == [src]:  # a module importing itself (``from rich.box import ...`` in rich/box.py)
+                return "self", [src], "path"
+            hits = [h for h in hits if h != src]
+            if hits:
+                return ("relative" if len(hits) == 1 else "ambiguous"), hits, "path"
     return "unresolved", [], ""
 
 
@@ -348,7 +420,8 @@ def describe_workspace(url: str, limits: Limits = DEFAULT_LIMITS, exclude=()) ->
             problems.append({"path": entry["path"], "reason": unparsable})
         files.append(row)
         references[row["path"]] = refs
-    index = WorkspaceIndex([r["path"] for r in files], {r["path"]: r["sha256"] for r in files})
+    index = WorkspaceIndex([r["path"] for r in files], {r["path"]: r["sha256"] for r in files},
+                           posixpath.basename(fsspec.core.url_to_fs(url)[1].rstrip("/")))
     edges = [e for row in files for e in resolve(references[row["path"]], row["path"], index)]
     return {"files": files, "edges": edges + implicit_edges(files),
             "problems": sorted(problems, key=lambda p: p["path"])}

@@ -13,6 +13,7 @@ import ast
 import posixpath
 import re
 import shlex
+import sys
 
 from benchwright.errors import RecordError
 from benchwright.workspace_bench.extract_common import (Unparsable, is_url, line_containing, looks_like_path, ref,
@@ -153,14 +154,21 @@ def _module_spellings(components: list[str]) -> list[str]:
 
 def _module_ref(module: str | None, level: int, name: str | None, src: str, evidence: str) -> dict:
     """``import a.b`` / ``from a import b`` / ``from ..a import b``: ``a/b.py`` or ``a/b/__init__.py``
-    first (b may be a module), then ``a.py`` / ``a/__init__.py`` (b is a name inside a)."""
+    first (b may be a module), then ``a.py`` / ``a/__init__.py`` (b is a name inside a).
+
+    An absolute import is looked up only where Python would find it: under the workspace's import
+    roots (``deps.WorkspaceIndex.import_roots``), never by a bare file name anywhere (``from abc
+    import ABC`` is not ``rich/abc.py``). A module of the standard library (``sys.stdlib_module_names``)
+    is marked ``stdlib``: it is a workspace file only inside the workspace's own copy of that package
+    (``email/mime/text.py`` importing ``email.mime.base``), never for a script beside a same-named file."""
     parts = module.split(".") if module else []
     full = parts + ([name] if name and name != "*" else [])
     spellings = list(dict.fromkeys(_module_spellings(full) + (_module_spellings(parts) if name else [])))
     reference = "." * level + ".".join(full)
     if level == 0:
-        # the script's own folder is first on sys.path, then the workspace root (the project's root)
-        return ref(reference, "import", "python.import", evidence, 1.0, variants=spellings, root_variants=spellings)
+        stdlib = bool(full) and full[0] in sys.stdlib_module_names
+        return ref(reference, "import", "python.import", evidence, 1.0, variants=spellings, bare=False,
+                   module="stdlib" if stdlib else "absolute")
     base = posixpath.dirname(src)
     for _ in range(level - 1):
         base = posixpath.dirname(base) if base else ".."

@@ -17,6 +17,7 @@ from lxml import etree
 
 from benchwright.errors import RecordError
 from benchwright.formats.ooxml.package import rels_name, resolve_target
+from benchwright.utf8 import encodable_str
 from benchwright.workspace_bench.extract_archive import DEFAULT_LIMITS, Limits, check_archive, is_zip, member_xml
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -229,14 +230,16 @@ def pdf_text(data: bytes, path: str, limits: Limits) -> str:
 
 
 def notebook_cells(text: str, path: str) -> list[tuple[str, str]]:
-    """(cell type, source) of every cell, through nbformat (version 3 notebooks are converted)."""
+    """(cell type, source) of every cell, through nbformat (version 3 notebooks are converted). A
+    cell's JSON may escape a lone surrogate (``"\\udcff"``): its source is made encodable
+    (``benchwright.utf8``), so the cell still parses and its other references are kept."""
     import nbformat
 
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises NotJSONError, KeyError, ValidationError, ...
         raise RecordError(path, f"not a readable notebook: {type(exc).__name__}: {exc}") from None
-    return [(cell.get("cell_type", ""), cell.get("source", "")) for cell in nb.get("cells", [])]
+    return [(cell.get("cell_type", ""), encodable_str(cell.get("source", ""))) for cell in nb.get("cells", [])]
 
 
 def notebook_text(text: str, path: str) -> str:

@@ -12,9 +12,19 @@ for each of the others (quarantined by the pipeline: the Lite split is short by 
 """
 from __future__ import annotations
 
+import math
+
 from benchwright.subsets import select_stratified
 
 LITE_SIZE = 100
+RELEASE_TASKS = 388  # the full release, whose Lite is LITE_SIZE tasks
+
+
+def lite_size(tasks: int) -> int:
+    """How many of ``tasks`` the rule puts in Lite: the release's share (100 of 388), rounded up so a
+    small source keeps at least one task, never more than 100. The pipeline's rule and the synthetic
+    source's shipped Lite list both use it (7 tasks -> 2, 40 -> 11, 388 -> 100)."""
+    return min(LITE_SIZE, math.ceil(tasks * LITE_SIZE / RELEASE_TASKS))
 
 
 def select_lite(tasks: list[dict], size: int = LITE_SIZE, seed: int = 0, stratum: str = "persona") -> list[int]:

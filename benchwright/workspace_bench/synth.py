@@ -33,7 +33,7 @@ from typing import Callable
 
 from benchwright.errors import BenchwrightError
 from benchwright.schemas.workspace_bench import PERSONAS, ROLE_OF_PERSONA
-from benchwright.workspace_bench.lite import select_lite
+from benchwright.workspace_bench.lite import lite_size, select_lite
 from benchwright.workspace_bench.synth_content import WORKSPACE_TYPES
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, WRITERS, file_type, write_file
 from benchwright.workspace_bench.synth_tasks import TaskPlan, allocate_tasks, fill_task
@@ -53,14 +53,13 @@ class Scale:
     task_files: int | None            # None: what the file-count buckets draw
     rubrics: int
     workspace_files: dict | None      # role -> files; None: the tiny bundles
-    lite: int
 
 
 SCALES = {
-    "tiny": Scale(7, None, 133, None, 2),
-    "default": Scale(40, 400, 760, {"yunying": 250, "houqin": 240, "research": 210, "kaifa": 220, "chanpin": 180}, 10),
+    "tiny": Scale(7, None, 133, None),
+    "default": Scale(40, 400, 760, {"yunying": 250, "houqin": 240, "research": 210, "kaifa": 220, "chanpin": 180}),
     "full": Scale(388, 3854, 7399, {"yunying": 4700, "houqin": 4500, "research": 3900, "kaifa": 4000,
-                                    "chanpin": 3376}, 100),
+                                    "chanpin": 3376}),
 }
 
 
@@ -122,7 +121,8 @@ def plan_source(scale: str = "default", seed: int = 0) -> SourcePlan:
     first_multi = next((t.absolute_id for t in tasks if t.n_files >= 3), None)
     for t in tasks:
         fill_task(t, workspaces[t.role], seed, subfolder=t.absolute_id == first_multi)
-    lite_ids = select_lite([t.record() for t in tasks], size=cfg.lite, seed=seed)
+    # the shipped Lite list is the release's rule over these tasks, so a build's rule agrees with it
+    lite_ids = select_lite([t.record() for t in tasks], size=lite_size(len(tasks)), seed=seed)
     return SourcePlan(scale, seed, workspaces, tasks, lite_ids)
 
 

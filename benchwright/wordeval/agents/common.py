@@ -1,13 +1,14 @@
 """The shipped agents' command line and the planned edit the oracle-bounding agents start from."""
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Callable
+
+from benchwright.arguments import ArgumentParser
 
 PLAN_FIELDS = ("case_id", "unit_id", "template", "seed", "base_document")
 
@@ -46,7 +47,7 @@ def planned_edit(input_docx: bytes, plan: dict) -> bytes:
 def main(edit: Callable[[bytes, str, dict | None], bytes], description: str, argv=None, needs_plan: bool = False) -> int:
     """``PROG INPUT INSTRUCTION_FILE OUTPUT [--plan PLAN]``: read, edit, write; errors go to stderr
     with a non-zero exit status (the harness records both)."""
-    ap = argparse.ArgumentParser(description=description)
+    ap = ArgumentParser(description=description)
     ap.add_argument("input", help="the input .docx")
     ap.add_argument("instruction", help="a text file holding the instruction")
     ap.add_argument("output", help="where to write the edited .docx")

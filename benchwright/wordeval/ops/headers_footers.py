@@ -5,8 +5,30 @@ import copy
 
 from benchwright.formats.ooxml.accessors import set_locus
 from benchwright.formats.ooxml.ns import qn
+from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import WordDoc, make_run, set_paragraph_text
 from benchwright.wordeval.ops.common import field_runs, header_footer, operation, scope_objects
+
+
+def _story_paragraphs(root) -> list:
+    """The paragraphs of a header or footer story outside tables, in order: its own and those in
+    block content controls (a real footer may hold all its text in one, as Apache POI's
+    Bug54849.docx does; python-docx's ``paragraphs`` sees only the direct ones)."""
+    out = []
+    for c in root:
+        if c.tag == T.W_P:
+            out.append(c)
+        elif c.tag in (T.W_SDT, T.W_CUSTOMXML):
+            content = c.find(T.W_SDTCONTENT) if c.tag == T.W_SDT else c
+            if content is not None:
+                out.extend(_story_paragraphs(content))
+    return out
+
+
+def _first_paragraph(hf):
+    """The story's first paragraph outside tables (one is added to a story that has none)."""
+    paras = _story_paragraphs(hf._element)
+    return paras[0] if paras else hf.add_paragraph()._p
 
 
 @operation("set_header_text")
@@ -20,12 +42,16 @@ def set_header_text(wd: WordDoc, target: dict, params: dict) -> None:
             wd.doc.settings.odd_and_even_pages_header_footer = True
         hf = header_footer(sec, kind, hf_type)
         hf.is_linked_to_previous = False
-        p = hf.paragraphs[0]
-        set_paragraph_text(p._p, params["text"])
+        p = _first_paragraph(hf)
+        set_paragraph_text(p, params["text"])
         if params.get("alignment"):
-            set_locus(p._p, "w:pPr/w:jc@w:val", "attr", params["alignment"])
-        for extra in hf.paragraphs[1:]:
-            extra._p.getparent().remove(extra._p)
+            set_locus(p, "w:pPr/w:jc@w:val", "attr", params["alignment"])
+        for extra in _story_paragraphs(hf._element)[1:]:
+            parent = extra.getparent()
+            parent.remove(extra)
+            if parent.tag == T.W_SDTCONTENT and not len(parent):     # a content control left empty
+                sdt = parent.getparent()
+                sdt.getparent().remove(sdt)
 
 
 @operation("unlink_header")
@@ -43,7 +69,7 @@ def unlink_header(wd: WordDoc, target: dict, params: dict) -> None:
         for p in inherited:
             root.append(p)
     if params.get("text") is not None:
-        set_paragraph_text(hf.paragraphs[0]._p, params["text"])
+        set_paragraph_text(_first_paragraph(hf), params["text"])
 
 
 @operation("clear_header")
@@ -51,13 +77,15 @@ def clear_header(wd: WordDoc, target: dict, params: dict) -> None:
     sec = wd.section(target.get("section"))
     hf = header_footer(sec, params.get("kind", "header"), params.get("hf_type", "primary"))
     root = hf._element
-    paras = root.findall(qn("w:p"))
+    first = _first_paragraph(hf)
     for c in list(root):
-        if c is not paras[0]:
+        if c is not first:
             root.remove(c)
-    for c in list(paras[0]):
+    if first.getparent() is not root:       # it was in a content control, now removed: the story keeps it
+        root.append(first)
+    for c in list(first):
         if c.tag != qn("w:pPr"):
-            paras[0].remove(c)
+            first.remove(c)
 
 
 @operation("add_page_number")

@@ -10,9 +10,12 @@ from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
 
 @operation("apply_char_style")
 def apply_char_style(wd: WordDoc, target: dict, params: dict) -> None:
+    """Range.Style = a character style; a built-in one the document lacks (Strong, Emphasis, ...) is
+    added first, as Word does and as :func:`apply_paragraph_style` does for paragraph styles."""
     from docx.text.run import Run
+    st = wd.style(params["style"], "character")
     for r in runs_for(wd, target):
-        Run(r, wd.proxy(r.getparent())).style = params["style"]
+        Run(r, wd.proxy(r.getparent())).style = st
 
 
 @operation("apply_paragraph_style")

@@ -80,19 +80,29 @@ def add_column(wd: WordDoc, target: dict, params: dict) -> None:
 @operation("delete_row")
 def delete_row(wd: WordDoc, target: dict, params: dict) -> None:
     tbl = wd.table(target["table"])
-    tr = tbl.findall(qn("w:tr"))[target["row"] - 1]
-    tbl.remove(tr)
+    rows = tbl.findall(qn("w:tr"))
+    if not 1 <= target["row"] <= len(rows):
+        raise PreconditionError(wd.locator, f"the table has {len(rows)} rows, no row {target['row']}")
+    tbl.remove(rows[target["row"] - 1])
 
 
 @operation("delete_column")
 def delete_column(wd: WordDoc, target: dict, params: dict) -> None:
     tbl = wd.table(target["table"])
     c = target["column"] - 1
-    for tr in tbl.findall(qn("w:tr")):
-        cells = list(T.row_cells(tr))
-        cells[c].getparent().remove(cells[c])
     grid = tbl.find(qn("w:tblGrid"))
-    cols = grid.findall(qn("w:gridCol"))
+    cols = grid.findall(qn("w:gridCol")) if grid is not None else []
+    rows = [list(T.row_cells(tr)) for tr in tbl.findall(qn("w:tr"))]
+    if not 0 <= c < len(cols):
+        raise PreconditionError(wd.locator, f"the table has {len(cols)} grid columns, no column {c + 1}")
+    # Word refuses Columns(n) on a table whose rows do not each have one cell per grid column
+    # ("mixed cell widths": merged or skipped grid columns)
+    ragged = [i + 1 for i, cells in enumerate(rows) if len(cells) != len(cols) or any(_span(tc) > 1 for tc in cells)]
+    if ragged:
+        raise PreconditionError(wd.locator, f"row {ragged[0]} of the table does not have one cell per grid column "
+                                            "(mixed cell widths): its columns cannot be deleted one by one")
+    for cells in rows:
+        cells[c].getparent().remove(cells[c])
     grid.remove(cols[c])
 
 
