@@ -182,7 +182,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
                      staging_url: str, previous: str | None, timings: dict, fingerprint, confirm_lock):
     t = time.perf_counter()
     try:
-        counters = run_pipeline(dataset, source, staging_url, previous, options)
+        counters, execution = run_pipeline(dataset, source, staging_url, previous, options)
     except BaseException:
         if not local_out:  # a failed build publishes nothing, and leaves nothing behind in the store
             published.remove(staging_url)
@@ -199,7 +199,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+        finalize(dataset, source, staging, counters, options, timings, previous, fingerprint, execution)
         # checked again: a folder may have been made there while the build ran
         _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset, options)))
         publish(staging, Path(dataset_url))
@@ -211,7 +211,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint)
+                finalize(dataset, source, staging, counters, options, timings, previous, fingerprint, execution)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, published.FAILED, staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -231,11 +231,13 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None) -> dict:
+             timings: dict, previous: str | None = None, fingerprint: ForkedCall | None = None,
+             execution: dict | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
-    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here)."""
+    when counts or validation fail. ``fingerprint``: the source's, being computed (else computed here).
+    ``execution``: where the pipeline ran (``run_pipeline``), recorded in the manifest."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -275,6 +277,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "dataset": dataset.name,
         "benchwright_version": __version__,
         "options": options.describe(),
+        "execution": execution or options.execution(None),
         "input": fingerprint,
         "packages": package_versions(),
         "counters": counters,
@@ -314,7 +317,9 @@ def refresh_card(dataset: Dataset, root: Path) -> Path:
 
 
 def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None,
-                 options: BuildOptions) -> dict[str, int]:
+                 options: BuildOptions) -> tuple[dict[str, int], dict]:
+    """Runs the dataset's pipeline, writing into ``staging``: (its counters, where it ran: the
+    runner and its workers, ``BuildOptions.execution``)."""
     runner = options.make_runner([source], staging)
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     try:
@@ -333,9 +338,9 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
          | f"Write{_camel(kind)}" >> WriteRejects(staging, kind))
     result = pipeline.run()
     if options.dry_run:
-        return {}
+        return {}, options.execution(runner)
     result.wait_until_finish()
-    return query_counters(result)
+    return query_counters(result), options.execution(runner)
 
 
 def query_counters(result) -> dict[str, int]:

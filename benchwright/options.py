@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import functools
 import importlib
+import os
 import threading
 from typing import Sequence
 
@@ -104,6 +105,15 @@ class BuildOptions:
 
         value = self.pipeline_options().view_as(TestOptions).dry_run
         return str(value).lower() not in ("false", "0", "none", "")
+
+    def execution(self, runner) -> dict:
+        """Where the pipeline ran (the manifest's ``execution``; the output does not depend on it): the
+        runner and its workers. ``runner``: the one ``make_runner`` made and the pipeline ran on (the
+        Dask runner knows its cluster once it has run), or None."""
+        if self.runner == DEFAULT_RUNNER:  # Beam's direct_num_workers: 0 is one per core
+            return {"runner": self.runner, "running_mode": self.running_mode,
+                    "workers": self.num_workers or os.cpu_count()}
+        return {"runner": self.runner, **(getattr(runner, "cluster", None) or {})}
 
     def describe(self) -> dict:
         """The options that shape the output (recorded in the manifest); worker count does not."""

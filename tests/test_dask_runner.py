@@ -320,9 +320,18 @@ def test_the_tiny_source_builds_on_the_cluster_byte_identical(name, cluster, tmp
     else:
         hashes, manifest = built_on_s3(build(registry.get(name), str(source), BuildOptions(
             out=f"s3://{BUCKET}/dask", progress=False, runner="dask", dask_address=address)))
-    assert hashes == published_hashes(local)
+    assert hashes == published_hashes(local)  # the card among them: it does not name the runner
     assert_same_counts(manifest, local)
     assert manifest["options"]["runner"] == "DaskRunner"
+    assert_ran_on_the_cluster(manifest, address, local)
+
+
+def assert_ran_on_the_cluster(manifest: dict, address: str, reference_build: Path) -> None:
+    """The manifest names where the pipeline ran (the card only points to it): the cluster's 2 worker
+    processes of a thread each here, the in-process runner there."""
+    assert manifest["execution"] == {"runner": "DaskRunner", "scheduler": address, "workers": 2, "threads": 2}
+    reference = json.loads((reference_build / "_build" / "manifest.json").read_text())
+    assert reference["execution"] == {"runner": "FnApiRunner", "running_mode": "in_memory", "workers": 1}
 
 
 def assert_same_counts(manifest: dict, reference_build: Path) -> None:
@@ -374,4 +383,5 @@ def test_a_worker_killed_during_a_build_is_replaced_and_the_build_publishes_the_
     hashes, manifest = built_on_s3(url)
     assert hashes == published_hashes(local)
     assert_same_counts(manifest, local)  # each bundle's counts once: the rerun's in place of the lost
+    assert_ran_on_the_cluster(manifest, cluster.scheduler.address, local)  # 2 workers when it started
     cluster.wait_for_workers(2, timeout=120)  # the nanny started a new worker process

@@ -98,6 +98,8 @@ METRICS = ("benchwright", "metric-updates")
 # and workers), 1,131 with 2 (9.5 CPU-s). With 2, dask's work stealing still moves a waiting partition
 # to an idle worker; a slow last partition is half a thread's share.
 PARTITIONS_PER_THREAD = 2
+# how long a local cluster waits for a lost worker's nanny to bring it back before closing the nanny
+LOST_WORKER_TIMEOUT = "10 minutes"
 
 
 class UpstreamChanged(RuntimeError):
@@ -449,6 +451,7 @@ class DaskRunner(upstream.DaskRunner):
     def __init__(self, reads: Sequence[str] = (), writes: str | None = None):
         super().__init__()
         self.reads, self.writes = tuple(reads), writes
+        self.cluster: dict | None = None  # the cluster the pipeline ran on (the build's manifest)
 
     def run_pipeline(self, pipeline, options):
         """Replaces ``DaskRunner.run_pipeline`` (defect B): computes every PCollection nothing consumes
@@ -463,7 +466,9 @@ class DaskRunner(upstream.DaskRunner):
         try:
             if self.writes is not None:
                 check_workers_share(client, self.reads, self.writes)
-            threads = sum(client.nthreads().values())
+            nthreads = client.nthreads()
+            threads = sum(nthreads.values())
+            self.cluster = {"scheduler": client.scheduler.address, "workers": len(nthreads), "threads": threads}
             spread = max(bag_kwargs.get("npartitions") or 0, PARTITIONS_PER_THREAD * max(1, threads))
             pipeline.replace_all(overrides.dask_overrides())
             visitor = BagVisitor(bag_kwargs, spread)
@@ -531,12 +536,19 @@ def local_cluster(n_workers: int):
     """A dask.distributed cluster of ``n_workers`` processes on 127.0.0.1, one thread each (a build's
     Python work holds the GIL: processes, not threads, use the cores), closed on exit; yields the
     scheduler's address. The workers inherit this process's environment (the object store's endpoint
-    and credentials)."""
+    and credentials).
+
+    A worker process that dies (killed, out of memory) is restarted by its nanny; but the cluster also
+    closes the nanny of a worker the scheduler lost, unless one of that name is back within
+    ``distributed.deploy.lost-worker-timeout`` (15 s by default): on a loaded machine a new worker
+    process takes longer to start, and the cluster was left a worker short for good. It is raised
+    for the cluster's life."""
     import distributed
 
-    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
+    with dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}):
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=None)
+        try:
+            yield cluster.scheduler_address
+        finally:
+            cluster.close()
