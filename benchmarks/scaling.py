@@ -17,7 +17,9 @@ timings from its manifest; and the load average when the run started (the machin
 ``--runners in_memory,dask:1,dask:2`` builds each source once per runner, side by side: the default
 in-process runner, and Beam's Dask runner (benchwright.runners.dask) on a cluster of N worker processes
 this machine starts for the build (``--runner dask --dask-local N``). Per build also: the pipeline's
-wall time (the manifest's ``pipeline_s``); the CPU seconds of every process of the build (``wait4``:
+wall time (the manifest's ``pipeline_s``) and CPU seconds (``pipeline_cpu_s``: of the build's whole
+process tree, sampled at the pipeline's start and end; the source's fingerprint, computed by a forked
+child meanwhile, among them); the CPU seconds of every process of the build (``wait4``:
 the driver and the children it waited for, the cluster's workers among them); the workers' own CPU
 seconds and peak PSS (the processes the cluster spawned, with their children, sampled every 0.2 s);
 the driver's peak PSS (the rest of the tree); and whether every published file but the manifest and
@@ -82,16 +84,38 @@ def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
     return pss
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds so far of a process and all its descendants (with the children each has reaped)."""
+    children: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+            cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    total, stack = 0.0, [pid]
+    while stack:
+        p = stack.pop()
+        stack += children.get(p, [])
+        total += cpu.get(p, 0.0)
+    return total
+
+
 def run_measured(cmd: list[str], env: dict) -> dict:
     """Wall seconds, ru_maxrss (MB), CPU seconds of the command and the children it waited for, the
     sampled peak tree PSS (MB), and that peak per build phase (the build's latest "[dataset] <phase> ..."
-    progress line: running (the pipeline), finalizing, validating, published) of a command; with dask
-    workers among its children, their peak PSS and CPU seconds, and the rest's (the driver's) peak PSS;
-    raises on failure."""
+    progress line: running (the pipeline), finalizing, validating, published) of a command, and the
+    CPU seconds of its process tree by the end of each phase (so the pipeline's own: running's less
+    start's); with dask workers among its children, their peak PSS and CPU seconds, and the rest's (the
+    driver's) peak PSS; raises on failure."""
     t0 = time.perf_counter()
     with tempfile.NamedTemporaryFile("w+") as log:
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO)
-        peak_pss, phases = 0.0, {}
+        peak_pss, phases, cpu_by_phase = 0.0, {}, {}
         peak_driver = peak_cluster = 0.0
         cluster_cpu: dict[int, float] = {}
         while True:
@@ -107,6 +131,7 @@ def run_measured(cmd: list[str], env: dict) -> dict:
                 marks = [line.split("] ", 1)[1].split()[0] for line in f if line.startswith("[") and "] " in line]
             phase = marks[-1] if marks else "start"
             phases[phase] = round(max(phases.get(phase, 0.0), pss), 1)
+            cpu_by_phase[phase] = round(tree_cpu_s(proc.pid), 1)  # the latest: the phase's end
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here (wait4 gives its rusage)
@@ -116,6 +141,8 @@ def run_measured(cmd: list[str], env: dict) -> dict:
     return {"wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1),
             "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
             "peak_tree_pss_mb": round(peak_pss, 1), "peak_tree_pss_mb_by_phase": phases,
+            "tree_cpu_s_by_phase_end": cpu_by_phase,
+            "pipeline_cpu_s": round(cpu_by_phase.get("running", 0.0) - cpu_by_phase.get("start", 0.0), 1),
             "peak_driver_pss_mb": round(peak_driver, 1), "peak_cluster_pss_mb": round(peak_cluster, 1),
             "cluster_cpu_s": round(sum(cluster_cpu.values()), 1)}
 
@@ -181,6 +208,7 @@ def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory
             "build_s": build["wall_s"], "build_maxrss_mb": build["maxrss_mb"], "build_cpu_s": build["cpu_s"],
             "build_peak_tree_pss_mb": build["peak_tree_pss_mb"],
             "build_peak_tree_pss_mb_by_phase": build["peak_tree_pss_mb_by_phase"],
+            "build_cpu_s_by_phase_end": build["tree_cpu_s_by_phase_end"], "pipeline_cpu_s": build["pipeline_cpu_s"],
             "driver_peak_pss_mb": build["peak_driver_pss_mb"], "cluster_peak_pss_mb": build["peak_cluster_pss_mb"],
             "cluster_cpu_s": build["cluster_cpu_s"], "pipeline_s": manifest["timings"]["pipeline_s"],
             "output_bytes": output_bytes, "output_files": output_files,
@@ -201,10 +229,11 @@ def markdown(result: dict) -> str:
 
 def markdown_runners(result: dict) -> str:
     """The side-by-side table of the runners (docs/SCALING.md)."""
-    head = ("| dataset | scale | runner | pipeline | build | CPU, all processes | of which the workers | "
+    head = ("| dataset | scale | runner | pipeline | pipeline CPU | build | CPU, all processes | of which the workers | "
             "driver peak PSS | workers' peak PSS | identical to in_memory | load at start |\n"
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
-    rows = [f"| {r['dataset']} | {r['scale']} | {r['runner']} | {r['pipeline_s']:.1f} s | {r['build_s']:.1f} s | "
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    rows = [f"| {r['dataset']} | {r['scale']} | {r['runner']} | {r['pipeline_s']:.1f} s | {r['pipeline_cpu_s']:.1f} s | "
+            f"{r['build_s']:.1f} s | "
             f"{r['build_cpu_s']:.1f} s | {r['cluster_cpu_s']:.1f} s | {r['driver_peak_pss_mb']:,.0f} MB | "
             f"{r['cluster_peak_pss_mb']:,.0f} MB | {'yes' if r['identical_to_first'] else 'NO'} | "
             f"{r['load_avg_at_start'][0]:.1f} |" for r in result["runs"]]
