@@ -12,7 +12,9 @@ in-process runner; with ``--running-mode multi_processing`` the Beam workers are
 and only the tree's PSS adds them up); the output's size on disk (each file once, hard links once)
 and file count; the rows of every reconciled unit, the primary one named; the build's own phase
 timings from its manifest; and the load average when the run started (the machine may be shared).
-``--table FILE`` also writes the Markdown table docs/SCALING.md shows.
+``--table FILE`` also writes the Markdown table docs/SCALING.md shows. ``--graph-spreads 4,64,800``
+counts each source's Dask graph for clusters of those sizes (2 partitions per worker thread), without
+running it: what the scheduler would hold.
 
 ``--runners in_memory,dask:1,dask:2`` builds each source once per runner, side by side: the default
 in-process runner, and Beam's Dask runner (benchwright.runners.dask) on a cluster of N worker processes
@@ -178,8 +180,29 @@ def disk_usage(root: Path) -> tuple[int, int]:
     return total, len(seen)
 
 
-def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory",)) -> list[dict]:
-    """Synth once, then one build per runner, side by side; one result per build."""
+def graph_tasks(dataset: str, source: Path, spreads: list[int]) -> dict[int, int]:
+    """How many tasks the dataset's pipeline over ``source`` is on the Dask runner, per Reshuffle spread
+    (2 partitions per worker thread: 4 is 2 workers of 1 thread, 800 is 100 workers of 4), counted on
+    the translated graph without running it (``benchwright.runners.dask.graph_tasks``)."""
+    import apache_beam as beam
+
+    from benchwright.build import build_pipeline
+    from benchwright.runners import dask as guard
+
+    counts = {}
+    with tempfile.TemporaryDirectory() as staging:
+        for spread in spreads:
+            pipeline = beam.Pipeline(runner=guard.DaskRunner())
+            counts[spread] = guard.graph_tasks(build_pipeline(registry.get(dataset), str(source), staging, None,
+                                                              pipeline), spread)
+            shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)  # made for a run that never comes
+    return counts
+
+
+def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory",),
+            spreads: list[int] = ()) -> list[dict]:
+    """Synth once, then one build per runner, side by side; one result per build. ``spreads``: also
+    count the source's Dask graph for each (``graph_tasks``)."""
     raw = work / f"{dataset}-{scale}-raw"
     outs = [work / f"{dataset}-{scale}-out-{runner.replace(':', '')}" for runner in runners]
     for path in (raw, *outs):
@@ -188,6 +211,7 @@ def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory
     load = os.getloadavg()
     synth = run_measured(cli + ["synth", dataset, "--out", str(raw), "--scale", scale], env)
     source_bytes, source_files = disk_usage(raw)
+    tasks = graph_tasks(dataset, raw, list(spreads)) if spreads else {}
     results, first = [], None
     for runner, out in zip(runners, outs):
         load = os.getloadavg() if results else load
@@ -214,6 +238,7 @@ def measure(dataset: str, scale: str, work: Path, env: dict, runners=("in_memory
             "output_bytes": output_bytes, "output_files": output_files,
             "primary_unit": primary, "primary_records": units[primary], "units_written": units,
             "build_timings_s": manifest["timings"], "identical_to_first": hashes == first,
+            "execution": manifest.get("execution"), "dask_graph_tasks_by_spread": tasks,
         })
     return results
 
@@ -258,6 +283,9 @@ def main(argv=None) -> None:
     p.add_argument("--runners", default="in_memory",
                    help="comma-separated: in_memory (the default runner) and dask:N (Beam's Dask runner on a local "
                         "cluster of N worker processes); each source is built once per runner")
+    p.add_argument("--graph-spreads", default="",
+                   help="comma-separated partition counts (2 per worker thread): also count each source's Dask "
+                        "graph's tasks for a cluster of that size, without running it")
     args = p.parse_args(argv)
     datasets = [d for d in args.datasets.split(",") if d]
     scales = [s for s in args.scales.split(",") if s]
@@ -276,7 +304,8 @@ def main(argv=None) -> None:
     try:
         for dataset in datasets:
             for scale in scales:
-                for run in measure(dataset, scale, work, env, runners):
+                spreads = [int(n) for n in args.graph_spreads.split(",") if n]
+                for run in measure(dataset, scale, work, env, runners, spreads):
                     result["runs"].append(run)
                     print(f"{dataset} {scale} {run['runner']}: synth {run['synth_s']} s, build {run['build_s']} s "
                           f"(pipeline {run['pipeline_s']} s), {run['build_maxrss_mb']} MB, identical: "

@@ -321,7 +321,17 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
     """Runs the dataset's pipeline, writing into ``staging``: (its counters, where it ran: the
     runner and its workers, ``BuildOptions.execution``)."""
     runner = options.make_runner([source], staging)
-    pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
+    pipeline = build_pipeline(dataset, source, staging, previous, beam.Pipeline(
+        runner=runner, options=options.pipeline_options()))
+    result = pipeline.run()
+    if options.dry_run:
+        return {}, options.execution(runner)
+    result.wait_until_finish()
+    return query_counters(result), options.execution(runner)
+
+
+def build_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, pipeline):
+    """``pipeline`` with the dataset's transforms and the writers of its configs and rejects applied."""
     try:
         tables, rejects = dataset.expand(pipeline, source, staging, previous)
     except BaseException:
@@ -336,11 +346,7 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
         rows = [r[kind] for r in rejects]
         (rows | f"Flatten{_camel(kind)}" >> beam.Flatten(pipeline=pipeline)
          | f"Write{_camel(kind)}" >> WriteRejects(staging, kind))
-    result = pipeline.run()
-    if options.dry_run:
-        return {}, options.execution(runner)
-    result.wait_until_finish()
-    return query_counters(result), options.execution(runner)
+    return pipeline
 
 
 def query_counters(result) -> dict[str, int]:

@@ -14,6 +14,7 @@ on a dask.distributed cluster of two worker processes started here (scheduler an
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
@@ -262,6 +263,33 @@ def test_windows_and_timestamps_are_refused(transform, refused):
     p.replace_all(dask_overrides())
     with pytest.raises(NotImplementedError, match=refused):
         p.visit(guard.BagVisitor({}, 1))
+
+
+def _record(logger: str, message: str, exc: BaseException | None = None) -> logging.LogRecord:
+    return logging.getLogger(logger).makeRecord(logger, logging.ERROR, __file__, 0, message, None,
+                                                (type(exc), exc, None) if exc else None)
+
+
+def test_closing_connections_are_quiet_and_real_errors_are_not():
+    """``make test`` ended with ~35 lines of CommClosedError and CancelledError tracebacks, logged
+    by distributed's modules through its stderr handler and by asyncio while a cluster closed."""
+    import asyncio
+
+    from distributed.comm.core import CommClosedError
+
+    for name in ("distributed.core", "distributed.comm.tcp", "distributed.worker", "distributed.client",
+                 "distributed.batched", "tornado.application"):
+        logger = logging.getLogger(name)  # where each record is made (and filtered)
+        assert not logger.filter(_record(name, "Exception while handling op", CommClosedError("Stream is closed")))
+        assert logger.filter(_record(name, "Exception while handling op", ValueError("a real error")))
+    assert not logging.getLogger("distributed.worker").filter(_record(
+        "distributed.worker", "Async instruction for <Task cancelled> ended with CancelledError"))
+    never_retrieved = _record("asyncio", "Future exception was never retrieved", asyncio.CancelledError())
+    assert not logging.getLogger("asyncio").filter(never_retrieved)
+    assert logging.getLogger("asyncio").filter(_record("asyncio", "Task exception", OSError("disk full")))
+    note = _record("apache_beam.runners.dask.transform_evaluator",
+                   "The new default partition size is 128, it used to be 1 in previous DaskRunner versions.")
+    assert not logging.getLogger(note.name).filter(note)
 
 
 def test_every_dask_runner_name_gets_the_guarded_runner():

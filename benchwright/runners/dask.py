@@ -102,6 +102,56 @@ PARTITIONS_PER_THREAD = 2
 LOST_WORKER_TIMEOUT = "10 minutes"
 
 
+# Where a cluster's shutdown is noisy: distributed's and tornado's loggers (each module's own, such as
+# distributed.core or distributed.comm.tcp) and asyncio's (a connection's future nobody awaits any
+# more, logged when it is collected).
+QUIETED_LOGGERS = ("distributed", "tornado", "asyncio")
+
+
+class ClosedConnectionNoise(logging.Filter):
+    """Drops what a cluster's closing connections log: a CommClosedError, tornado StreamClosedError
+    or CancelledError traceback (each comm a client, worker or nanny still held when the scheduler
+    went away: ``make test`` ended with ~35 such lines), and lines naming them. What a lost worker
+    means for a build is said elsewhere, and kept: the scheduler's warning naming the lost tasks,
+    and the build's own error."""
+
+    NAMES = ("CommClosedError", "StreamClosedError", "CancelledError")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None and type(exc).__name__ in self.NAMES:
+            return False
+        message = record.getMessage() if record.args else str(record.msg)
+        return not any(name in message for name in self.NAMES)
+
+
+class PartitionSizeNote(logging.Filter):
+    """Drops upstream's note, logged for every Create, that the default partition size "used to be 1
+    in previous DaskRunner versions" (about upstream's history, nothing a build can act on)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "new default partition size" not in str(record.msg)
+
+
+def quiet_closed_connections() -> None:
+    """Installs ``ClosedConnectionNoise`` on every logger of ``QUIETED_LOGGERS`` made so far (importing
+    distributed makes its modules') and on their handlers, once per process. A logger's filter sees
+    only the records made there, not its children's: distributed's stderr handler, on "distributed",
+    writes its modules' records unless the root logger already had a handler when distributed was
+    imported (under pytest), and then they go up to the root's (at exit, Python's last-resort stderr)."""
+    noise = ClosedConnectionNoise()
+    names = [name for name, logger in logging.root.manager.loggerDict.items()
+             if isinstance(logger, logging.Logger) and name.split(".", 1)[0] in QUIETED_LOGGERS]
+    for name in {*names, *QUIETED_LOGGERS}:
+        logger = logging.getLogger(name)
+        for target in (logger, *logger.handlers):
+            if not any(isinstance(f, ClosedConnectionNoise) for f in target.filters):
+                target.addFilter(noise)
+    upstream_log = logging.getLogger(upstream_ops.__name__)
+    if not any(isinstance(f, PartitionSizeNote) for f in upstream_log.filters):
+        upstream_log.addFilter(PartitionSizeNote())
+
+
 class UpstreamChanged(RuntimeError):
     """The installed Beam's Dask runner is not the one this guard fixes."""
 
@@ -470,17 +520,31 @@ class DaskRunner(upstream.DaskRunner):
             threads = sum(nthreads.values())
             self.cluster = {"scheduler": client.scheduler.address, "workers": len(nthreads), "threads": threads}
             spread = max(bag_kwargs.get("npartitions") or 0, PARTITIONS_PER_THREAD * max(1, threads))
-            pipeline.replace_all(overrides.dask_overrides())
-            visitor = BagVisitor(bag_kwargs, spread)
-            pipeline.visit(visitor)
-            sinks = visitor.sinks()
+            sinks, metrics = translate(pipeline, bag_kwargs, spread)
             # one graph: computations submitted apart would be optimised (fused, renamed) apart, and
             # the steps they share computed twice
-            futures = client.compute([*sinks, *(pairs.map_partitions(metric_updates) for pairs in visitor.bundles)])
+            futures = client.compute([*sinks, *metrics])
         except BaseException:
             client.close()
             raise
         return DaskRunnerResult(client, futures[:len(sinks)], futures[len(sinks):])
+
+
+def translate(pipeline, bag_kwargs: dict, spread: int) -> tuple[list, list]:
+    """``pipeline`` as dask collections: (every PCollection nothing consumes, as counts per partition;
+    every ParDo's metric updates, per partition). ``spread``: the partitions a Reshuffle makes."""
+    pipeline.replace_all(overrides.dask_overrides())
+    visitor = BagVisitor(bag_kwargs, spread)
+    pipeline.visit(visitor)
+    return visitor.sinks(), [pairs.map_partitions(metric_updates) for pairs in visitor.bundles]
+
+
+def graph_tasks(pipeline, spread: int, bag_kwargs: dict | None = None) -> int:
+    """How many tasks ``pipeline`` is on a cluster whose Reshuffles spread over ``spread`` partitions
+    (2 per worker thread): the graph the scheduler receives, after dask's optimisation (what the
+    scheduler holds, and what a bigger cluster multiplies). Nothing runs."""
+    sinks, metrics = translate(pipeline, bag_kwargs or {}, spread)
+    return len(dask.base.collections_to_expr([*sinks, *metrics], optimize_graph=True).optimize().__dask_graph__())
 
 
 def check_workers_share(client, reads: Sequence[str], writes: str) -> None:
@@ -552,3 +616,11 @@ def local_cluster(n_workers: int):
             yield cluster.scheduler_address
         finally:
             cluster.close()
+
+
+try:  # distributed configures its loggers when imported: the driver's and every worker's
+    import distributed  # noqa: F401
+except ImportError:  # options.make_runner says what to install
+    pass
+else:
+    quiet_closed_connections()
