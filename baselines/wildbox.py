@@ -655,8 +655,11 @@ def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, chec
     unknown = set(cfg) - set(LEARNED_CONFIG)
     if unknown:
         raise ValueError(f"unknown learned-head settings {sorted(unknown)}")
-    bundle = _fit(train, epochs, seed, cfg, progress)
-    selection = select_components(train, epochs, seed, cfg)
+    from benchwright.progress import Progress
+
+    with Progress("auto" if progress else "off", prefix="[wildbox]").phase("learned head") as phase:
+        bundle = _fit(train, epochs, seed, cfg, phase.task("training", epochs, "epochs"))
+        selection = select_components(train, epochs, seed, cfg, phase)
     bundle["components"] = list(selection["components"])
     bundle["selection"] = selection
     if checkpoint is not None:
@@ -664,7 +667,7 @@ def train_learned(train: dict, epochs: int = DEFAULT_EPOCHS, seed: int = 0, chec
     return bundle
 
 
-def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False) -> dict:
+def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress=None) -> dict:
     """Train the MLP on ``train`` (CPU, ``NUM_THREADS`` threads); the bundle without a component choice.
 
     Inputs: ``learned_features`` (standardised with train mean / std) and the class one-hot of
@@ -716,13 +719,8 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
     gen = torch.Generator().manual_seed(seed)
     coarse_epochs = round(cfg["coarse_fraction"] * epochs)
     history = []
-    iterator = range(epochs)
-    if progress:
-        from tqdm import tqdm
-
-        iterator = tqdm(iterator, desc="learned head", unit="epoch", file=sys.stderr)
     model.train()
-    for epoch in iterator:
+    for epoch in range(epochs):
         stage = "coarse" if epoch < coarse_epochs else "fine"
         onehot = stages[stage]
         perm = torch.randperm(n, generator=gen)
@@ -746,8 +744,9 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress: bool = False)
             sched.step()
             total += float(loss.detach()) * len(idx)
         history.append({"epoch": epoch, "stage": stage, "loss": total / n})
-        if progress:
-            iterator.set_postfix(stage=stage, loss=f"{total / n:.4f}")
+        if progress is not None:
+            progress.note = f"{stage} stage, loss {total / n:.4f}"
+            progress.advance()
     model.eval()
     return {
         "state_dict": {k: v.detach().clone() for k, v in model.state_dict().items()},
@@ -810,7 +809,7 @@ def _combinations() -> list[tuple[str, ...]]:
     return [c for r in range(len(COMPONENTS) + 1) for c in combinations(COMPONENTS, r)]
 
 
-def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
+def select_components(train: dict, epochs: int, seed: int, cfg: dict, phase=None) -> dict:
     """Which residual parts to use, chosen on video-level folds inside train (never on validation).
 
     For each fold of ``video_folds(train, select_folds)`` a network is trained (same seed and
@@ -822,6 +821,7 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
     videos, and the empty subset -- the lift itself -- wins unless something beats it by more
     than the tolerance (fold scores of near-equal subsets differ by noise; parsimony keeps the
     choice stable). Returns {components, folds, scores {"+"-joined subset or "lift": mean fold AP}}.
+    ``phase``: a ``benchwright.progress`` phase, given a task counting the folds' training epochs.
     """
     n_folds = int(cfg.get("select_folds", 0))
     folds = video_folds(train, n_folds) if n_folds >= 2 else None
@@ -832,9 +832,10 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict) -> dict:
 
     combos = _combinations()
     per_fold = np.zeros((n_folds, len(combos)))
+    progress = phase.task(f"component selection ({n_folds} folds)", n_folds * epochs, "epochs") if phase else None
     for k in range(n_folds):
         held = folds == k
-        fit = _fit(_subset(train, ~held), epochs, seed, cfg, progress=False)
+        fit = _fit(_subset(train, ~held), epochs, seed, cfg, progress)
         target = _subset(train, held)
         raw = _raw_outputs(fit, target)
         gt = {key: target[key] for key in ("image_id", "bbox2d_tight", "bbox2d_proj", "center_cam", "dimensions",
@@ -1030,13 +1031,16 @@ def cli_parser() -> ArgumentParser:
     p.add_argument("--context", default=LEARNED_CONFIG["context"], choices=CONTEXTS,
                    help="learned head: image (the image's own 2D boxes) or segment (also the segment's other frames)")
     p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--evaluate", action="store_true", help="also score the predictions (AP-BEV@0.25 in the summary)")
+    p.add_argument("--evaluate", action="store_true",
+                   help="also score the predictions as `evaluate wildbox` does: a summary table led by AP-BEV@0.25 "
+                        "(VOC 11-point), the full metrics in PRED.metrics.json")
     return p
 
 
 @parser_of(cli_parser)
 def run_cli(argv=None) -> int:
-    """``benchwright baseline wildbox --data OUT/wildbox --head H --out PRED.json ...``; prints one line."""
+    """``benchwright baseline wildbox --data OUT/wildbox --head H --out PRED.json ...``: writes the
+    predictions; with ``--evaluate`` prints ``evaluate wildbox``'s summary tables."""
     from benchwright.errors import BenchwrightError
 
     ns = cli_parser().parse_args(argv)
@@ -1057,14 +1061,15 @@ def run_cli(argv=None) -> int:
                 f"{ns.split} images -> {out}")
         if checkpoint is not None:
             line += f" (checkpoint {checkpoint})"
-        if ns.evaluate:
-            from benchwright.evaluation import wildbox as ev
-
-            m = ev.evaluate_paths(ns.data, out, ns.split, ap_bev_protocol="coco101")
-            proto = "VOC 11-point" if ap_bev_key(m).startswith("ap_bev_voc11") else "COCO 101-point"
-            line += (f"; AP-BEV@0.25 macro {m[ap_bev_key(m)]['macro']:.2f}, "
-                     f"AP-BEV@0.50 macro {m[ap_bev_key(m, '0.50')]['macro']:.2f} ({proto})")
         print(line)
+        if ns.evaluate:  # the evaluator's defaults: the same numbers `benchwright evaluate wildbox` prints
+            from benchwright.evaluation import wildbox as ev
+            from benchwright.summary import cell, show, write_json
+
+            m = ev.evaluate_paths(ns.data, out, ns.split)
+            name, protocol, value = ev.headline(m)
+            metrics = write_json(Path(out).with_suffix(".metrics.json"), m)
+            show(ev.summary_tables(m), [f"{name} macro {cell(value)} ({protocol}); full metrics: {metrics}"])
     except (BenchwrightError, ValueError, OSError) as err:
         print(f"benchwright baseline wildbox: error: {err}", file=sys.stderr)
         return 2

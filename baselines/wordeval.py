@@ -35,7 +35,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from benchwright.arguments import ArgumentParser, parser_of
-from benchwright.evaluation.wordeval import IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize
+from benchwright.evaluation.wordeval import (IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize,
+                                             summary_notes, summary_tables)
+from benchwright.progress import Progress, current, use
+from benchwright.summary import show, write_json
 from benchwright.loaders.wordeval import EXPORTS, read_config
 from benchwright.schemas import wordeval as schema
 from benchwright.wordeval.agents import SHIPPED
@@ -131,10 +134,12 @@ def run_agent(data: str | Path, agent: str, out: str | Path, configs: tuple[str,
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n = 0
-    for case_id, docx, _error in agent_outputs(data, agent, configs):
-        if docx is not None:
-            (out / f"{case_id}.docx").write_bytes(docx)
-        n += 1
+    with current().phase(f"agent {agent}") as phase:
+        edited = phase.task("edited", len(read_cases(data, configs)), "cases")
+        for case_id, docx, _error in edited.iterate(agent_outputs(data, agent, configs)):
+            if docx is not None:
+                (out / f"{case_id}.docx").write_bytes(docx)
+            n += 1
     return n
 
 
@@ -320,10 +325,11 @@ def lite_rows(root: Path, split: str) -> list[dict]:
     return rows
 
 
-def baseline_records(root: Path, agent: str, outputs=None) -> dict[str, dict]:
+def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dict[str, dict]:
     """Every test case's record for a shipped agent run in this process (or its given ``outputs``:
     (case_id, bytes or None, error)), scored by the evaluator (in process: the outputs are our own
-    agents'), LibreOffice's with its preservation differences in full."""
+    agents'), LibreOffice's with its preservation differences in full. ``progress``: a
+    ``benchwright.progress.Task`` advanced per case."""
     import time
 
     from benchwright.wordeval.oracle import compare, reference_snapshot
@@ -348,6 +354,8 @@ def baseline_records(root: Path, agent: str, outputs=None) -> dict[str, dict]:
         records[cid] = {"case_id": cid, "passed": bool(report["passed"]), "report": report,
                         "reason": None if report["passed"] else report.get("rejected") or "failed",
                         "agent": {"status": "ok" if out is not None else "exit", "seconds": round(seconds, 4)}}
+        if progress is not None:
+            progress.advance()
     return records
 
 
@@ -379,19 +387,22 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
     cases = read_cases(root)
     agents = [a for a in AGENTS if a != "libreoffice" or (libreoffice and available())]
     summaries, lo_records = {}, {}
-    # text-only writes the text of the planned edit: replay's outputs, computed once for both
-    replayed = {cid: (out, error) for cid, out, error in agent_outputs(root, "replay")}
-    for agent in agents:
-        if agent == "replay":
-            outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
-        elif agent == "text-only":
-            outputs = _text_only(root, replayed)
-        else:
-            outputs = None
-        records = baseline_records(root, agent, outputs)
-        summaries[agent] = summarize_run(cases, records, agent)
-        if agent == "libreoffice":
-            lo_records = records
+    with current().phase("card: baseline agents") as phase:  # minutes on a default build
+        edits = phase.task("replay's edits", len(cases), "cases")
+        tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
+        # text-only writes the text of the planned edit: replay's outputs, computed once for both
+        replayed = {cid: (out, error) for cid, out, error in edits.iterate(agent_outputs(root, "replay"))}
+        for agent in agents:
+            if agent == "replay":
+                outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
+            elif agent == "text-only":
+                outputs = _text_only(root, replayed)
+            else:
+                outputs = None
+            records = baseline_records(root, agent, outputs, tasks[agent])
+            summaries[agent] = summarize_run(cases, records, agent)
+            if agent == "libreoffice":
+                lo_records = records
     fmt = _percent
     baseline_rows = [[a, s["cases"], s["passed"], fmt(s["pass_rate"])] +
                      [fmt(s["per_config"].get(c, {}).get("rate")) for c in schema.CONFIGS]
@@ -517,7 +528,7 @@ def harness_parser() -> ArgumentParser:
     ap.add_argument("--sample", type=int, help="only this many cases, stratified by config and subsystem")
     ap.add_argument("--seed", type=int, default=0, help="with --sample")
     ap.add_argument("--case-id", action="append", help="only this case (repeatable)")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return ap
 
 
@@ -547,8 +558,10 @@ def cli_parser() -> ArgumentParser:
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
     ap.add_argument("--out", required=True, help="folder for the outputs, <case_id>.docx")
     ap.add_argument("--config", default="all", choices=[*schema.CONFIGS, "all"])
-    ap.add_argument("--evaluate", action="store_true", help="score the outputs with the evaluator")
-    ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON)")
+    ap.add_argument("--evaluate", action="store_true",
+                    help="score the outputs with the evaluator: a summary table, every case's report in --report")
+    ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON; default OUT/evaluation.json)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return ap
 
 
@@ -556,14 +569,14 @@ def cli_parser() -> ArgumentParser:
 def run_cli(argv=None) -> int:
     ns = cli_parser().parse_args(argv)
     configs = schema.CONFIGS if ns.config == "all" else (ns.config,)
-    n = run_agent(ns.data, ns.agent, ns.out, configs)
-    result = {"agent": ns.agent, "cases": n, "out": ns.out}
-    if ns.evaluate:
-        scored = evaluate_outputs(ns.out, Path(ns.data) / EXPORTS)
-        if ns.report:
-            Path(ns.report).write_text(json.dumps(scored, indent=2, default=str), encoding="utf-8")
-        result["summary"] = scored["summary"]
-    print(json.dumps(result, indent=2, default=str))
+    with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
+        n = run_agent(ns.data, ns.agent, ns.out, configs)
+        print(f"wordeval baseline {ns.agent}: {n:,} cases -> {ns.out}", flush=True)
+        if ns.evaluate:
+            scored = evaluate_outputs(ns.out, Path(ns.data) / EXPORTS)
+            report = write_json(ns.report or Path(ns.out) / "evaluation.json", scored)
+            show(summary_tables(scored["summary"], f"wordeval baseline {ns.agent}"),
+                 summary_notes(scored["summary"], report))
     return 0
 
 

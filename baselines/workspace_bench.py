@@ -32,6 +32,7 @@ import numpy as np
 
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.loaders.workspace_bench import readable_files, task_dependency_files, tasks_frame
+from benchwright.progress import Progress, current, use
 from benchwright.schemas.workspace_bench import PERSONAS
 
 K_VALUES = (5, 10)
@@ -152,6 +153,11 @@ def _summary(per_task: list[dict], ranker: str) -> dict:
 
 def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
     """The baseline's results on a build's split (what the card shows): see the module docstring."""
+    with current().phase(f"retrieval baseline ({split})") as phase:
+        return _retrieval_table(build, split, rankers, phase)
+
+
+def _retrieval_table(build, split: str, rankers, phase) -> dict:
     tasks = tasks_frame(build, split).to_dict("records")
     deps = task_dependency_files(build, split)
     files = readable_files(build)
@@ -163,7 +169,9 @@ def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
     # is most of every task's candidates), a task file belongs to one task.
     plans, documents = [], {}
     corpora: dict[str, set[str]] = defaultdict(set)
-    for task in tasks:
+    read = phase.task("tasks' files read", len(tasks), "tasks")
+    ranked_tasks = {name: phase.task(name, None, "tasks ranked", started=False) for name in rankers}
+    for task in read.iterate(tasks):
         manifest = {m["stored_relpath"]: m for m in task["data_manifest"]}
         dep_paths = {m["stored_relpath"] for m in manifest.values() if m["filename"] in deps.get(task["task_id"], set())}
         candidates = sorted(by_task.get(task["task_id"], []) + by_workspace.get(WORKSPACE_OF_ROLE.format(role=task["role"]), []),
@@ -181,9 +189,11 @@ def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:
     for name in rankers:
         ranker = make_ranker(name)
         ranker.prepare(documents, corpora)
+        ranked_tasks[name].update(0, sum(1 for *_, n in plans if n))
         for row, (task, candidates, relevant, n) in zip(per_task, plans):
             if not n:
                 continue
+            ranked_tasks[name].advance()
             ids = [f["file_id"] for f in candidates]
             order = ranking(ranker.scores(task["instruction"], ids, task["role"]), candidates) if candidates else []
             ranked = [ids[i] for i in order]
@@ -230,6 +240,7 @@ def cli_parser() -> ArgumentParser:
     parser.add_argument("--split", choices=("lite", "full"), default="full")
     parser.add_argument("--rankers", default=",".join(RANKERS), help="comma-separated: bm25, dense")
     parser.add_argument("--out", type=Path, help="write the JSON results here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     return parser
 
 
@@ -241,7 +252,8 @@ def run_cli(argv) -> int:
     if unknown:
         print(f"error: unknown rankers {unknown}; known: {', '.join(RANKERS)}", file=sys.stderr)
         return 2
-    result = retrieval_table(args.data, args.split, rankers)
+    with use(Progress("off" if args.no_progress else "auto", prefix="[workspace_bench]")):
+        result = retrieval_table(args.data, args.split, rankers)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ import apache_beam as beam
 import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
-from benchwright import __version__, published
+from benchwright import __version__, progress, published
 from benchwright.card import render_card
 from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
@@ -36,7 +36,7 @@ from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
-from benchwright.options import BuildOptions
+from benchwright.options import DASK_RUNNER, BuildOptions
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
@@ -53,7 +53,14 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     and renamed into it; on object storage it is staged under the dataset URL and committed by
     writing the manifest last (``benchwright.published``). What is at ``options.out``/<name> is
     replaced only when it is a build of this dataset, or with ``options.force`` (``check_target``).
-    Returns the published folder's URL."""
+    Returns the published folder's URL. Progress goes to stderr (``benchwright.progress``) unless
+    ``options.progress`` is off."""
+    display = progress.Progress("auto" if options.progress else "off").prefixed(f"[{dataset.name}]")
+    with progress.use(display):
+        return _locked_build(dataset, source, options)
+
+
+def _locked_build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | None:
     local_out = published.is_local(options.out)
     check_target(dataset, options)  # before anything is made: --out a file, a folder that is not a build
     if local_out:
@@ -269,6 +276,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     finally:
         exporting.cancel()
 
+    _progress(options, f"[{dataset.name}] rendering the card")
     t = time.perf_counter()
     render_card(dataset, staging, reconciliation, data_checks)
     timings["card_s"] = round(time.perf_counter() - t, 3)
@@ -320,13 +328,33 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
                  options: BuildOptions) -> tuple[dict[str, int], dict]:
     """Runs the dataset's pipeline, writing into ``staging``: (its counters, where it ran: the
     runner and its workers, ``BuildOptions.execution``)."""
+    # The stages' running counts (benchwright.progress), when progress is shown: a folder on this machine
+    # for a local output, beside the staged files for one on object storage, or on a Dask cluster (whose
+    # workers see the staging, not this machine's temp folder); never part of the build.
+    channel = None
+    if progress.current().mode != "off" and not options.dry_run:
+        channel = (tempfile.mkdtemp(prefix=f"benchwright-progress-{dataset.name}-")
+                   if published.is_local(staging) and options.runner != DASK_RUNNER
+                   else published.join(staging, "_progress"))
+    try:
+        return _run_pipeline(dataset, source, staging, previous, options, channel)
+    finally:
+        if channel is not None:
+            published.remove(channel)
+
+
+def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, options: BuildOptions,
+                  channel: str | None) -> tuple[dict[str, int], dict]:
     runner = options.make_runner([source], staging)
-    pipeline = build_pipeline(dataset, source, staging, previous, beam.Pipeline(
-        runner=runner, options=options.pipeline_options()))
-    result = pipeline.run()
+    pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
+    tracker = progress.attach(pipeline, channel) if channel is not None else None
+    build_pipeline(dataset, source, staging, previous, pipeline)
     if options.dry_run:
+        pipeline.run()
         return {}, options.execution(runner)
-    result.wait_until_finish()
+    with progress.current().phase("pipeline", *((tracker.poller(), tracker.poll_every) if tracker else ())):
+        result = pipeline.run()
+        result.wait_until_finish()
     return query_counters(result), options.execution(runner)
 
 

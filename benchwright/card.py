@@ -11,6 +11,7 @@ opening the build folder; it is in the manifest like every other file of the bui
 """
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -71,9 +72,22 @@ def split_sizes(root: Path, config: str) -> dict[str, tuple[int, int]]:
     return {s: tuple(sizes[s]) for s in sorted(sizes, key=lambda s: (order.get(s, 9), s))}
 
 
+_CODE_SPAN = re.compile(r"(`+)(?:.+?)\1")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` with each ``<`` outside code spans escaped (``\\<``), so a value such as ``"WildBox <split>"``
+    reads as text, not as an HTML tag, in every CommonMark renderer (the Hub's too)."""
+    out, at = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        out += [text[at:span.start()].replace("<", "\\<"), span.group(0)]
+        at = span.end()
+    return "".join(out + [text[at:].replace("<", "\\<")])
+
+
 def markdown_table(headers: list[str], rows: list[list]) -> str:
     def fmt(v):
-        return f"{v:,}" if isinstance(v, int) else (f"{v:.3g}" if isinstance(v, float) else str(v))
+        return f"{v:,}" if isinstance(v, int) else (f"{v:.3g}" if isinstance(v, float) else markdown_text(str(v)))
 
     lines = ["| " + " | ".join(headers) + " |",
              "|" + "|".join("---" if i == 0 else "---:" for i in range(len(headers))) + "|"]
@@ -151,8 +165,9 @@ CARD_PAGE = page_template("""<p class="metadata">{% for label, value in metadata
 
 def card_html(text: str) -> str:
     """The card (``README.md``'s text) as one self-contained HTML page for ``_build/card.html``: the
-    Markdown rendered by markdown-it (CommonMark with GitHub's tables and the card's raw HTML, as the
-    Hub shows it), links and images relative to the build re-pointed from ``_build/``, the YAML header's
+    Markdown rendered by markdown-it (CommonMark with GitHub's tables and the card's HTML blocks, such
+    as ``<details>``, as the Hub shows them; HTML inside a line of text is shown as text, so a value
+    like ``"WildBox <split>"`` is not swallowed as a tag), links and images relative to the build re-pointed from ``_build/``, the YAML header's
     licence, task categories and tags on top and the header itself at the end. Inline styles, no
     script, a policy that blocks anything from elsewhere; the same text gives the same bytes."""
     import posixpath
@@ -164,7 +179,7 @@ def card_html(text: str) -> str:
 
     card = RepoCard(text)
     meta = card.data.to_dict()
-    renderer = MarkdownIt("commonmark", {"html": True}).enable("table")
+    renderer = MarkdownIt("commonmark", {"html": True}).enable("table").disable("html_inline")
     tokens = renderer.parse(card.text)
     base = posixpath.dirname(CARD_HTML)
     for token in (c for t in tokens for c in [t, *(t.children or [])]):

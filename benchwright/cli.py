@@ -14,9 +14,8 @@ import os
 import sys
 
 import fsspec
-from tqdm import tqdm
 
-from benchwright import published, registry
+from benchwright import progress, published, registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
@@ -34,7 +33,7 @@ def cmd_build(args, rest) -> int:
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
                            stale_lock_after=args.stale_lock_after, beam_args=beam_args(args, rest),
-                           force=args.force, dask_address=args.dask_address)
+                           force=args.force, progress=not args.quiet, dask_address=args.dask_address)
     _check_dask_options(args, options)
     for dataset in datasets:  # every output is checked before anything is built
         check_target(dataset, options)
@@ -105,7 +104,8 @@ def cmd_synth(args, _) -> int:
         if "label_defects" not in inspect.signature(write).parameters:
             raise BenchwrightError(f"--label-defects: {args.dataset}'s synth writes no label defects")
         extra["label_defects"] = True
-    summary = write(args.out, scale=args.scale, seed=args.seed, progress=_progress_bar(), **extra)
+    with progress.Progress("auto", prefix=f"[{args.dataset}]").phase("synth") as phase:
+        summary = write(args.out, scale=args.scale, seed=args.seed, progress=phase.reporter("written"), **extra)
     print(json.dumps(summary, indent=2, sort_keys=True, default=str))
     return 0
 
@@ -220,20 +220,6 @@ def cmd_dataset_part(args, rest) -> int:
     return registry.part(args.dataset, args.part)(rest)
 
 
-def _progress_bar():
-    bar = {}
-
-    def progress(done: int, total: int, what: str = "") -> None:
-        if "bar" not in bar:
-            bar["bar"] = tqdm(total=total, desc=what or "writing", unit="item", file=sys.stderr)
-        bar["bar"].n = done
-        bar["bar"].refresh()
-        if done >= total:
-            bar.pop("bar").close()
-
-    return progress
-
-
 class _BuildHelp(argparse.Action):
     """``build --help``: the build's options, then each dataset's own (Beam options its pipeline reads)."""
 
@@ -331,6 +317,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
                    help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
                         "is taken over (default %(default)g; the holder beats every fifth of it)")
+    b.add_argument("--quiet", action="store_true",
+                   help="no progress (by default: bars on a terminal, else a line every few seconds on stderr)")
     b.add_argument("--beam-arg", action="append", default=[], metavar="OPTION",
                    help="an option passed to Beam as it is, e.g. --beam-arg=--flexrs_goal=COST_OPTIMIZED "
                         "(repeatable; so is everything after --)")

@@ -6,7 +6,8 @@ it refuses, ``Read`` marks for sub-units it read, or raises ``RecordError`` for 
 (Beam Metrics counters), so finalize can reconcile ``read == written + quarantined + filtered`` per
 unit. The stage that reads a unit from the source is marked ``source=True``: every record it yields,
 every row it rejects and every element that fails counts as read there, so no pipeline counts
-reads by hand.
+reads by hand. A stage given a ``total`` shows its progress while the pipeline runs
+(``benchwright.progress``: Beam's counters are read only at the end).
 
 Every record and quarantine row a stage yields passes through ``benchwright.utf8.encodable`` before
 Beam's coder sees it: a string a file put there that UTF-8 cannot encode (a lone surrogate from a JSON
@@ -22,6 +23,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from benchwright.errors import RecordError
+from benchwright.progress import StageReport, attached
 from benchwright.utf8 import encodable
 
 QUARANTINE = "quarantine"
@@ -62,15 +64,18 @@ class Stage(beam.DoFn):
     """Runs a stage function with quarantine: failures become tagged rows, never lost, never fatal."""
 
     def __init__(self, name: str, fn: Callable[[Any], Iterable[Any]], unit: str,
-                 locate: Callable[[Any], str] = str, source: bool = False):
+                 locate: Callable[[Any], str] = str, source: bool = False, progress: str | None = None,
+                 size: Callable[[Any], int] | None = None):
         self._name, self._fn, self._unit, self._locate = name, fn, unit, locate
         self._source = source
+        self._progress, self._size = progress, size  # the progress channel; an element's size (a batch's length)
 
     def setup(self):
         self._in = counter(f"stage.{self._name}.in")
         self._failed = counter(f"stage.{self._name}.failed")
         self._rejected = {k: counter(f"{k}.{self._name}") for k in (QUARANTINE, FILTERED)}
         self._repaired = counter(f"unencodable_strings.{self._name}")
+        self._report = StageReport(self._progress, self._name) if self._progress else None
 
     def process(self, element, *side_inputs):
         self._in.inc()
@@ -78,11 +83,14 @@ class Stage(beam.DoFn):
             # Materialise first: a generator that fails half-way must not leak half its output.
             outputs = list(self._fn(element, *side_inputs))
         except RecordError as err:
+            self._count(element, 0)
             yield from self._failure(Reject(self._unit, err.locator, err.reason))
             return
         except Exception as err:  # an unexpected failure still names the element; finalize counts it
+            self._count(element, 0)
             yield from self._failure(Reject(self._unit, self._locate(element), f"{type(err).__name__}: {err}"))
             return
+        self._count(element, sum(not isinstance(out, (Read, Reject)) for out in outputs))
         for out in outputs:
             if isinstance(out, Read):
                 read_counter(out.unit).inc(out.count)
@@ -95,6 +103,14 @@ class Stage(beam.DoFn):
                 if self._source:
                     read_counter(self._unit).inc()
                 yield self._encodable(out)
+
+    def finish_bundle(self):
+        if self._report is not None:
+            self._report.end_bundle()
+
+    def _count(self, element, out: int) -> None:
+        if self._report is not None:
+            self._report.add(self._size(element) if self._size else 1, out)
 
     def _failure(self, reject: Reject):
         self._failed.inc()
@@ -113,8 +129,15 @@ class Stage(beam.DoFn):
         return out
 
 
-def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False):
+def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), source: bool = False,
+              total: int | str | None = None, what: str = "", size: Callable[[Any], int] | None = None):
     """``pcoll | Stage`` with outputs (main, quarantine, filtered); side inputs go to ``fn`` after the element.
-    ``source=True``: this stage reads ``unit`` from the source (see the module docstring)."""
-    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate, source), *side_inputs).with_outputs(
-        QUARANTINE, FILTERED, main="main")
+    ``source=True``: this stage reads ``unit`` from the source (see the module docstring).
+    ``total``: show this stage's progress, ``total`` elements of ``what`` (``size(element)`` each, default
+    1): a count known when the graph is built, or the name of the stage whose records this one takes."""
+    tracker = attached(pcoll.pipeline)  # every stage reports (a tracked one's total may be another's output)
+    channel = tracker.channel if tracker is not None else None
+    if tracker is not None and total is not None:
+        tracker.track(name, total, what)
+    return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate, source, channel, size),
+                                      *side_inputs).with_outputs(QUARANTINE, FILTERED, main="main")

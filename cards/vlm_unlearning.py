@@ -126,25 +126,61 @@ def views_figure(root: Path, meta) -> str:
 
 def scores_figure(root: Path) -> str:
     """The routing scores of the forget examples, and where each gamma's cut falls."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    scores = {}
+    return save_figure(scores_plot(*routing_scores(root)), root, "routing_scores")
+
+
+def routing_scores(root: Path) -> tuple[np.ndarray, dict[float, float]]:
+    """The forget examples' routing scores, and {gamma: the lowest score ModRoute sends text-only}
+    for each gamma that routes some examples each way."""
+    scores, cuts = np.zeros(0), {}
     for gamma in schema.GAMMAS:
         t = load(root, schema.routing_config("modroute", gamma), columns=["routing_score", "routed_view"])
-        s = np.array(t.column("routing_score").to_pylist(), dtype=float)
+        scores = np.array(t.column("routing_score").to_pylist(), dtype=float)
         routed = np.array(t.column("routed_view").to_pylist())
-        scores = s
         if (routed == "text_only").any() and (routed == "multimodal").any():
-            ax.axvline(float(s[routed == "text_only"].min()), ls="--", lw=1, color="0.3")
-            ax.text(float(s[routed == "text_only"].min()), 0.98, f" g={gamma:g}", transform=ax.get_xaxis_transform(),
-                    fontsize=7, va="top")
+            cuts[gamma] = float(scores[routed == "text_only"].min())
+    return scores, cuts
+
+
+def scores_plot(scores: np.ndarray, cuts: dict[float, float]):
+    """The histogram of ``scores`` on an axis fitted to them and to the ``cuts`` ({gamma: the lowest
+    score routed text-only}), a dashed line at each cut, and its label in the first row (from the top)
+    where it overlaps no other label. Returns the figure, laid out."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    low, high = axis_range([*scores, *cuts.values()])
     if len(scores):
-        ax.hist(scores, bins=min(40, max(5, len(scores) // 3)), range=(0, 1), color="#4c72b0")
+        ax.hist(scores, bins=min(40, max(5, len(scores) // 3)), range=(low, high), color="#4c72b0")
+    ax.set_xlim(low, high)
     ax.set_xlabel("routing score (visual pressure) of forget examples; dashed: each gamma's text-only cut")
     ax.set_ylabel("examples")
-    ax.set_xlim(0, 1)
-    fig.tight_layout()
-    return save_figure(fig, root, "routing_scores")
+    fig.tight_layout()  # before the labels: they are placed in the final axes
+    renderer = fig.canvas.get_renderer()
+    placed = []
+    for gamma, cut in sorted(cuts.items(), key=lambda kv: (kv[1], kv[0])):
+        ax.axvline(cut, ls="--", lw=1, color="0.3")
+        label = ax.text(cut, 0.97, f"γ={gamma:g}", transform=ax.get_xaxis_transform(), fontsize=8, va="top",
+                        ha="left" if ax.transData.transform((cut, 0))[0] < ax.bbox.x1 - 40 else "right",
+                        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
+        for row in range(20):  # the first row from the top where the label touches no other
+            label.set_y(0.97 - 0.11 * row)
+            box = label.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(other) for other in placed):
+                break
+        placed.append(label.get_window_extent(renderer))
+    return fig
+
+
+def axis_range(values) -> tuple[float, float]:
+    """An x range that holds every value with a margin of 5% of their spread (0.05 around a single
+    value), not past 0 or 1 when the values are not (visual pressure is a share)."""
+    values = np.asarray(values, dtype=float)
+    if not len(values):
+        return 0.0, 1.0
+    low, high = float(values.min()), float(values.max())
+    margin = 0.05 * (high - low) if high > low else 0.05
+    return (max(0.0, low - margin) if low >= 0 else low - margin,
+            min(1.0, high + margin) if high <= 1 else high + margin)
 
 
 def responsible_ai(dataset, root: Path, source: str) -> dict:

@@ -68,6 +68,7 @@ import fsspec
 from benchwright import fields, strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import RecordError, SourceError
+from benchwright.summary import Table, show
 from benchwright.utf8 import decode
 
 __all__ = ["ATTACK_SETS", "BENIGN_SETS", "SETS", "refusal_detector", "is_refusal", "read_predictions",
@@ -321,9 +322,12 @@ def run_cli(argv=None) -> int:
     if ns.out:
         with fsspec.open(ns.out, "wt", encoding="utf-8") as f:
             f.write(text + "\n")
-    summary = {g: {k: v[k] for k in ("forget", "utility", "s_alpha", "answered", "missing")}
-               for g, v in result["groups"].items()}
-    print(json.dumps({"alpha": ns.alpha, "groups": summary, "out": ns.out}, indent=2, sort_keys=True))
+    show([Table(f"VLM unlearning: VLGuard's refusal rule, S_alpha = {ns.alpha:g} Forget + {1 - ns.alpha:g} Utility",
+                ["view or routing config", "Forget", "Utility", "S_alpha", "answered", "missing"],
+                [[g, v["forget"], v["utility"], v["s_alpha"], v["answered"], v["missing"]]
+                 for g, v in result["groups"].items()])],
+         [f"full result (per set: ASR, over-refusal, counts): {ns.out}" if ns.out else
+          "full result (per set: ASR, over-refusal, counts): add --out FILE"])
     return 0
 
 

@@ -67,7 +67,6 @@ docstring) and its result is stored under the ``kitti`` key.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -87,12 +86,14 @@ from benchwright.formats import kitti
 from benchwright.hashing import stable_int_id
 from benchwright.loaders import wildbox as wbl
 from benchwright.schemas import wildbox as schema
+from benchwright.summary import Table, show, write_json
 from benchwright.tables import fixed_size_matrix
 
 __all__ = [
     "SCALE_GRID", "AP3D_THRESHOLDS", "NHD_COMPONENTS", "load_ground_truth", "load_predictions",
     "read_prediction_json", "read_prediction_kitti", "evaluate", "evaluate_paths", "omni3d_ignore",
-    "OMNI3D_IGNORE", "IGNORE_MODES", "DEPTH_BUCKETS", "AP_BEV_PROTOCOLS",
+    "OMNI3D_IGNORE", "IGNORE_MODES", "DEPTH_BUCKETS", "AP_BEV_PROTOCOLS", "DEFAULT_AP_BEV_PROTOCOL",
+    "summary_tables", "headline",
     "run_cli",
 ]
 
@@ -106,6 +107,9 @@ BEV_THRESHOLDS = (0.25, 0.50)
 # AP-BEV protocols: "voc11" = the WildBox authors' tools/bev_ap_eval.py (their published numbers),
 # "coco101" = the COCO-style metric the other keys use; "both" reports the two.
 AP_BEV_PROTOCOLS = ("voc11", "coco101", "both")
+# The one default everywhere (evaluate, baseline --evaluate, the benchmarks): the published numbers' protocol.
+DEFAULT_AP_BEV_PROTOCOL = "voc11"
+AP_BEV_PROTOCOL_NAMES = {"voc11": "VOC 11-point", "coco101": "COCO 101-point"}
 AP_BEV_VOC11 = ("the WildBox authors' bev_ap_eval.py: every prediction (no max_dets), by descending score, "
                 "takes the unmatched same-species GT of its image with the highest BEV IoU if IoU >= t; "
                 "VOC 11-point (max precision at recall >= t, t = 0, 0.1, ..., 1 compared literally); "
@@ -616,7 +620,7 @@ def _nhd_entry(vals: dict[str, np.ndarray], pair_cls: np.ndarray) -> dict:
                         **{SPECIES[c]: int((pair_cls == c).sum()) for c in range(N_CLASSES)}}}
 
 
-def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protocol: str = "voc11",
+def evaluate(gt: dict, preds: dict, *, ap_method: str = "coco101", ap_bev_protocol: str = DEFAULT_AP_BEV_PROTOCOL,
              max_dets: int = 100, nhd_match_box: str = "bbox2d_proj", scale_grid=None,
              image_ids=None, ignore=None, depth_buckets=None, timings: dict | None = None) -> dict:
     """All WildBox metrics (see the module docstring) as a JSON-ready dict.
@@ -922,10 +926,10 @@ def cli_parser() -> ArgumentParser:
                         "(training/label_2, ImageSets/<split>.txt: the WildBox export's layout) or one with label_2")
     parser.add_argument("--pred", required=True, help="prediction JSON, or a KITTI result folder")
     parser.add_argument("--split", default="validation")
-    parser.add_argument("--out", help="write the metrics JSON here")
+    parser.add_argument("--out", help="write the full metrics JSON here (the summary table is printed)")
     parser.add_argument("--ap-method", default="coco101", choices=apm.AP_METHODS,
                         help="AP interpolation of the COCO-style metrics (2D, 3D, Rel-AP-3D, coco101 AP-BEV)")
-    parser.add_argument("--ap-bev-protocol", default="voc11", choices=AP_BEV_PROTOCOLS,
+    parser.add_argument("--ap-bev-protocol", default=DEFAULT_AP_BEV_PROTOCOL, choices=AP_BEV_PROTOCOLS,
                         help="voc11 (default): the WildBox paper's AP-BEV, keys ap_bev_voc11@*; coco101: the "
                              "COCO-style keys ap_bev@* (and ap_bev@0.25_by_depth); both")
     parser.add_argument("--ignore", default="none", choices=IGNORE_MODES,
@@ -938,8 +942,9 @@ def run_cli(args=None) -> int:
     """``benchwright evaluate wildbox --gt OUT/wildbox --pred FILE [--split validation] [--out METRICS.json]
     [--ap-bev-protocol voc11|coco101|both] [--ignore none|omni3d]``.
 
-    Prints the metrics JSON (or writes it to ``--out`` and prints a short summary). Returns the
-    exit code: 0, or 2 when the input is bad (the error names the file and entry).
+    Prints a summary table, the headline AP-BEV@0.25 first with its protocol, and writes the full
+    metrics JSON to ``--out``. Returns the exit code: 0, or 2 when the input is bad (the error names
+    the file and entry).
     """
     ns = cli_parser().parse_args(args)
     root = Path(ns.gt)
@@ -954,12 +959,66 @@ def run_cli(args=None) -> int:
         return 2
     for warning in [*metrics.get("meta", {}).get("warnings", []), *metrics.get("kitti", {}).get("warnings", [])]:
         print(f"warning: {warning}", file=sys.stderr)
-    text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
-    if ns.out:
-        Path(ns.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(ns.out).write_text(text + "\n", encoding="utf-8")
-        keys = [k for k in ("ap2d@0.50", "ap_bev_voc11@0.50", "ap_bev@0.50", "ap3d", "rel_ap3d") if k in metrics]
-        print(json.dumps({k: metrics[k]["macro"] for k in keys} or {"kitti": "written"}))
-    else:
-        print(text)
+    notes = [f"full metrics: {write_json(ns.out, metrics)}" if ns.out else
+             "full metrics (per species, by depth, the protocol): add --out METRICS.json"]
+    show(summary_tables(metrics), notes)
     return 0
+
+
+def headline(metrics: dict) -> tuple[str, str, float | None]:
+    """(name, protocol, macro value) of the number the README and the paper lead with: AP-BEV@0.25,
+    in the protocol the metrics were computed with (VOC 11-point when they hold both)."""
+    for key, protocol in (("ap_bev_voc11@0.25", "voc11"), ("ap_bev@0.25", "coco101")):
+        if key in metrics:
+            return "AP-BEV@0.25", AP_BEV_PROTOCOL_NAMES[protocol], metrics[key]["macro"]
+    raise KeyError("no AP-BEV@0.25 in these metrics")
+
+
+# (key, name, protocol) in the summary's order: the headline first
+SUMMARY_ROWS = (
+    ("ap_bev_voc11@0.25", "AP-BEV@0.25", "voc11"), ("ap_bev_voc11@0.50", "AP-BEV@0.50", "voc11"),
+    ("ap_bev@0.25", "AP-BEV@0.25", "coco101"), ("ap_bev@0.50", "AP-BEV@0.50", "coco101"),
+    ("ap3d@0.25", "AP-3D@0.25", None), ("ap3d", "AP-3D (IoU 0.05-0.50)", None),
+    ("rel_ap3d", "Rel-AP-3D", None), ("ap2d@0.50", "AP-2D@0.50", None),
+    ("ap2d_agnostic@0.50", "AP-2D@0.50 agnostic", None),
+)
+
+
+PER_SPECIES_KEYS = ("ap_bev_voc11@0.25", "ap_bev@0.25", "ap3d", "ap2d@0.50")
+
+
+def summary_tables(metrics: dict) -> list[Table]:
+    """One screen: every AP (macro, micro, per species) with its protocol, the headline first; the
+    NHDs; or, for KITTI-format ground truth, the devkit's AP per class, metric and difficulty."""
+    if "meta" not in metrics:  # KITTI-format ground truth: the devkit's protocol only
+        return [_kitti_table(metrics["kitti"])]
+    method = metrics["meta"]["protocol"]["ap_method"]
+    names = {**AP_BEV_PROTOCOL_NAMES, None: "COCO 101-point" if method == "coco101" else method}
+    shown = [(key, name, names[protocol]) for key, name, protocol in SUMMARY_ROWS if key in metrics]
+    tables = [Table("WildBox: AP in % (macro = mean over the species with ground truth; VOC 11-point = the WildBox "
+                    "paper's AP-BEV)", ["metric", "protocol", "macro", "micro"],
+                    [[name, protocol, metrics[key]["macro"], metrics[key]["micro"]] for key, name, protocol in shown],
+                    numeric=(2, 3))]
+    per_species = [(key, name) for key, name, _ in shown if key in PER_SPECIES_KEYS]
+    tables.append(Table("Per species (AP in %)", ["species", *(name for _, name in per_species)],
+                        [[s, *(metrics[key]["per_class"][s] for key, _ in per_species)] for s in SPECIES]))
+    nhd = [[key, mean, metrics[key]["n_pairs"]["micro"], *(metrics[key][mean][c] for c in (*NHD_COMPONENTS, "depth_share"))]
+           for key in ("nhd_hungarian", "nhd_hausdorff") if key in metrics for mean in ("macro", "micro")]
+    if nhd:
+        tables.append(Table(f"Normalised corner distances (pairs matched at 2D IoU >= {NHD_IOU}; lower is better)",
+                            ["metric", "mean", "pairs", *NHD_COMPONENTS, "depth share"], nhd,
+                            numeric=tuple(range(2, 4 + len(NHD_COMPONENTS)))))
+    if "kitti" in metrics:
+        tables.append(_kitti_table(metrics["kitti"]))
+    return tables
+
+
+def _kitti_table(kitti: dict) -> Table:
+    rows = []
+    for cls, entry in kitti["classes"].items():
+        for kind in ("2d", "bev", "3d"):
+            for difficulty, v in (entry.get(kind) or {}).items():
+                if v is not None:
+                    rows.append([cls, kind.upper(), difficulty, v["ap11"], v["ap40"], v.get("aos40"), v["n_gt"]])
+    return Table("KITTI devkit protocol (AP in %)", ["class", "metric", "difficulty", "AP11", "AP40", "AOS40",
+                                                   "ground truth"], rows, numeric=(3, 4, 5, 6))

@@ -44,6 +44,8 @@ from benchwright import strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
+from benchwright.progress import Progress, current, use
+from benchwright.summary import Table, percent, show, write_json
 from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
 from benchwright.wordeval.snapshot import extract_snapshot
@@ -447,16 +449,44 @@ def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = No
         return evaluate_docx(case["reference_docx"], path.read_bytes(), case["oracle"], case_id)
 
     try:
-        if isolate and len(evaluators) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            with ThreadPoolExecutor(len(evaluators)) as pool:
-                reports = list(pool.map(run, enumerate(jobs)))
-        else:
-            reports = [run(j) for j in enumerate(jobs)]
+        with current().phase("evaluating") as phase:
+            scored = phase.task("scored", len(jobs), "cases")
+            if isolate and len(evaluators) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+                with ThreadPoolExecutor(len(evaluators)) as pool:
+                    reports = list(scored.iterate(pool.map(run, enumerate(jobs))))
+            else:
+                reports = list(scored.iterate(run(j) for j in enumerate(jobs)))
     finally:
         for ev in evaluators:
             ev.close()
     return {"summary": summarize(reports), "reports": reports}
+
+
+SHOWN_FAILURES = 10  # failed case ids listed under the summary
+
+
+def summary_tables(summary: dict, title: str = "WordEval") -> list[Table]:
+    """One screen of a batch's ``summarize``: pass rates overall and per subsystem, and per check."""
+    def row(name, r):
+        return [name, r["passed"], r["total"], percent(r["rate"])]
+
+    overall = {"passed": summary["passed"], "total": summary["n_cases"], "rate": summary["pass_rate"]}
+    return [Table(f"{title}: {summary['passed']:,} of {summary['n_cases']:,} cases passed", ["subsystem", "passed",
+                  "cases", "pass rate"], [row(k, r) for k, r in summary["per_subsystem"].items()] + [row("all", overall)]),
+            Table("Checks (a case passes when all of its checks pass)", ["check", "passed", "checks", "pass rate"],
+                  [row(k, r) for k, r in summary["per_check"].items()])]
+
+
+def summary_notes(summary: dict, report: str | Path | None) -> list[str]:
+    failed = sorted(cid for cid, c in summary["per_case"].items() if not c["passed"])
+    notes = []
+    if failed:
+        more = f" and {len(failed) - SHOWN_FAILURES:,} more" if len(failed) > SHOWN_FAILURES else ""
+        notes.append(f"failed: {', '.join(failed[:SHOWN_FAILURES])}{more}")
+    notes.append(f"every case's report (checks, differences, per object-property pair): {report}" if report else
+                 "every case's report (checks, differences, per object-property pair): add --out REPORT.json")
+    return notes
 
 
 # --------------------------------------------------------------------------- CLI
@@ -468,7 +498,9 @@ def cli_parser() -> ArgumentParser:
     ap.add_argument("--output", help="the agent's output .docx")
     ap.add_argument("--outputs", help="batch: folder of <case_id>.docx outputs")
     ap.add_argument("--cases-root", default=str(DEFAULT_CASES_ROOT))
-    ap.add_argument("--report", help="batch: also write the full JSON report here")
+    ap.add_argument("--out", "--report", dest="report", metavar="REPORT.json",
+                    help="batch: write the full JSON report here (every case's checks; a summary table is printed)")
+    ap.add_argument("--no-progress", action="store_true", help="batch: no progress on stderr")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_MB)
     ap.add_argument("--cpu-limit", type=float, default=DEFAULT_CPU_LIMIT_S,
@@ -482,7 +514,8 @@ def cli_parser() -> ArgumentParser:
 
 @parser_of(cli_parser)
 def run_cli(args: list[str] | None = None) -> int:
-    """``benchwright evaluate wordeval ...``: prints the JSON report.
+    """``benchwright evaluate wordeval ...``: one case's JSON report, or a batch's summary tables (its
+    full report to ``--out``).
 
     Exit 0 whether or not the case passed; non-zero only if the evaluation could not run
     (bad arguments, missing case or output file)."""
@@ -501,11 +534,11 @@ def run_cli(args: list[str] | None = None) -> int:
             if not Path(ns.outputs).is_dir():
                 print(json.dumps({"error": f"no such folder {ns.outputs}"}), file=sys.stderr)
                 return 2
-            res = evaluate_outputs(ns.outputs, ns.cases_root, isolate=not ns.no_isolate, workers=ns.workers,
-                                   memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
-            if ns.report:
-                Path(ns.report).write_text(json.dumps(res, indent=2, default=str), encoding="utf-8")
-            print(json.dumps(res["summary"], indent=2, default=str))
+            with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
+                res = evaluate_outputs(ns.outputs, ns.cases_root, isolate=not ns.no_isolate, workers=ns.workers,
+                                       memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
+            report = write_json(ns.report, res) if ns.report else None
+            show(summary_tables(res["summary"]), summary_notes(res["summary"], report))
             return 0
         if not ns.case or not ns.output:
             ap.print_usage(sys.stderr)

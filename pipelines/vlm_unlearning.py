@@ -223,7 +223,7 @@ class VlmUnlearning(Dataset):
         parsed = run_stage(
             pipeline | "ListRecords" >> beam.Create(raw, reshuffle=False),
             "ParseRecord", lambda e: sources.parse_record(e, source, fmt, mapping), unit="record", source=True,
-            locate=lambda e: f"{e[0]}#index={e[1]}")
+            locate=lambda e: f"{e[0]}#index={e[1]}", total=len(raw), what="records")
         unique = run_stage(
             parsed.main | "ByRecordKey" >> beam.Map(lambda r: (r.record_key, r)) | "GroupByKey" >> beam.GroupByKey(),
             "DeduplicateIds", deduplicate, unit="record", locate=lambda kv: kv[0])
@@ -233,7 +233,7 @@ class VlmUnlearning(Dataset):
                   | "Spread" >> beam.GroupByKey()
                   | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
         built = run_stage(spread, "BuildViews", lambda r: build_views(r, style), unit="record",
-                          locate=lambda r: r.locator)
+                          locate=lambda r: r.locator, total="DeduplicateIds", what="records")
         tables = {}
         for config in ("records", *schema.VIEWS):
             rows = built.main | f"Select{config}" >> beam.FlatMap(lambda d, c=config: d[c])

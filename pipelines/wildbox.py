@@ -443,7 +443,8 @@ class WildBox(Dataset):
 
         parsed = run_stage(
             pipeline | "ListUnits" >> beam.Create(units) | "Spread" >> beam.Reshuffle(),
-            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit="segment", source=True)
+            "ParseSegment", lambda unit: parse_unit(source, fmt, unit), unit="segment", source=True,
+            total=len(units), what="segments")
         splits = (
             parsed.main
             | "VideoSpecies" >> beam.Map(lambda s: (s.video_id, s.species))
@@ -451,7 +452,8 @@ class WildBox(Dataset):
         )
         splits | "WriteSplits" >> WriteSplits(staging, SPLIT_RULE)
         annotated = run_stage(parsed.main, "AnnotateSegment", annotate_segment, unit="segment",
-                              locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)])
+                              locate=lambda s: s.locator, side_inputs=[beam.pvalue.AsSingleton(splits)],
+                              total="ParseSegment", what="segments")
         tables = {cfg: annotated.main | f"Select{cfg.capitalize()}" >> beam.Map(lambda d, c=cfg: d[c])
                   for cfg in self.configs}
         return tables, [parsed, annotated]

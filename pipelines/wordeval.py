@@ -175,14 +175,15 @@ class WordEval(Dataset):
         gates = Gates()  # each worker gets its own copy, fresh for this build
         atomic = run_stage(pipeline | "ListUnits" >> beam.Create(unit_ids) | "SpreadUnits" >> beam.Reshuffle(),
                            "BuildAtomic", lambda u: build_atomic(u, cat, gates, self.seeds), unit="atomic_case",
-                           source=True)
+                           source=True, total=len(unit_ids), what="catalogue units")
         atomic_ids = atomic.main | "AtomicIds" >> beam.Map(lambda c: c["case_id"])
         templates = sorted(t for t in cat.templates
                            if self.unit_ids is None or all(s["unit"] in unit_ids for s in cat.templates[t]["steps"]))
         compositional = run_stage(
             pipeline | "ListTemplates" >> beam.Create(templates) | "SpreadTemplates" >> beam.Reshuffle(),
             "BuildCompositional", lambda t, ids: build_compositional(t, ids, cat, gates, self.seeds),
-            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True)
+            unit="compositional_case", side_inputs=[beam.pvalue.AsList(atomic_ids)], source=True,
+            total=len(templates), what="templates")
         rejects, published = [atomic, compositional], {}
         for config, built in (("atomic", atomic), ("compositional", compositional)):
             cases = built.main
@@ -192,7 +193,8 @@ class WordEval(Dataset):
                         min_batch_size=LIBREOFFICE_BATCH, max_batch_size=LIBREOFFICE_BATCH),
                     f"LibreOffice{config.capitalize()}",
                     lambda batch, unit=f"{config}_case": libreoffice_gate(batch, unit), unit=f"{config}_case",
-                    locate=lambda batch: ",".join(c["case_id"] for c in batch))
+                    locate=lambda batch: ",".join(c["case_id"] for c in batch),
+                    total=f"Build{config.capitalize()}", what=f"{config} cases", size=len)
                 rejects.append(gated)
                 cases = gated.main
             published[config] = cases

@@ -265,11 +265,11 @@ class WorkspaceBench(Dataset):
         # Workspaces: list, read each file once, resolve references against the workspace's listing.
         listed = run_stage(pipeline | "ListWorkspaces" >> beam.Create(src.workspaces, reshuffle=False),
                            "ListFiles", lambda ws: list_files(ws, limits), unit="file",
-                           locate=lambda ws: ws.name, source=True)
+                           locate=lambda ws: ws.name, source=True, total=len(src.workspaces), what="workspaces")
         entries = listed.main
         scanned = run_stage(entries | "SpreadFiles" >> beam.Reshuffle(), "ScanFiles",
                             lambda e: scan_one(e, limits), unit="file",
-                            locate=lambda e: f"{e['workspace']}/{e['path']}")
+                            locate=lambda e: f"{e['workspace']}/{e['path']}", total="ListFiles", what="files")
         indexes = (scanned.main | "PathByWorkspace" >> beam.Map(
                        lambda s: (s["row"]["workspace"], (s["row"]["path"], s["row"]["sha256"])))
                    | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
@@ -299,7 +299,8 @@ class WorkspaceBench(Dataset):
                       | "GroupSizes" >> beam.GroupByKey() | "SizeDict" >> beam.MapTuple(lambda t, s: (t, dict(s))))
         tasks = run_stage(pipeline | "ListTasks" >> beam.Create(items, reshuffle=False)
                           | "SpreadTasks" >> beam.Reshuffle(), "ReadTasks", read_task, unit="task",
-                          locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True)
+                          locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True,
+                          total=len(items), what="tasks")
         bundles = tasks.main
         personas = bundles | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
         chosen = run_stage(pipeline | "LiteSeed" >> beam.Create([None]), "ChooseLite", choose_lite, unit="lite_task",

@@ -24,8 +24,8 @@ def kitti_dir(fixtures_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def wordeval_text_build(tmp_path_factory) -> Path:
-    """WordEval's tiny source plus a text-only unit, built once per run (the harness, Lite and baseline
-    tests share it, in whichever pytest-xdist worker they run)."""
+    """WordEval's tiny source plus a text-only unit, built once per run by the CLI in a subprocess (the
+    harness, Lite, baseline and progress tests share it, in whichever pytest-xdist worker they run)."""
     from tests.quality_builds import made_once
     from tests.wordeval_helpers import build_tiny_with_text_units
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -198,6 +199,32 @@ def test_wordeval_reads_its_catalogue_from_s3(s3_endpoint, tmp_path):
     assert remote.units == here.units and remote.templates == here.templates and len(here.units) == 6
 
 
+def test_progress_reports_reach_the_driver_through_the_store(s3_endpoint):
+    """On object storage the stages' running counts go through the store (issue 23: progress on every
+    runner whose workers reach the output): each worker's report is one object, the driver sums them."""
+    from benchwright.progress import StageReport, read_channel
+
+    url = f"s3://{BUCKET}/out/demo/{published.STAGING}/run1/_progress"
+    first, second = StageReport(url, "ParseSegment"), StageReport(url, "ParseSegment")
+    first.add(3, 3)
+    first.flush()
+    second.add(2, 1)
+    second.flush()
+    StageReport(url, "AnnotateSegment").add(0, 0)  # nothing done yet: nothing written
+    assert read_channel(url) == {"ParseSegment": (5, 4)}
+    first.add(4, 4)
+    first.flush()
+    assert read_channel(url) == {"ParseSegment": (9, 8)}  # a report is replaced, never added twice
+    # a bundle that ends within FLUSH_S of the last write still leaves its final counts (the driver's
+    # last line, read once the pipeline has run, showed a finished stage short of its total)
+    third = StageReport(url, "AnnotateSegment")
+    third.add(2, 2)
+    third.end_bundle()
+    assert read_channel(url)["AnnotateSegment"] == (2, 2)
+    published.remove(url)
+    assert read_channel(url) == {}
+
+
 def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoint, tmp_path):
     # issue 23.1 on S3, through the command line as a user runs it
     fs = fsspec.filesystem("s3")
@@ -223,6 +250,10 @@ def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoi
     assert done.returncode == 0, done.stderr
     assert f"[vlm_unlearning] replacing {url}, which holds objects that are not a build's of vlm_unlearning " \
            "(notes.txt) (--force)" in done.stdout
+    # issue 23.5: the stages' counts went through the store (OUT/vlm_unlearning/_staging/<run>/_progress)
+    records = len(json.loads((source / "train.json").read_text())) + len(json.loads((source / "test.json").read_text()))
+    assert re.search(rf"^\[vlm_unlearning\] pipeline done in \w+: ParseRecord {records}/{records} records; "
+                     rf"BuildViews {records}/{records} records$", done.stderr, re.MULTILINE), done.stderr
     fs.invalidate_cache()
     assert not fs.exists(f"{BUCKET}/mixed/vlm_unlearning/notes.txt")
     assert cli_main(["validate", url]) == 0

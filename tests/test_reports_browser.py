@@ -41,7 +41,10 @@ CARD_FACTS = """JSON.stringify({
   metadata: Array.from(document.querySelectorAll("p.metadata span")).map(s => s.textContent),
   scripts: document.scripts.length,
   title: document.title,
+  text: document.body.textContent,
 })"""
+PLACEHOLDER = re.compile(r"<([A-Za-z][\w ]*)>")  # "<split>", "<annotation file>": text, not a tag
+CARD_BLOCK_TAGS = {"details", "summary"}  # the only HTML the card templates write
 
 REPORT_FACTS = """JSON.stringify({
   rows: Array.from(document.querySelectorAll("table.results")).map(t => t.tBodies[0].rows.length),
@@ -110,6 +113,12 @@ def test_card_and_report_render_offline_in_headless_chromium(built, tab):
         assert card["configsRows"] == [sum(len(s) for s in sizes.values())]
         assert card["h1"] == re.search(r"^# (.+)$", body, re.MULTILINE).group(1)
         assert card["scripts"] == 0
+        # text in angle brackets is shown as written, never swallowed as a tag (issue 23: WildBox's Omni3D
+        # field table showed "WildBox <split>" as "WildBox ")
+        placeholders = {f"<{p}>" for p in PLACEHOLDER.findall(body) if p not in CARD_BLOCK_TAGS}
+        assert placeholders and not {p for p in placeholders if p not in card["text"]}, placeholders
+        if name == "wildbox":
+            assert '"WildBox <split>"' in card["text"]
         assert "system-ui" in card["font"] and card["th"] == "rgb(246, 248, 250)"  # the styles apply
         licence = registry.get(name).license
         assert f"licence: {licence}" in card["metadata"]
@@ -144,15 +153,21 @@ def test_card_html_fetches_and_runs_nothing_a_value_could_smuggle_in(tab, tmp_pa
     _, png = cv2.imencode(".png", np.full((20, 30, 3), 200, np.uint8))
     (tmp_path / "_build" / "figures" / "a.png").write_bytes(png.tobytes())
     text = ("---\nlicense: mit\npretty_name: A card\n---\n# A card\n\n![a figure](_build/figures/a.png)\n\n"
-            'A value: <img src="http://example.org/x.png"> <script>document.title = "ran"</script>\n\n'
+            'A value: <img src="http://example.org/y.png"> <script>document.title = "ran"</script>\n\n'
+            '<img src="http://example.org/x.png">\n\n'
             '<base href="http://example.org/"> <form action="http://example.org/f"><input name="q"></form>\n\n'
-            "| a | b |\n|---|---:|\n| 1 | 2 |\n\n[the exports](exports/x.json)\n")
+            "| a | b |\n|---|---:|\n| 1 | <b>2</b> |\n\n[the exports](exports/x.json)\n")
     (tmp_path / CARD_HTML).write_text(card_html(text), encoding="utf-8")
     with serve(tmp_path) as base:
         network = tab.load(f"{base}/{CARD_HTML}")
         state = json.loads(tab.evaluate(PAGE_STATE))
         href = tab.evaluate("document.querySelector('a[href]').getAttribute('href')")
         resolved = tab.evaluate("document.querySelector('a[href]').href")
+        shown = json.loads(tab.evaluate("JSON.stringify({text: document.body.textContent, "
+                                        "cell: document.querySelector('td:last-child').innerHTML})"))
+    # markup inside a line of text is text: shown as written, neither fetched nor run
+    assert 'A value: <img src="http://example.org/y.png"> <script>document.title = "ran"</script>' in shown["text"]
+    assert shown["cell"] == "&lt;b&gt;2&lt;/b&gt;"
     assert resolved.startswith(base), resolved  # the smuggled <base> is ignored (base-uri 'none')
     assert state == {"images": 2, "broken": ["http://example.org/x.png"], "title": "A card"}  # the script did not run
     assert [e["params"].get("blockedReason") for e in network if e["method"] == "Network.loadingFailed"] == ["csp"]
@@ -223,3 +238,23 @@ def test_validate_leaves_screenshots_out_but_reports_any_other_file(tmp_path, tm
 def test_screenshot_refuses_object_storage_naming_a_local_copy(capsys):
     assert cli_main(["screenshot", "s3://bucket/out/wildbox"]) == 2
     assert "local" in capsys.readouterr().err
+
+
+def test_validation_report_shows_markup_in_a_detail_as_written(tab, tmp_path):
+    """A check's name or detail holding angle brackets (a value such as "WildBox <split>") is text on
+    the report's pages, not a tag the browser drops."""
+    from types import SimpleNamespace
+
+    from benchwright.report import write_report
+
+    detail = '"WildBox <split>" held <b>no</b> rows'
+    results = [{"check": "boxes: info.name <split>", "ok": False, "detail": detail, "config": "boxes"}]
+    report = {"passed": False, "checks": 1, "failed": 1, "results": results}
+    write_report(SimpleNamespace(name="demo", configs={"boxes": None}), report, {"configs": {}}, tmp_path)
+    with serve(tmp_path) as base:
+        for page in ("index.html", "boxes.html"):
+            tab.load(f"{base}/{page}")
+            cells = json.loads(tab.evaluate(
+                "JSON.stringify(Array.from(document.querySelectorAll('td')).map(td => td.textContent))"))
+            assert detail in cells and "boxes: info.name <split>" in cells, (page, cells)
+            assert tab.evaluate("document.querySelectorAll('td b').length") == 0

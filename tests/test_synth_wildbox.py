@@ -27,7 +27,7 @@ CORNER_SIGNS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
 def tiny(tmp_path_factory):
     parent = tmp_path_factory.mktemp("wildbox_tiny")
     calls = []
-    summary = write_wildbox_source(parent / "src", "tiny", seed=0, progress=lambda d, t: calls.append((d, t)))
+    summary = write_wildbox_source(parent / "src", "tiny", seed=0, progress=lambda d, t, unit: calls.append((d, t)))
     return parent / "src", summary, calls
 
 

@@ -3,6 +3,7 @@ S_alpha per view and config, order-free, missing predictions counted, bad rows n
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -147,8 +148,10 @@ def test_bad_rows_name_file_and_line(tmp_path, line, reason):
 def test_cli_writes_the_result(tmp_path, capsys):
     pred = _write(tmp_path / "p.jsonl", _rows())
     assert run_cli(["--pred", pred, "--alpha", "0.5", "--out", str(tmp_path / "m.json")]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert printed["groups"]["multimodal"]["s_alpha"] == 0.8125 and printed["groups"]["modroute_g0.5"]["s_alpha"] == 0.9375
+    printed = capsys.readouterr().out  # a table, not JSON
+    assert re.search(r"^\| multimodal +\|.*\| +0\.81 \|", printed, re.MULTILINE), printed
+    assert re.search(r"^\| modroute_g0\.5 +\|.*\| +0\.94 \|", printed, re.MULTILINE), printed
+    assert "{" not in printed and f"full result (per set: ASR, over-refusal, counts): {tmp_path / 'm.json'}" in printed
     full = json.loads((tmp_path / "m.json").read_text())
     assert full["refusal_detector"]["source"]["repository"] == "ys-zong/VLGuard"
     assert set(full["groups"]) == {"multimodal", "modroute_g0.5"}

@@ -307,13 +307,19 @@ def test_video_folds_hold_out_whole_videos(splits):
     assert np.array_equal(bw.video_folds(shuffled, 2), folds[order])  # independent of the row order
 
 
-def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits):
+def test_selection_on_train_folds_keeps_the_lift_unless_beaten(splits, capsys):
     """The components are chosen on video folds inside train; the choice is the best fold score,
-    never below the lift's, and on its training data the head is not worse than the lift."""
+    never below the lift's, and on its training data the head is not worse than the lift. The
+    training and the folds' training show their epochs on stderr (issue 23: a tqdm bar in logs)."""
     from benchwright.evaluation import wildbox as ev
 
     merged = _merged(splits)
-    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=False)
+    trained = bw.train_learned(merged, epochs=EPOCHS, seed=0, progress=True)
+    shown = capsys.readouterr().err.splitlines()
+    last = trained["history"][-1]
+    assert shown[-1].startswith("[wildbox] learned head done in ") and "\r" not in "".join(shown), shown
+    assert (f"training {EPOCHS}/{EPOCHS} epochs, {last['stage']} stage, loss {last['loss']:.4f}; "
+            f"component selection (2 folds) {2 * EPOCHS}/{2 * EPOCHS} epochs, ") in shown[-1], shown
     sel = trained["selection"]
     assert sel["folds"] == 2 and len(sel["scores"]) == 2 ** len(bw.COMPONENTS)
     chosen = "+".join(trained["components"]) or "lift"
@@ -464,3 +470,32 @@ def test_benchmark_reports_seed_mean_both_protocols_and_lift_modes(built):
     assert "| lift (segment) |" in card and "| learned (segment) |" in card and bench.SEGMENT_SENTENCE in card
     assert "- learned (mean of 2 seeds) - lift = " in card and "- learned (segment) (mean of 2 seeds) - lift (segment) = " in card
     assert "VOC 11" in card and "COCO" in card
+
+
+def test_baseline_evaluate_and_evaluate_print_one_headline_number_with_its_protocol(built, tmp_path):
+    """Issue 23: `baseline wildbox --evaluate` printed AP-BEV@0.25 as COCO 101-point while `evaluate` defaults
+    to VOC 11-point and left it out of its summary. Both now print the same number, first, with its
+    protocol, in a table of one screen; the full metrics go to a file."""
+    import subprocess
+    import sys
+
+    pred, metrics_path = tmp_path / "lift.json", tmp_path / "metrics.json"
+    cli = [sys.executable, "-m", "benchwright.cli"]
+    baseline = subprocess.run(cli + ["baseline", "wildbox", "--data", str(built), "--head", "lift", "--out", str(pred),
+                                     "--evaluate", "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert baseline.returncode == 0, baseline.stderr[-2000:]
+    evaluated = subprocess.run(cli + ["evaluate", "wildbox", "--gt", str(built), "--pred", str(pred), "--out",
+                                      str(metrics_path)], capture_output=True, text=True, timeout=600)
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    metrics = json.loads(metrics_path.read_text())
+    value = f"{metrics['ap_bev_voc11@0.25']['macro']:.2f}"
+    for printed in (baseline.stdout, evaluated.stdout):
+        lines = printed.splitlines()
+        first = next(line for line in lines if line.startswith("| AP-"))  # the table's first metric row
+        assert "AP-BEV@0.25" in first and "VOC 11-point" in first and value in first, printed
+        assert "COCO 101-point" not in printed.split("AP-3D")[0]  # AP-BEV in one protocol only
+        assert len(lines) <= 40 and "{" not in printed, printed  # a screen, not JSON
+    assert f"AP-BEV@0.25 macro {value} (VOC 11-point)" in baseline.stdout
+    assert f"full metrics: {metrics_path}" in evaluated.stdout
+    written = json.loads(pred.with_suffix(".metrics.json").read_text())
+    assert written["ap_bev_voc11@0.25"] == metrics["ap_bev_voc11@0.25"] and "ap_bev@0.25" not in written

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchwright import registry
 from benchwright.baselines.wordeval import run_agent
-from benchwright.cli import main as cli_main
 
 
 @pytest.fixture(scope="module")
@@ -17,17 +19,35 @@ def built(wordeval_text_build) -> Path:
 
 
 @pytest.mark.parametrize("agent, pass_rate", [("null", 0.0), ("replay", 1.0)])
-def test_null_fails_and_replay_passes_every_case(built, agent, pass_rate, tmp_path, capsys):
-    assert cli_main(["baseline", "wordeval", "--data", str(built), "--agent", agent, "--out", str(tmp_path / agent),
-                     "--evaluate", "--report", str(tmp_path / "report.json")]) == 0
-    result = json.loads(capsys.readouterr().out)
+def test_null_fails_and_replay_passes_every_case(built, agent, pass_rate, tmp_path):
+    """Through the CLI, as a user runs it: a summary table of one screen (issue 23: about 1,680 lines of
+    JSON for 124 cases), every case's report in OUT/evaluation.json; `evaluate --outputs` prints the same."""
+    cli = [sys.executable, "-m", "benchwright.cli"]
+    done = subprocess.run(cli + ["baseline", "wordeval", "--data", str(built), "--agent", agent, "--out",
+                                 str(tmp_path / agent), "--evaluate"], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
     cases = sum(1 for _ in built.glob("exports/cases/*/case.json"))
-    assert result["cases"] == result["summary"]["n_cases"] == cases > 0
-    assert result["summary"]["pass_rate"] == pass_rate
-    reports = json.loads((tmp_path / "report.json").read_text())["reports"]
+    full = json.loads((tmp_path / agent / "evaluation.json").read_text())
+    assert full["summary"]["n_cases"] == cases > 0 and full["summary"]["pass_rate"] == pass_rate
+    reports = full["reports"]
     assert all(r["passed"] is (pass_rate == 1.0) for r in reports)
     if agent == "null":  # the input fails on its target, not only on preservation
         assert all(any(c["name"].startswith("target") and not c["passed"] for c in r["checks"]) for r in reports)
+    passed = int(pass_rate * cases)
+    shown = done.stdout
+    assert f"wordeval baseline {agent}: {passed} of {cases} cases passed" in shown
+    assert re.search(rf"^\| all +\| +{passed} \| +{cases} \| +{100 * pass_rate:.1f}% \|$", shown, re.MULTILINE), shown
+    assert "{" not in shown and len(shown.splitlines()) < 40, shown
+    assert f"{tmp_path / agent / 'evaluation.json'}" in shown
+    assert f"[wordeval] agent {agent} done in" in done.stderr  # progress, on stderr
+    if agent == "null":  # the batch evaluator prints the same table and writes the report to --out
+        again = subprocess.run(cli + ["evaluate", "wordeval", "--outputs", str(tmp_path / agent), "--cases-root",
+                                      str(built / "exports" / "cases"), "--out", str(tmp_path / "r.json")],
+                               capture_output=True, text=True, timeout=900)
+        assert again.returncode == 0, again.stderr[-2000:]
+        tables = shown[shown.index("+--"):shown.index("failed:")]  # after the title, which names the agent
+        assert tables in again.stdout and f"WordEval: 0 of {cases} cases passed" in again.stdout
+        assert json.loads((tmp_path / "r.json").read_text())["summary"] == full["summary"]
 
 
 def test_one_config_only(built, tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -197,10 +198,11 @@ def test_an_interrupted_run_resumes_without_running_scored_cases_again(built, ca
                                      "time.sleep(1.0)\nshutil.copyfile(sys.argv[1], sys.argv[3])\n")
     run = tmp_path / "run"
     argv = [sys.executable, "-m", "benchwright.cli", "run", "wordeval", "--agent", agent, "--cases", str(built),
-            "--out", str(run), "--workers", "1", "--no-progress"] + [a for c in ids for a in ("--case-id", c)]
+            "--out", str(run), "--workers", "1"] + [a for c in ids for a in ("--case-id", c)]
     # a test run started in the background of a non-interactive shell inherits SIGINT ignored, and
     # Python then installs no KeyboardInterrupt handler: give the child the default disposition
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ},
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "BENCHWRIGHT_PROGRESS_INTERVAL": "0.2"},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     # interrupt as soon as one case is scored: at least three seconds of agent work remain
@@ -211,6 +213,10 @@ def test_an_interrupted_run_resumes_without_running_scored_cases_again(built, ca
     assert proc.returncode == 130, err.decode()[-2000:]
     scored = {p.stem for p in (run / "cases").glob("*.json")}
     assert 1 <= len(scored) < len(ids)
+    # its progress on stderr (a pipe: plain lines), the last one saying it stopped, not that it was done
+    shown = [line for line in err.decode().splitlines() if line.startswith("[wordeval] run ")]
+    assert shown and re.fullmatch(rf"\[wordeval\] run stopped after \d+s: .+ \d/{len(ids)} cases scored.*",
+                                  shown[-1]), shown
     assert not list((run / "cases").glob(".*"))            # no half-written record left behind
     calls_before = log.read_text().count("\n")
     # the same command again: only the cases without a record run

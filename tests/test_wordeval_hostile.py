@@ -179,8 +179,8 @@ def test_batch_mode_reports_per_check_case_subsystem_and_pair(tmp_path, capsys):
     assert s["per_subsystem"]["tables"] == {"passed": 0, "total": 1, "rate": 0.0}
     assert s["per_object_property"]["Font.Bold"]["passed"] == 1
     assert "preservation" in s["per_check"] and "target" in s["per_check"]
-    assert ev.run_cli(["--outputs", str(outs), "--cases-root", str(root), "--report", str(tmp_path / "r.json")]) == 0
-    assert json.loads(capsys.readouterr().out)["n_cases"] == 3
+    assert ev.run_cli(["--outputs", str(outs), "--cases-root", str(root), "--out", str(tmp_path / "r.json")]) == 0
+    assert "WordEval: 1 of 3 cases passed" in capsys.readouterr().out  # the summary table
     assert len(json.loads((tmp_path / "r.json").read_text())["reports"]) == 3
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -107,7 +108,11 @@ def test_both_rankers_are_deterministic_and_the_cli_writes_json(build, tmp_path,
     out = tmp_path / "retrieval.json"
     assert run_cli(["--data", str(build), "--out", str(out)]) == 0
     assert json.loads(out.read_text()) == json.loads(json.dumps(first))
-    assert "recall@5" in capsys.readouterr().out
+    shown = capsys.readouterr()
+    assert "recall@5" in shown.out
+    # the tasks read and ranked, on stderr (a bar on a terminal; here, not one: a plain line)
+    assert re.search(r"^\[workspace_bench\] retrieval baseline \(full\) done in \d+s: tasks' files read (\d+)/\1 tasks; "
+                     r"bm25 (\d+)/\2 tasks ranked; dense \2/\2 tasks ranked$", shown.err, re.MULTILINE), shown.err
     assert run_cli(["--data", str(build), "--rankers", "bm25,tfidf"]) == 2
 
 

@@ -899,7 +899,7 @@ def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "defaul
     ``label_defects``: also write the release's known label defects (``DEFECT_*``: rotation sign
     flips, boxes without legs, floating fragments); the clean labels are the default.
     Segments are generated and written one at a time (``full`` streams; nothing is kept in
-    memory but the plan). ``progress(frames_done, frames_total)`` is called after each segment.
+    memory but the plan). ``progress(frames_done, frames_total, "frames")`` is called after each segment.
     Returns a summary: scale, seed, image_size, videos, segments, frames, cuboids,
     masks_written, masks_missing (= masks_dropped + masks_empty), bbox_2d_invalid, per_species
     {species: {videos, segments, frames, cuboids}} and scene_scales {"VIDEO/SEG": s}.
@@ -922,7 +922,7 @@ def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "defaul
         scene_scales[f"{seg.video}/{seg.name}"] = stats["scene_scale"]
         done += seg.frames
         if progress is not None:
-            progress(done, totals["frames"])
+            progress(done, totals["frames"], "frames")
     return {
         "scale": cfg.name, "seed": seed, "image_size": list(cfg.image_size),
         "videos": totals["videos"], "segments": totals["segments"], "frames": totals["frames"],

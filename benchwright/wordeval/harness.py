@@ -14,7 +14,7 @@ The supervisor runs the agent in a PID namespace of its own where the system all
 (``subreaper``: orphans come back to it), and sweeps what is left below it. Exit status, signal,
 wall time, CPU time of the tree, peak memory, the processes the agent left running, the tails of
 stdout and stderr and the output file are recorded. Cases run in parallel (threads, each waiting
-on its agent's process), with a progress bar. Each case's record is written atomically to
+on its agent's process), with their progress on stderr. Each case's record is written atomically to
 ``RUN_DIR/cases/<case_id>.json`` once it is scored, so a run that was interrupted resumes where it
 stopped: cases with a record are skipped.
 
@@ -272,8 +272,10 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
     record each scored case in ``run_dir/cases/<case_id>.json``; cases already recorded are skipped.
     ``score(case, output_path)`` (the path may not exist) returns the evaluator's report. Returns ``{"ran", "skipped"}``.
     A case whose agent timed out, ran out of memory, was killed or exited non-zero is a failed case
-    with that reason (its output, if any, is not scored)."""
-    from tqdm import tqdm
+    with that reason (its output, if any, is not scored). ``progress``: cases scored out of all, with the
+    rate and the time left, on stderr (``benchwright.progress``: a bar on a terminal, else a line every
+    few seconds)."""
+    from benchwright.progress import Progress
 
     run_dir = Path(run_dir)
     done = scored_records(run_dir)
@@ -311,30 +313,32 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
                           (json.dumps(record, indent=1, sort_keys=True, default=str) + "\n").encode())
         return record
 
-    bar = tqdm(total=len(cases), initial=len(cases) - len(todo), desc=f"wordeval {agent.spec[:30]}", unit="case",
-               file=sys.stderr, disable=not progress)
-    pool = ThreadPoolExecutor(max(1, workers))
-    pending = set()
-    try:
-        queue = iter(todo)
-        for case in queue:                 # at most 2 x workers in flight: an interrupt leaves little
-            pending.add(pool.submit(one, case))
-            if len(pending) >= 2 * max(1, workers):
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
-                    bar.update()
-        for f in pending:
-            f.result()
-            bar.update()
-    except BaseException:
-        for f in pending:
-            f.cancel()
-        live.kill_all()                     # an interrupted run leaves no agent running
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        bar.close()
+    display = Progress("auto" if progress else "off", prefix="[wordeval]")
+    with display.phase("run") as phase:
+        scored = phase.task(agent.spec if len(agent.spec) <= 30 else agent.spec[:29] + "…", len(cases),
+                            "cases scored", started=False)
+        scored.update(len(cases) - len(todo))  # a resumed run: its rate counts from the cases it runs
+        pool = ThreadPoolExecutor(max(1, workers))
+        pending = set()
+        try:
+            queue = iter(todo)
+            for case in queue:                 # at most 2 x workers in flight: an interrupt leaves little
+                pending.add(pool.submit(one, case))
+                if len(pending) >= 2 * max(1, workers):
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        f.result()
+                        scored.advance()
+            for f in pending:
+                f.result()
+                scored.advance()
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            live.kill_all()                     # an interrupted run leaves no agent running
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     return {"ran": len(todo), "skipped": len(cases) - len(todo)}
 
 

@@ -10,6 +10,8 @@
     tasks.json                           {"full": [task, ...]} (the website's 12 keys)
     tasks-lite.js                        window.WORKSPACE_BENCH_LITE_TASKS = [...];
     planted_edges.jsonl                  every planted dependency, sorted (the truth extractors are measured on)
+    runs/<Agent>--<Model>--<Run>/<id>/rubrics_judge--<judge>.json   synthetic judge verdicts in the runner's
+                                         layout (``synth_runs``): ``evaluate workspace_bench --runs`` reads them
     README.md                            what this is, the conventions, the ambiguous references
 
 Files are real formats written with their libraries (``synth_files``); workspaces are bundles of a
@@ -36,11 +38,13 @@ from benchwright.schemas.workspace_bench import PERSONAS, ROLE_OF_PERSONA
 from benchwright.workspace_bench.lite import lite_size, select_lite
 from benchwright.workspace_bench.synth_content import WORKSPACE_TYPES
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, WRITERS, file_type, write_file
+from benchwright.workspace_bench.synth_runs import write_runs
 from benchwright.workspace_bench.synth_tasks import TaskPlan, allocate_tasks, fill_task
 from benchwright.workspace_bench.synth_workspace import (
     PlantedEdge, WorkspacePlan, assign_loose_types, finish_workspace, start_workspace)
 
 PERSONA_OF_ROLE = {role: persona for persona, role in ROLE_OF_PERSONA.items()}
+RUNS = "runs"  # the judge runs (not part of the release: a source's reader does not look here)
 LITE_JS_PREFIX = "window.WORKSPACE_BENCH_LITE_TASKS = "
 TASK_KEYS = ("absolute_id", "persona", "task", "task_diff", "output_files", "rubrics", "rubric_types",
              "file_dep_graph", "data_manifest", "tested_capabilities", "collaboration_type", "file_count")
@@ -163,11 +167,13 @@ def write_source(out: str | Path, scale: str = "default", seed: int = 0,
     edges = plan.edges()
     (out / "planted_edges.jsonl").write_text("".join(json.dumps(e.as_json(), ensure_ascii=False) + "\n"
                                                      for e in edges), encoding="utf-8")
+    runs = write_runs(out / RUNS, [t.record() for t in plan.tasks], plan.lite_ids, seed)
     counts = plan.counts()
-    (out / "README.md").write_text(_readme(plan, counts), encoding="utf-8")
+    (out / "README.md").write_text(_readme(plan, counts, runs), encoding="utf-8")
     if progress:
         progress(total, total, "files")
-    return {"scale": scale, "seed": seed, "out": str(out), "bytes": written, **counts}
+    return {"scale": scale, "seed": seed, "out": str(out), "bytes": written, **counts,
+            "judge_runs": {name: str(out / RUNS / name) for name in runs}}
 
 
 def _write_json(path: Path, obj) -> None:
@@ -175,7 +181,7 @@ def _write_json(path: Path, obj) -> None:
     path.write_text(json.dumps(obj, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
-def _readme(plan: SourcePlan, counts: dict) -> str:
+def _readme(plan: SourcePlan, counts: dict, runs: dict[str, int]) -> str:
     ambiguous = [(ws.name, src, name, dst) for ws in plan.workspaces.values() for src, name, dst in ws.ambiguous()]
     personas = ", ".join(f"{p} {counts['personas'].get(p, 0)}" for p in PERSONAS)
     lines = [
@@ -199,6 +205,12 @@ def _readme(plan: SourcePlan, counts: dict) -> str:
         "- `tasks.json` (`{\"full\": [...]}`) and `tasks-lite.js` (`window.WORKSPACE_BENCH_LITE_TASKS = [...];`): "
         "the website release (12 keys, manifest entries without `target_path`).",
         "- `planted_edges.jsonl`: every planted dependency, one JSON object per line, sorted.",
+        f"- `{RUNS}/`: synthetic judge verdicts in the release runner's layout, "
+        "`<Agent>--<Model>--<Run>/<caseId>/rubrics_judge--<judgeModel>.json` ("
+        + ", ".join(f"`{name}`: {n} tasks" for name, n in runs.items()) + "). Try the scorer on them: "
+        f"`benchwright evaluate workspace_bench --runs {RUNS} --data OUT/workspace_bench`. No agent ran and "
+        "no model judged: the verdicts are a seeded draw, with the release's quirks on a few tasks (no judge "
+        "file, two judge models, `passed` as a string, an output-path refresh, an API error).",
         "",
         "## Counts",
         "",
