@@ -43,7 +43,7 @@ from pathlib import Path
 
 from benchwright import registry
 from benchwright.arguments import ArgumentParser
-from benchwright.benchmarks.wildbox_build import tree_memory_mb
+from benchwright.benchmarks.wildbox_build import descendants, process_table, tree_memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
 SCALES = ("tiny", "default", "full")
@@ -54,14 +54,7 @@ WORKER_MARK = b"multiprocessing.spawn"
 def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
     """The PSS (MB) of the dask worker processes below ``pid`` and their children; records each one's
     CPU seconds so far in ``cpu`` (by pid: its latest reading is its total when it ends)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(entry))
-            except OSError:
-                continue
+    children, stats = process_table()
     workers = []
     for child in children.get(pid, []):
         try:
@@ -73,38 +66,17 @@ def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
     pss = 0.0
     for worker in workers:
         pss += tree_memory_mb(worker)[1]
-        stack = [worker]
-        while stack:
-            p = stack.pop()
-            stack += children.get(p, [])
-            try:
-                with open(f"/proc/{p}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                cpu[p] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            except OSError:
-                continue
+        for p in descendants(worker, children):
+            if p in stats:
+                cpu[p] = (int(stats[p][11]) + int(stats[p][12])) / os.sysconf("SC_CLK_TCK")
     return pss
 
 
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds so far of a process and all its descendants (with the children each has reaped)."""
-    children: dict[int, list[int]] = {}
-    cpu: dict[int, float] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            children.setdefault(int(fields[1]), []).append(int(entry))
-            cpu[int(entry)] = sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-    total, stack = 0.0, [pid]
-    while stack:
-        p = stack.pop()
-        stack += children.get(p, [])
-        total += cpu.get(p, 0.0)
-    return total
+    children, stats = process_table()
+    return sum(sum(int(x) for x in stats[p][11:15]) for p in descendants(pid, children) if p in stats
+               ) / os.sysconf("SC_CLK_TCK")
 
 
 def run_measured(cmd: list[str], env: dict) -> dict:
