@@ -51,10 +51,11 @@ SCALES = ("tiny", "default", "full")
 WORKER_MARK = b"multiprocessing.spawn"
 
 
-def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
+def cluster_usage(pid: int, cpu: dict[int, float], table) -> float:
     """The PSS (MB) of the dask worker processes below ``pid`` and their children; records each one's
-    CPU seconds so far in ``cpu`` (by pid: its latest reading is its total when it ends)."""
-    children, stats = process_table()
+    CPU seconds so far in ``cpu`` (by pid: its latest reading is its total when it ends). ``table``:
+    ``process_table()``'s."""
+    children, stats = table
     workers = []
     for child in children.get(pid, []):
         try:
@@ -65,16 +66,17 @@ def cluster_usage(pid: int, cpu: dict[int, float]) -> float:
             continue
     pss = 0.0
     for worker in workers:
-        pss += tree_memory_mb(worker)[1]
+        pss += tree_memory_mb(worker, children)[1]
         for p in descendants(worker, children):
             if p in stats:
                 cpu[p] = (int(stats[p][11]) + int(stats[p][12])) / os.sysconf("SC_CLK_TCK")
     return pss
 
 
-def tree_cpu_s(pid: int) -> float:
-    """CPU seconds so far of a process and all its descendants (with the children each has reaped)."""
-    children, stats = process_table()
+def tree_cpu_s(pid: int, table) -> float:
+    """CPU seconds so far of a process and all its descendants (with the children each has reaped);
+    ``table``: ``process_table()``'s."""
+    children, stats = table
     return sum(sum(int(x) for x in stats[p][11:15]) for p in descendants(pid, children) if p in stats
                ) / os.sysconf("SC_CLK_TCK")
 
@@ -96,8 +98,9 @@ def run_measured(cmd: list[str], env: dict) -> dict:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            pss = tree_memory_mb(proc.pid)[1]
-            workers = cluster_usage(proc.pid, cluster_cpu)
+            table = process_table()  # one read of /proc per sample
+            pss = tree_memory_mb(proc.pid, table[0])[1]
+            workers = cluster_usage(proc.pid, cluster_cpu, table)
             peak_pss = max(peak_pss, pss)
             peak_cluster = max(peak_cluster, workers)
             peak_driver = max(peak_driver, pss - workers)
@@ -105,7 +108,7 @@ def run_measured(cmd: list[str], env: dict) -> dict:
                 marks = [line.split("] ", 1)[1].split()[0] for line in f if line.startswith("[") and "] " in line]
             phase = marks[-1] if marks else "start"
             phases[phase] = round(max(phases.get(phase, 0.0), pss), 1)
-            cpu_by_phase[phase] = round(tree_cpu_s(proc.pid), 1)  # the latest: the phase's end
+            cpu_by_phase[phase] = round(tree_cpu_s(proc.pid, table), 1)  # the latest: the phase's end
             time.sleep(0.2)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here (wait4 gives its rusage)

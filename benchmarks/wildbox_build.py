@@ -63,13 +63,14 @@ def descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
     return found
 
 
-def tree_memory_mb(pid: int) -> tuple[float, float]:
+def tree_memory_mb(pid: int, children: dict[int, list[int]] | None = None) -> tuple[float, float]:
     """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
 
     RSS counts a shared page (the Python, numpy, arrow, OpenCV libraries every worker maps) once per
     process; PSS splits it between them, so the tree's PSS is the memory the build really holds.
+    ``children``: ``process_table()``'s, if already read.
     """
-    children, _ = process_table()
+    children = children if children is not None else process_table()[0]
     rss = pss = 0
     for p in descendants(pid, children):
         try:
