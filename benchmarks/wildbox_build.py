@@ -38,13 +38,10 @@ from pathlib import Path
 from benchwright.arguments import ArgumentParser
 
 
-def tree_memory_mb(pid: int) -> tuple[float, float]:
-    """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
-
-    RSS counts a shared page (the Python, numpy, arrow, OpenCV libraries every worker maps) once per
-    process; PSS splits it between them, so the tree's PSS is the memory the build really holds.
-    """
+def process_table() -> tuple[dict[int, list[int]], dict[int, list[str]]]:
+    """(each pid's children, each pid's /proc/<pid>/stat fields after the command name) of every process."""
     children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -53,12 +50,31 @@ def tree_memory_mb(pid: int) -> tuple[float, float]:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
+        stats[int(entry)] = fields
         children.setdefault(int(fields[1]), []).append(int(entry))
-    rss = pss = 0
-    stack = [pid]
+    return children, stats
+
+
+def descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
+    """``pid`` and every process below it."""
+    found, stack = [], [pid]
     while stack:
         p = stack.pop()
+        found.append(p)
         stack += children.get(p, [])
+    return found
+
+
+def tree_memory_mb(pid: int, children: dict[int, list[int]] | None = None) -> tuple[float, float]:
+    """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
+
+    RSS counts a shared page (the Python, numpy, arrow, OpenCV libraries every worker maps) once per
+    process; PSS splits it between them, so the tree's PSS is the memory the build really holds.
+    ``children``: ``process_table()``'s, if already read.
+    """
+    children = children if children is not None else process_table()[0]
+    rss = pss = 0
+    for p in descendants(pid, children):
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:

@@ -35,7 +35,7 @@ from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import release_freed_memory
-from benchwright.options import BuildOptions
+from benchwright.options import DASK_RUNNER, BuildOptions
 from benchwright.prepared import Prepared, PreparedExports
 from benchwright.source_watch import SourceWatch
 from benchwright.stage import FILTERED, QUARANTINE
@@ -329,7 +329,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
                      staging_url: str, previous: str | None, timings: dict, confirm_lock, beside: Beside | None):
     t = time.perf_counter()
     try:
-        counters = run_pipeline(dataset, source, staging_url, previous, options)
+        counters, execution = run_pipeline(dataset, source, staging_url, previous, options)
     except BaseException:
         if not local_out:  # a failed build publishes nothing, and leaves nothing behind in the store
             published.remove(staging_url)
@@ -348,7 +348,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
     if local_out:
         staging = Path(staging_url)
         staging.mkdir(parents=True, exist_ok=True)
-        finalize(dataset, source, staging, counters, options, timings, previous, beside)
+        finalize(dataset, source, staging, counters, options, timings, previous, beside, execution)
         # checked again: a folder may have been made there while the build ran
         _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset, options)))
         publish(staging, Path(dataset_url))
@@ -360,7 +360,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
             staging = Path(work) / "build"
             mirrored = published.mirror(staging_url, staging)
             try:
-                finalize(dataset, source, staging, counters, options, timings, previous, beside)
+                finalize(dataset, source, staging, counters, options, timings, previous, beside, execution)
             except BuildError as err:
                 # keep what explains the failure (quarantine, validation report) where the user can read it
                 kept = published.join(dataset_url, published.FAILED, staging_url.rstrip("/").rsplit("/", 1)[1])
@@ -380,12 +380,14 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
 
 
 def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, options: BuildOptions,
-             timings: dict, previous: str | None = None, beside: Beside | None = None) -> dict:
+             timings: dict, previous: str | None = None, beside: Beside | None = None,
+             execution: dict | None = None) -> dict:
     """Complete the shard sets, reconcile, export, compute the statistics and the drift against the
     ``previous`` build (its folder URL, None when nothing was published), check the data, render the
     card, write the manifest and validate the local folder ``staging``; raises (publishing nothing)
     when counts or validation fail, or the source changed meanwhile. ``beside``: what was started beside the
-    pipeline (else all of it is computed here)."""
+    pipeline (else all of it is computed here). ``execution``: where the pipeline ran (``run_pipeline``),
+    recorded in the manifest."""
     _progress(options, f"[{dataset.name}] finalizing")
     t = time.perf_counter()
     files = fill_empty_shards(dataset, staging)
@@ -435,6 +437,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "benchwright_version": __version__,
         "configs": list(dataset.configs),  # in declared order, empty ones too (benchwright info lists them)
         "options": options.describe(),
+        "execution": execution or options.execution(None),
         "input": fingerprint,
         "packages": package_versions(),
         "counters": counters,
@@ -493,12 +496,16 @@ def refresh_card(dataset: Dataset, root: Path) -> Path:
 
 
 def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None,
-                 options: BuildOptions) -> dict[str, int]:
+                 options: BuildOptions) -> tuple[dict[str, int], dict]:
+    """Runs the dataset's pipeline, writing into ``staging``: (its counters, where it ran: the
+    runner and its workers, ``BuildOptions.execution``)."""
     # The stages' running counts (benchwright.progress), when progress is shown: a folder on this machine
-    # for a local output, beside the staged files for one on object storage; never part of the build.
+    # for a local output, beside the staged files for one on object storage, or on a Dask cluster (whose
+    # workers see the staging, not this machine's temp folder); never part of the build.
     channel = None
     if progress.current().mode != "off" and not options.dry_run:
-        channel = (tempfile.mkdtemp(prefix=f"benchwright-progress-{dataset.name}-") if published.is_local(staging)
+        channel = (tempfile.mkdtemp(prefix=f"benchwright-progress-{dataset.name}-")
+                   if published.is_local(staging) and options.runner != DASK_RUNNER
                    else published.join(staging, "_progress"))
     try:
         return _run_pipeline(dataset, source, staging, previous, options, channel)
@@ -508,10 +515,22 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
 
 
 def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, options: BuildOptions,
-                  channel: str | None) -> dict[str, int]:
-    runner = options.make_runner()
+                  channel: str | None) -> tuple[dict[str, int], dict]:
+    runner = options.make_runner([source], staging)
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     tracker = progress.attach(pipeline, channel) if channel is not None else None
+    build_pipeline(dataset, source, staging, previous, pipeline)
+    if options.dry_run:
+        pipeline.run()
+        return {}, options.execution(runner)
+    with progress.current().phase("pipeline", *((tracker.poller(), tracker.poll_every) if tracker else ())):
+        result = pipeline.run()
+        result.wait_until_finish()
+    return query_counters(result), options.execution(runner)
+
+
+def build_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, pipeline):
+    """``pipeline`` with the dataset's transforms and the writers of its configs and rejects applied."""
     try:
         tables, rejects = dataset.expand(pipeline, source, staging, previous)
     except BaseException:
@@ -526,13 +545,7 @@ def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | N
         rows = [r[kind] for r in rejects]
         (rows | f"Flatten{_camel(kind)}" >> beam.Flatten(pipeline=pipeline)
          | f"Write{_camel(kind)}" >> WriteRejects(staging, kind))
-    if options.dry_run:
-        pipeline.run()
-        return {}
-    with progress.current().phase("pipeline", *((tracker.poller(), tracker.poll_every) if tracker else ())):
-        result = pipeline.run()
-        result.wait_until_finish()
-    return query_counters(result)
+    return pipeline
 
 
 def query_counters(result) -> dict[str, int]:

@@ -25,6 +25,17 @@ from benchwright.report import page_template
 from benchwright.writer import parse_shard_name
 
 
+# Every card's build section (``{{ runners }}``). The card cannot name this build's own runner and
+# worker count: the published files, the card among them, are the same bytes on every runner and
+# worker count, and only the manifest (``execution``) says where a copy was built.
+RUNNERS_NOTE = (
+    "The build is one Beam pipeline followed by steps on the building machine. Its published files do not "
+    "depend on the runner or on how many workers it has: Beam's in-process runner (any running mode and "
+    "worker count) and Beam's Dask runner on a dask.distributed cluster (`benchwright build --runner dask`, "
+    "1 or 2 worker processes) give the same bytes. The runner and the workers this copy was built on are "
+    "named in `_build/manifest.json`, under `execution`.")
+
+
 def card_yaml(dataset, root: Path, sizes: dict[str, dict[str, tuple[int, int]]] | None = None) -> str:
     """The card's YAML header; ``sizes``: ``{config: split_sizes(root, config)}`` if already read."""
     # datasets takes ~2 s to import: only a card needs it here
@@ -101,7 +112,7 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
     quality = quality_section(dataset, root, checks)
     croissant = croissant_section(dataset)
     sizes = {cfg: split_sizes(root, cfg) for cfg in dataset.configs}
-    text = template.render(data_quality=quality, croissant=croissant,
+    text = template.render(data_quality=quality, croissant=croissant, runners=RUNNERS_NOTE,
         yaml=card_yaml(dataset, root, sizes), dataset=dataset, sizes=sizes, reconciliation=reconciliation,
         configs_table=markdown_table(
             ["config", "split", "rows", "bytes"],

@@ -7,6 +7,8 @@ anything else is a usage error. No command takes an abbreviated option.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import inspect
 import json
 import os
 import sys
@@ -32,14 +34,46 @@ def cmd_build(args, rest) -> int:
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
                            stale_lock_after=args.stale_lock_after, decode_images=args.decode_images,
-                           beam_args=beam_args(args, rest), force=args.force, progress=not args.quiet)
+                           beam_args=beam_args(args, rest), force=args.force, progress=not args.quiet,
+                           dask_address=args.dask_address)
+    _check_dask_options(args, options)
     for dataset in datasets:  # every output is checked before anything is built
         check_target(dataset, options)
-    for dataset in datasets:
-        final = build(dataset, args.source, options)
-        if final is not None:
-            print(describe(final))
+    with _dask_cluster(args, options):
+        for dataset in datasets:
+            final = build(dataset, args.source, options)
+            if final is not None:
+                print(describe(final))
     return 0
+
+
+def _check_dask_options(args, options: BuildOptions) -> None:
+    from benchwright.options import DASK_RUNNER
+
+    dask = args.dask_address or args.dask_local
+    if dask and options.runner != DASK_RUNNER:
+        raise BenchwrightError("--dask-address and --dask-local choose the cluster of --runner dask")
+    if args.dask_address and args.dask_local:
+        raise BenchwrightError("--dask-address names a running cluster, --dask-local starts one: give one of them")
+    if args.dask_local is not None and args.dask_local < 1:
+        raise BenchwrightError("--dask-local N: N worker processes, at least 1")
+    given = any(a.startswith(("--dask_client_address", "--dask_scheduler_file")) for a in options.beam_args)
+    if options.runner == DASK_RUNNER and not dask and not given:
+        raise BenchwrightError("--runner dask builds on a dask.distributed cluster: give its scheduler "
+                               "(--dask-address HOST:PORT) or --dask-local N to start one here")
+
+
+@contextlib.contextmanager
+def _dask_cluster(args, options: BuildOptions):
+    """``--dask-local N``: a cluster of N worker processes on this machine for the builds, closed after."""
+    if not args.dask_local:
+        yield
+        return
+    from benchwright.runners.dask import local_cluster
+
+    with local_cluster(args.dask_local) as address:
+        options.dask_address = address
+        yield
 
 
 def beam_args(args, rest: list[str]) -> list[str]:
@@ -66,8 +100,6 @@ def beam_args(args, rest: list[str]) -> list[str]:
 
 
 def cmd_synth(args, _) -> int:
-    import inspect
-
     from benchwright import progress
 
     write = registry.part(args.dataset, "synth")
@@ -134,8 +166,6 @@ def cmd_diff(args, _) -> int:
 
 
 def cmd_export(args, rest) -> int:
-    import inspect
-
     import fsspec
 
     from benchwright import published
@@ -288,10 +318,16 @@ def parser() -> argparse.ArgumentParser:
                                                   "(default %(default)s)")
     b.add_argument("--force", action="store_true",
                    help="replace OUT/<dataset> even when it is not a build of this dataset (what it holds is lost)")
-    b.add_argument("--runner", default="FnApiRunner", help="FnApiRunner (default, in-process) or any Beam runner")
+    b.add_argument("--runner", default="FnApiRunner",
+                   help="FnApiRunner (default, in-process), dask (a dask.distributed cluster) or any Beam runner")
     b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
                    help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
     b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
+    b.add_argument("--dask-address", metavar="HOST:PORT",
+                   help="--runner dask: the dask.distributed scheduler to build on (its workers need "
+                        "benchwright installed and the object store's environment; README)")
+    b.add_argument("--dask-local", type=int, metavar="N",
+                   help="--runner dask: start a cluster of N worker processes on this machine for the build")
     b.add_argument("--max-bad-fraction", type=float, default=0.01,
                    help="the build fails when more than this fraction of a unit is quarantined (default %(default)g)")
     b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",

@@ -2,6 +2,8 @@
 
 The default runner is Beam's in-process ``FnApiRunner``. We never let Beam pick the implicit
 ``DirectRunner``: in Beam 2.77 it first tries to download a Prism binary, and there is no network.
+``--runner dask`` (or Beam's DaskRunner by name) is Beam's Dask runner with its defects fixed
+(``benchwright.runners.dask``), on the dask.distributed scheduler at ``dask_address``.
 Any other runner (Dataflow, Flink, Spark, Portable) gets the pass-through options unchanged.
 """
 from __future__ import annotations
@@ -10,12 +12,16 @@ import argparse
 import dataclasses
 import functools
 import importlib
+import os
 import threading
 from typing import Sequence
 
 
 DEFAULT_RUNNER = "FnApiRunner"
 RUNNING_MODES = ("in_memory", "multi_threading", "multi_processing")
+DASK_RUNNER = "DaskRunner"
+# names that choose Beam's Dask runner: all of them get the guarded one (benchwright.runners.dask)
+DASK_RUNNER_NAMES = ("dask", DASK_RUNNER, "apache_beam.runners.dask.dask_runner.DaskRunner")
 # Beam options that benchwright's own options set (``pipeline_options``; the direct ones for the default
 # runner only): given to Beam as well, they would be overridden without a word.
 _OWN_BEAM_OPTIONS = {"--runner": "--runner", "--direct_running_mode": "--running-mode",
@@ -46,6 +52,13 @@ class BuildOptions:
     # decode every image for the statistics and the image check (else each one's header only: its format and
     # size; `benchwright validate` decodes every image whatever the build did)
     decode_images: bool = False
+    # the dask.distributed scheduler (HOST:PORT or tcp://HOST:PORT) the Dask runner builds on; not
+    # recorded: where the pipeline runs does not shape the output
+    dask_address: str | None = None
+
+    def __post_init__(self):
+        if self.runner in DASK_RUNNER_NAMES:
+            self.runner = DASK_RUNNER
 
     def pipeline_options(self):
         """Beam's PipelineOptions (Beam takes ~3 s to import: the CLI's other commands never pay it)."""
@@ -56,17 +69,36 @@ class BuildOptions:
             direct = opts.view_as(DirectOptions)
             direct.direct_running_mode = self.running_mode
             direct.direct_num_workers = self.num_workers
+        elif self.runner == DASK_RUNNER:
+            from benchwright.runners.dask import DaskOptions
+
+            if self.dask_address:
+                opts.view_as(DaskOptions).address = self.dask_address
         else:
             opts.view_as(StandardOptions).runner = self.runner
         return opts
 
-    def make_runner(self):
+    def make_runner(self, reads: Sequence[str] = (), writes: str | None = None):
+        """The runner to build with; ``reads``, ``writes``: the source and the staging folder, which
+        the Dask runner's workers must see as this process does (checked before the pipeline runs)."""
         if self.runner == DEFAULT_RUNNER:
             from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
             _serialize_buffer_creation()
             _without_timed_flushes()
             return FnApiRunner()
+        if self.runner == DASK_RUNNER:
+            try:
+                import distributed  # noqa: F401 - the runner's client, imported where it connects
+                from benchwright.runners.dask import DaskRunner, check_upstream
+            except ImportError as err:
+                from benchwright.errors import BenchwrightError
+
+                raise BenchwrightError(f"--runner dask needs dask.distributed ({err}): "
+                                       "pip install 'benchwright[dask]'") from None
+
+            check_upstream()  # a Beam whose Dask runner changed is refused before anything runs
+            return DaskRunner(reads, writes)
         return None  # Beam builds the runner named in the options
 
     @property
@@ -76,6 +108,15 @@ class BuildOptions:
 
         value = self.pipeline_options().view_as(TestOptions).dry_run
         return str(value).lower() not in ("false", "0", "none", "")
+
+    def execution(self, runner) -> dict:
+        """Where the pipeline ran (the manifest's ``execution``; the output does not depend on it): the
+        runner and its workers. ``runner``: the one ``make_runner`` made and the pipeline ran on (the
+        Dask runner knows its cluster once it has run), or None."""
+        if self.runner == DEFAULT_RUNNER:  # Beam's direct_num_workers: 0 is one per core
+            return {"runner": self.runner, "running_mode": self.running_mode,
+                    "workers": self.num_workers or os.cpu_count()}
+        return {"runner": self.runner, **(getattr(runner, "cluster", None) or {})}
 
     def describe(self) -> dict:
         """The options that shape the output (recorded in the manifest); worker count does not."""
@@ -125,6 +166,7 @@ def _import_runner(runner: str) -> None:
     from apache_beam.options.pipeline_options import StandardOptions
 
     known = {path.rsplit(".", 1)[1].lower(): path for path in StandardOptions.ALL_KNOWN_RUNNERS}
+    known["dask"] = known["daskrunner"] = DASK_RUNNER_NAMES[-1]  # not among Beam's known runners
     path = known.get(runner.lower(), known.get(runner.lower() + "runner", runner))
     if "." in path:
         try:

@@ -14,12 +14,13 @@ purpose=${1:-build}
 # with (vlm_unlearning's image-only view). test adds headless Chromium, the real browser the offline
 # reports are tested in.
 DEB_PACKAGES=(libusb-1.0-0 libgl1 libgomp1 libreoffice-writer-nogui fonts-dejavu-core fonts-freefont-ttf)
-# build: the package and torch (CPU; the VLM unlearning routing head and baselines). test adds the test
-# tools (pytest, moto's S3 server, a dask cluster) and Beam's GCP extra (the DataflowRunner dry run).
-EXTRAS=torch
+# build: the package, torch (CPU; the VLM unlearning routing head and baselines) and dask.distributed
+# (--runner dask). test adds the test tools (pytest, moto's S3 server) and Beam's GCP extra (the
+# DataflowRunner dry run).
+EXTRAS=torch,dask
 case "$purpose" in
   build) ;;
-  test) DEB_PACKAGES+=(chromium); EXTRAS=torch,test,dataflow ;;
+  test) DEB_PACKAGES+=(chromium); EXTRAS=torch,dask,test,dataflow ;;
   *) echo "usage: scripts/setup.sh build|test" >&2; exit 2 ;;
 esac
 # Debian's python3 has no venv/ensurepip without python3-venv.
