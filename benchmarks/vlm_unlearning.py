@@ -114,12 +114,12 @@ def run_floor(source: str, out: str, scores: str | None) -> dict:
     """The same rows, one process, no Beam: each config sorted by id into one Parquet file."""
     from datasets.table import embed_table_storage
 
-    from benchwright.pipelines import vlm_unlearning as pipe
-    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.records import Read, Reject
     from benchwright.schemas import vlm_unlearning as schema
-    from benchwright.stage import Read, Reject
+    from benchwright.vlm_unlearning import sources
+    from benchwright.vlm_unlearning import stages as pipe
     from benchwright.vlm_unlearning.records import SourceRecord
-    from benchwright.writer import write_parquet
+    from benchwright.writer import config_table, write_parquet
 
     t = time.perf_counter()
     fmt, raw, mapping = sources.list_records(source)
@@ -149,7 +149,7 @@ def run_floor(source: str, out: str, scores: str | None) -> dict:
     for config, rows in out_rows.items():
         id_column = schema.ID_COLUMNS[config]
         rows.sort(key=lambda r: r[id_column])
-        table = embed_table_storage(pipe._table(rows, config).select(list(schema.CONFIGS[config])))
+        table = embed_table_storage(config_table(rows, schema.CONFIGS[config]).select(list(schema.CONFIGS[config])))
         write_parquet(table, os.path.join(out, config, "all.parquet"))
         n += len(rows)
     total = time.perf_counter() - t

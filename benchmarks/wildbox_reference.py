@@ -21,9 +21,10 @@ import pyarrow.compute as pc
 def run(source: str, out: str) -> dict:
     from benchwright.stage import Read, Reject
     from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
-    from benchwright.pipelines.wildbox import DATASET, SPLIT_RULE, annotate_segment
-    from benchwright.splits import assign, majority
-    from benchwright.pipelines.wildbox_sources import discover, parse_unit
+    from benchwright.pipelines.wildbox import DATASET, SPLIT_RULE
+    from benchwright.splits import assign, majority, split_of
+    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.sources import discover, parse_unit
     from benchwright.errors import RecordError
 
     t0 = time.perf_counter()
@@ -44,7 +45,7 @@ def run(source: str, out: str) -> dict:
     splits = assign({v: majority(s) for v, s in videos.items() if majority(s)}, SPLIT_RULE)
     tables = {cfg: [] for cfg in DATASET.configs}
     for seg in segments:
-        for item in annotate_segment(seg, splits):
+        for item in annotate_segment(seg, split_of(splits, seg.video_id, SPLIT_RULE)):
             if isinstance(item, Reject):
                 rejects += 1
             elif not isinstance(item, Read):  # Read: the counters' business, not the tables'

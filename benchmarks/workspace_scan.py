@@ -31,7 +31,7 @@ from benchwright.arguments import ArgumentParser
 
 
 def _workspaces(source: str) -> list:
-    from benchwright.pipelines.workspace_bench_sources import open_source
+    from benchwright.workspace_bench.sources import open_source
 
     return list(open_source(source).workspaces)
 

@@ -29,31 +29,10 @@ from apache_beam.metrics import Metrics
 
 from benchwright.errors import RecordError, clipped, describe_exception, reason_in_words
 from benchwright.progress import StageReport, attached
+from benchwright.records import FILTERED, QUARANTINE, Read, Reject  # noqa: F401 - the names stage functions yield
 from benchwright.utf8 import encodable
 
-QUARANTINE = "quarantine"
-FILTERED = "filtered"
 METRICS_NAMESPACE = "benchwright"
-
-
-@dataclasses.dataclass(frozen=True)
-class Reject:
-    """A sub-record a stage refuses: ``kind`` is quarantine (bad input) or filtered (a rule, with reason)."""
-
-    unit: str  # what was lost: "segment", "frame", "box", ...
-    locator: str
-    reason: str
-    kind: str = QUARANTINE
-    count: int = 1  # how many units this row stands for
-
-
-@dataclasses.dataclass(frozen=True)
-class Read:
-    """Yielded by a stage function: ``count`` units of ``unit`` (e.g. a segment's frames) were read.
-    Counted only when the whole element succeeds: a failure counts the element once, as its unit."""
-
-    unit: str
-    count: int = 1
 
 
 def reject_row(stage: str, reject: Reject) -> dict:
@@ -181,3 +160,13 @@ def run_stage(pcoll, name: str, fn, unit: str, locate=str, side_inputs=(), sourc
         tracker.track(name, total, what)
     return pcoll | name >> beam.ParDo(Stage(name, fn, unit, locate, source, channel, size),
                                       *side_inputs).with_outputs(QUARANTINE, FILTERED, main="main")
+
+
+def outputs(stages, **main) -> dict:
+    """What a composite transform of stages returns from its ``expand``: its main PCollections by name, and the
+    quarantine and filtered rows of all its ``stages`` (``run_stage``'s outputs), each kind flattened into one
+    PCollection. A dataset's ``expand`` lists such a dict among its stage outputs, as it would a stage's."""
+    out = dict(main)
+    for kind in (QUARANTINE, FILTERED):
+        out[kind] = [stage[kind] for stage in stages] | f"{kind.capitalize()}Rows" >> beam.Flatten()
+    return out

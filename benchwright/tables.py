@@ -88,3 +88,8 @@ def fixed_size_matrix(column, *shape: int) -> np.ndarray:
     for _ in shape:
         values = pc.list_flatten(values)
     return np.asarray(values.to_numpy(zero_copy_only=False), float).reshape((len(arr), *shape))
+
+
+def is_file_storage(type_: pa.DataType) -> bool:
+    """A ``datasets`` Image (or Audio) column's storage: struct<bytes: binary, path: string>."""
+    return pa.types.is_struct(type_) and {f.name for f in type_} == {"bytes", "path"}

@@ -25,7 +25,9 @@ from benchwright import strict_json
 from benchwright.files import map_in_threads
 from benchwright.hashing import stable_hash64
 from benchwright.memory import release_freed_memory
+from benchwright.records import SPLIT_COLUMN
 from benchwright.stage import counter
+from benchwright.tables import is_file_storage
 
 # Parquet settings are part of the output's identity: change them and every sha256 changes. Dictionary
 # encoding and min/max statistics go to the flat, non-binary columns only (``parquet_options``): on a
@@ -42,7 +44,6 @@ PARQUET_OPTIONS = dict(
 MAX_ROW_GROUP_ROWS = 10_000
 ROW_GROUP_BYTES = 32 << 20
 TARGET_SHARD_BYTES = 128 << 20
-SPLIT_COLUMN = "split"  # the column every table carries into the writer: it picks the file (<config>/<split>-*)
 
 
 def num_shards_for(total_bytes: int) -> int:
@@ -199,11 +200,6 @@ def is_binary(type_: pa.DataType) -> bool:
     return pa.types.is_binary(type_) or pa.types.is_large_binary(type_)
 
 
-def is_file_storage(type_: pa.DataType) -> bool:
-    """A ``datasets`` Image (or Audio) column's storage: struct<bytes: binary, path: string>."""
-    return pa.types.is_struct(type_) and {f.name for f in type_} == {"bytes", "path"}
-
-
 def _bytes_per_split(table: pa.Table):
     """(split, bytes) including the files Image columns will embed at write time."""
     splits = table.column(SPLIT_COLUMN)
@@ -274,6 +270,28 @@ def rows_to_table(rows: list[dict], features) -> pa.Table:
     if labels:
         rows = [{**r, **{k: f.str2int(r[k]) for k, f in labels.items() if isinstance(r.get(k), str)}} for r in rows]
     return pa.Table.from_pylist(rows, schema=features.arrow_schema)
+
+
+class ToTables(beam.PTransform):
+    """Rows in storage form, each with its split (``SPLIT_COLUMN``) -> pyarrow tables of ``features`` and the split,
+    ``min_rows`` to ``max_rows`` rows each (Beam's ``BatchElements``): what a dataset's ``expand`` gives the writer
+    for one config. A column ``features`` does not name is left out."""
+
+    def __init__(self, features, min_rows: int, max_rows: int):
+        super().__init__()
+        self._features, self._min, self._max = features, min_rows, max_rows
+
+    def expand(self, rows):
+        return (rows
+                | "Batch" >> beam.BatchElements(min_batch_size=self._min, max_batch_size=self._max)
+                | "Table" >> beam.Map(config_table, self._features))
+
+
+def config_table(rows: list[dict], features) -> pa.Table:
+    """Rows of one config in storage form, each with its split -> the config's table (``features``' columns and the
+    split, in their order)."""
+    return rows_to_table([{k: r.get(k) for k in features} | {SPLIT_COLUMN: r[SPLIT_COLUMN]} for r in rows],
+                         with_split(features))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -238,6 +238,43 @@ def export_all(root: Path, kitti_rotation: str = KITTI_ROTATIONS[0], kitti_image
     return summary
 
 
+def export_build(root: Path, yaw_only_loss, options: list[str] | None = None,
+                 prepared: Prepared | None = None) -> dict:
+    """A build's exports (``export_all``) as ``benchwright export OUT/wildbox [options]`` asks for them, and what the
+    yaw-only KITTI export loses (``yaw_only_loss(root)``, the dataset's declared measure: in
+    ``kitti/yaw_only_loss.json`` and the card). ``options``: ``--kitti-rotation strict`` and ``--kitti-images jpg``
+    write another KITTI root, to ``--out DIR`` (the build's own exports are what its manifest lists). ``prepared``:
+    the frames' PNGs made while the pipeline ran."""
+    import argparse
+
+    from benchwright.errors import BenchwrightError
+
+    parser = argparse.ArgumentParser(prog="benchwright export OUT/wildbox", exit_on_error=False, allow_abbrev=False)
+    parser.add_argument("--kitti-rotation", choices=KITTI_ROTATIONS, default=KITTI_ROTATIONS[0],
+                        help="yaw-only (the release's KITTI export: pitch and roll dropped) or strict (only "
+                             "the boxes KITTI holds exactly)")
+    parser.add_argument("--kitti-images", choices=KITTI_IMAGE_FORMATS, default=KITTI_IMAGE_FORMATS[0],
+                        help="png (what mmdetection3d's and OpenPCDet's KITTI readers open) or jpg (the "
+                             "frames as they are, hard links: no copy)")
+    parser.add_argument("--out", help="write only the KITTI root, here")
+    try:
+        ns = parser.parse_args(options or [])
+    except (argparse.ArgumentError, SystemExit) as err:
+        raise BenchwrightError(f"export wildbox: {err}") from None
+    default = (ns.kitti_rotation, ns.kitti_images) == (KITTI_ROTATIONS[0], KITTI_IMAGE_FORMATS[0])
+    if not default and not ns.out:
+        raise BenchwrightError("export wildbox: other KITTI options than the build's go to --out DIR (the "
+                               "build's manifest lists its own exports' sha256)")
+    root = Path(root)
+    kitti_dir = Path(ns.out) if ns.out else root / EXPORTS / "kitti"
+    summary = export_all(root, ns.kitti_rotation, ns.kitti_images, kitti_dir, omni3d=not ns.out, prepared=prepared)
+    if ns.kitti_rotation == "yaw-only":
+        loss = {**yaw_only_loss(root), "frames_without_rows": summary["kitti"]["frames_without_rows"]}
+        (kitti_dir / "yaw_only_loss.json").write_text(json.dumps(loss, indent=1, sort_keys=True) + "\n")
+        summary["kitti"]["loss"] = loss
+    return summary
+
+
 # Exports are hundreds of thousands of small files: the time goes to the filesystem (create, write,
 # close), which a few threads overlap (the calls release the GIL); Python's file objects add nothing.
 EXPORT_CHUNK_ROWS = 16_384  # annotations converted to Python values at a time

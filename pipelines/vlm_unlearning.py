@@ -1,13 +1,12 @@
 """VLM unlearning sets: VLGuard-shaped records -> three views of every example, ModRoute routing.
 
-Read top to bottom, a record goes: ListRecords (the annotation files, read on the driver) ->
-ParseRecord (one record's checks; its pairs become examples) -> DeduplicateIds (a record id seen
-twice in one file: the first is kept) -> BuildViews (the image read and decoded, the three views
-rendered; a missing or undecodable image quarantines the record and its examples) -> the core
-writer. Routing is one global step: the training examples (forget and retain) are gathered and
-scored once (``routing.visual_pressure``, or the ``--routing-scores`` file), the routes computed,
-and the result broadcast as a side input to RouteExamples, which writes each forget example in the
-view its routing chose.
+Read top to bottom, a record goes (the stages' work: ``benchwright.vlm_unlearning.stages``): ReadRecords (the
+annotation files, read on the driver -> ParseRecord, one record's checks, its pairs become examples ->
+DeduplicateIds, a record id seen twice in one file: the first is kept) -> BuildViews (the image read and decoded,
+the three views rendered; a missing or undecodable image quarantines the record and its examples) -> the core
+writer. Routing is one global step: the training examples (forget and retain) are gathered and scored once
+(``routing.visual_pressure``, or the ``--routing-scores`` file), the routes computed, and the result broadcast as a
+side input to RouteExamples, which writes each forget example in the view its routing chose.
 
 Build options (besides Beam's): ``--format vlguard|mapped`` (default: detected from the files),
 ``--routing-scores URL`` (scores a user supplies, ``routing.read_scores``' formats), ``--render
@@ -15,25 +14,19 @@ figstep|dejavu`` (the image-only view's typographic style, ``views.STYLES``; def
 """
 from __future__ import annotations
 
-import io
-import itertools
 from pathlib import Path
 
 import apache_beam as beam
-import numpy as np
-import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
-from benchwright.errors import BuildError, RecordError, SourceError
-from benchwright.pipelines import vlm_unlearning_sources as sources
+from benchwright.errors import BuildError, SourceError
 from benchwright.schemas import vlm_unlearning as schema
-from benchwright.stage import Reject, create, run_stage
-from benchwright.vlm_unlearning import records as rec
-from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
+from benchwright.stage import create, outputs, run_stage
+from benchwright.vlm_unlearning import sources
+from benchwright.vlm_unlearning.stages import build_views, dedup_key, deduplicate, route_example, score_examples
+from benchwright.writer import ToTables
 
-ROUTING_SEED = 0
-MAX_IMAGE_PIXELS = 50_000_000  # 7,071 x 7,071: far above any VLGuard-style photograph, 150 MB as RGB
 ROWS_PER_TABLE = 64
 
 
@@ -51,168 +44,69 @@ class VlmUnlearningOptions(PipelineOptions):
                                  "or DejaVu Sans Mono Bold from matplotlib's wheel (no system font needed)")
 
 
-def _embeddable(url: str) -> str:
-    """The path form ``datasets`` embeds from at write time: plain paths for local files."""
-    return url[len("file://"):] if url.startswith("file://") else url
+class ReadRecords(beam.PTransform):
+    """The annotation files' records (``raw``, read on the driver) -> the records to build: each checked on its own
+    (``sources.parse_record``), one per id (``deduplicate``), spread over workers with a Parquet row group's
+    records together (its image column is read once)."""
+
+    def __init__(self, source: str, fmt: str, raw: list, mapping):
+        super().__init__()
+        self.source, self.fmt, self.raw, self.mapping = source, fmt, raw, mapping
+
+    def expand(self, pipeline):
+        source, fmt, mapping = self.source, self.fmt, self.mapping
+        parsed = run_stage(
+            create(pipeline, "ListRecords", self.raw, reshuffle=False),
+            "ParseRecord", lambda e: sources.parse_record(e, source, fmt, mapping), unit="record", source=True,
+            locate=lambda e: f"{e[0]}#index={e[1]}", total=len(self.raw), what="records")
+        keyed_by_id = fmt == "vlguard" or "id" in mapping.fields
+        unique = run_stage(
+            parsed.main | "ByRecordKey" >> beam.Map(lambda r: (dedup_key(r, keyed_by_id), r))
+            | "GroupByKey" >> beam.GroupByKey(),
+            "DeduplicateIds", deduplicate, unit="record", locate=lambda kv: kv[0])
+        spread = (unique.main
+                  | "ByImageGroup" >> beam.Map(lambda r: (sources.image_group(r.image_url), r))
+                  | "Spread" >> beam.GroupByKey()
+                  | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
+        return outputs([parsed, unique], records=spread)
 
 
-def read_image(url: str, locator: str) -> bytes:
-    """The image's bytes, decoded once to prove they are an image; ``RecordError`` otherwise."""
-    from PIL import Image, UnidentifiedImageError
+class BuildViews(beam.PTransform):
+    """Records -> the rows of the records config and of each view (``build_views``, rendered in ``style``), and the
+    routing step's inputs: the training examples to score (``score``: with the head's features) and the forget
+    examples' two views (``route``)."""
 
-    try:
-        data = sources.read_image_bytes(url)
-    except FileNotFoundError:
-        raise RecordError(locator, f"image {url.rsplit('/', 2)[-2:]} is missing") from None
-    except OSError as err:
-        raise RecordError(locator, f"image cannot be read: {err}") from None
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            if image.width * image.height > MAX_IMAGE_PIXELS:  # checked on the header, before any pixel
-                raise RecordError(locator, f"image is {image.width} x {image.height} pixels, over the "
-                                           f"{MAX_IMAGE_PIXELS:,}-pixel bound (a decompression bomb)")
-            image.load()
-    except Image.DecompressionBombError as err:
-        raise RecordError(locator, f"image is a decompression bomb: {err}") from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:
-        raise RecordError(locator, f"image is not decodable ({len(data)} bytes): {err}") from None
-    return data
+    def __init__(self, style: str, score: bool):
+        super().__init__()
+        self.style, self.score = style, score
+
+    def expand(self, records):
+        style, score = self.style, self.score
+        built = run_stage(records, "BuildViews", lambda r: build_views(r, style, score), unit="record",
+                          locate=lambda r: r.locator, total="DeduplicateIds", what="records")
+        rows = {config: built.main | f"Select{config}" >> beam.FlatMap(lambda d, c=config: d[c])
+                for config in ("records", *schema.VIEWS)}
+        return outputs([built], **rows, score=built.main | "ScoreInputs" >> beam.FlatMap(lambda d: d["score"]),
+                       route=built.main | "RouteInputs" >> beam.FlatMap(lambda d: d["route"]))
 
 
-def deduplicate(keyed):
-    """The records of one id (grouped by ``dedup_key``). One id twice in one file: the first in the file is
-    kept, the others are quarantined with their examples. The same id and image in a training file and the
-    test file: the same example would be trained on and tested on (a leak), so the training copy is
-    quarantined and the test copy kept."""
-    _, records = keyed
-    kept = []
-    for _, in_file in itertools.groupby(sorted(records, key=lambda r: (r.source_file, r.index)),
-                                        key=lambda r: r.source_file):
-        first, *duplicates = in_file
-        kept.append(first)
-        for dup in duplicates:
-            yield from sources.reject_record(
-                f"{dup.locator}[index={dup.index}]",
-                f"duplicate id {dup.record_id!r} in {dup.source_file} (records {first.index} and {dup.index}; "
-                "the first is kept)", len(dup.examples))
-    tested = {r.image_path: r for r in kept if r.split == "test"}
-    for record in kept:
-        test = tested.get(record.image_path) if record.split != "test" else None
-        if test is not None:
-            yield from sources.reject_record(
-                record.locator, f"id {record.record_id!r} with image {record.image_path!r} is also test record "
-                                f"{test.locator} (index {test.index}): the same example in training and test data "
-                                "is a leak; the test copy is kept", len(record.examples))
-        else:
-            yield record
+class Route(beam.PTransform):
+    """The forget examples' two views -> each routing config's rows: the training examples (``score``) gathered and
+    scored once (``score_examples``: the built-in scorer, or the file at ``scores_url``), the routes broadcast to
+    RouteExamples."""
 
+    def __init__(self, score, scores_url: str | None):
+        super().__init__()
+        self.score, self.scores_url = score, scores_url
 
-def dedup_key(record, keyed_by_id: bool) -> str:
-    """What ``deduplicate`` groups by: the record's id where ids name records across files (VLGuard's, a
-    mapping's id field), else its record key (a position in its file names nothing beyond it)."""
-    return record.record_id if keyed_by_id else record.record_key
-
-
-def build_views(record, style: str = "figstep", score: bool = True):
-    """One record's rows: {"records": [...], view: [...], "route": [...], "score": [...]}. A missing or
-    undecodable image (by Pillow, or by OpenCV for the head's features) refuses the record and its
-    examples; an instruction that cannot be rendered (in render ``style``) refuses that example alone.
-    With ``score`` each training example's "score" item carries the head's features (computed here,
-    where the image is read: the global routing step only fits the head), else its id and role."""
-    from benchwright.vlm_unlearning.features import image_features, text_features
-    from benchwright.vlm_unlearning.views import render_instruction, view_rows
-
-    try:
-        data = read_image(record.image_url, record.locator)
-        # the baselines' features of this image too (the card reads them again from this process)
-        x_img = image_features(data, record.locator)
-    except RecordError as err:
-        yield from sources.reject_record(err.locator, err.reason, len(record.examples))
-        return
-    # an image file travels as its path (the writer embeds it); one stored in a Parquet source, as bytes
-    image_value = ({"bytes": data, "path": record.image_path} if rec.parse_embedded_image_url(record.image_url)
-                   else {"bytes": None, "path": _embeddable(record.image_url)})
-    out = {"records": [], **{v: [] for v in schema.VIEWS}, "route": [], "score": []}
-    published = []
-    for ex in record.examples:
-        try:
-            rendered, render = render_instruction(ex.instruction, f"{record.source_file}#id={ex.record_id}"
-                                                               f"/instr-resp[{ex.pair_index}]", style)
-        except RecordError as err:
-            yield Reject("example", err.locator, err.reason)
-            continue
-        rows = view_rows(ex, record.image_path, image_value, rendered, render)
-        for view, row in rows.items():
-            out[view].append({**row, SPLIT_COLUMN: ex.split})
-        published.append(ex.example_id)
-        if ex.split != "test":  # the training examples: the scorer fits on them, forget ones are routed
-            out["score"].append({"example_id": ex.example_id, "role": ex.role} if not score else
-                                {"example_id": ex.example_id, "role": ex.role, "x_img": x_img,
-                                 "x_txt": text_features([ex.instruction])[0]})
-        if ex.split == "forget":
-            out["route"].append((out["multimodal"][-1], out["text_only"][-1]))
-    if not published:
-        yield Reject("record", record.locator, "none of its examples could be built")
-        return
-    out["records"].append({
-        "record_key": record.record_key, "record_id": record.record_id, "source_file": record.source_file,
-        "image_path": record.image_path, "image_safe": record.image_safe,
-        "harmful_category": record.harmful_category, "harmful_subcategory": record.harmful_subcategory,
-        "pairs": record.pairs, "example_ids": published, "split": record.split, SPLIT_COLUMN: record.split})
-    yield out
-
-
-def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROUTING_SEED) -> dict:
-    """The global routing step: scores for the forget examples (the built-in scorer fitted on every
-    training example, from the features ``build_views`` put in its "score" items, or a supplied file)
-    and each config's routed ids."""
-    from benchwright.vlm_unlearning import routing
-
-    forget = sorted(e["example_id"] for e in examples if e["role"] == "forget")
-    if scores_url:
-        supplied = routing.read_scores(scores_url)
-        scores = {eid: supplied[eid] for eid in forget if eid in supplied}
-        source = f"supplied:{scores_url.rsplit('/', 1)[-1]}"
-    elif forget:  # routing.visual_pressure of the examples, from the features build_views computed
-        scores, source = routing.pressure_from_features(
-            [e["example_id"] for e in examples], [e["role"] for e in examples],
-            np.stack([e["x_img"] for e in examples]), np.stack([e["x_txt"] for e in examples]), seed)
-    else:
-        scores, source = {}, "none"
-    text_only = {}
-    for gamma in schema.GAMMAS:
-        text_only[schema.routing_config("modroute", gamma)] = set(routing.route(scores, gamma)[0])
-        chosen, _ = routing.random_route(scores, routing.route_size(len(scores), gamma), seed)
-        text_only[schema.routing_config("random", gamma)] = set(chosen)
-    return {"scores": scores, "source": source, "text_only": text_only, "seed": seed}
-
-
-def route_example(pair, plan: dict):
-    """The routing configs' rows of one forget example."""
-    multimodal, text_only = pair
-    eid = multimodal["example_id"]
-    if eid not in plan["scores"]:
-        raise RecordError(eid, f"no routing score for it ({plan['source']})")
-    for family in schema.ROUTING_FAMILIES:
-        for gamma in schema.GAMMAS:
-            config = schema.routing_config(family, gamma)
-            routed = text_only if eid in plan["text_only"][config] else multimodal
-            source = plan["source"] if family == "modroute" else f"{plan['source']}; random_route(seed={plan['seed']})"
-            yield config, {**routed, "routing_score": plan["scores"][eid], "routing_score_source": source,
-                           "routed_view": routed["view"], "gamma": gamma}
-
-
-def _table(rows: list[dict], config: str) -> pa.Table:
-    features = schema.CONFIGS[config]
-    return rows_to_table([{k: r.get(k) for k in features} | {SPLIT_COLUMN: r[SPLIT_COLUMN]} for r in rows],
-                         with_split(features))
-
-
-def _to_tables(pcoll, config: str):
-    label = config.replace(".", "")
-    return (pcoll
-            | f"Batch{label}" >> beam.BatchElements(min_batch_size=ROWS_PER_TABLE, max_batch_size=ROWS_PER_TABLE)
-            | f"Table{label}" >> beam.Map(_table, config))
+    def expand(self, pairs):
+        plan = (self.score
+                | "Gather" >> beam.combiners.ToList()
+                | "Score" >> beam.Map(score_examples, self.scores_url))
+        routed = run_stage(pairs, "RouteExamples", route_example, unit="routed_example",
+                           locate=lambda p: p[0]["example_id"], side_inputs=[beam.pvalue.AsSingleton(plan)])
+        return outputs([routed], **{config: routed.main | f"Select{config.replace('.', '')}" >> beam.FlatMap(
+            lambda kv, c=config: [kv[1]] if kv[0] == c else []) for config in schema.ROUTING_CONFIGS})
 
 
 class VlmUnlearning(Dataset):
@@ -250,39 +144,14 @@ class VlmUnlearning(Dataset):
         fmt, raw, mapping = sources.list_records(source, options.source_format)
         if not raw:
             raise SourceError(f"{source}: a {fmt} source with no records")
-        parsed = run_stage(
-            create(pipeline, "ListRecords", raw, reshuffle=False),
-            "ParseRecord", lambda e: sources.parse_record(e, source, fmt, mapping), unit="record", source=True,
-            locate=lambda e: f"{e[0]}#index={e[1]}", total=len(raw), what="records")
-        keyed_by_id = fmt == "vlguard" or "id" in mapping.fields
-        unique = run_stage(
-            parsed.main | "ByRecordKey" >> beam.Map(lambda r: (dedup_key(r, keyed_by_id), r))
-            | "GroupByKey" >> beam.GroupByKey(),
-            "DeduplicateIds", deduplicate, unit="record", locate=lambda kv: kv[0])
-        # spread over workers, a Parquet row group's records together (its image column is read once)
-        spread = (unique.main
-                  | "ByImageGroup" >> beam.Map(lambda r: (sources.image_group(r.image_url), r))
-                  | "Spread" >> beam.GroupByKey()
-                  | "Records" >> beam.FlatMap(lambda kv: sorted(kv[1], key=lambda r: r.record_key)))
-        score = not options.routing_scores
-        built = run_stage(spread, "BuildViews", lambda r: build_views(r, style, score), unit="record",
-                          locate=lambda r: r.locator, total="DeduplicateIds", what="records")
-        tables = {}
-        for config in ("records", *schema.VIEWS):
-            rows = built.main | f"Select{config}" >> beam.FlatMap(lambda d, c=config: d[c])
-            tables[config] = _to_tables(rows, config)
-        plan = (built.main
-                | "ScoreInputs" >> beam.FlatMap(lambda d: d["score"])
-                | "Gather" >> beam.combiners.ToList()
-                | "Score" >> beam.Map(score_examples, options.routing_scores))
-        routed = run_stage(built.main | "RouteInputs" >> beam.FlatMap(lambda d: d["route"]), "RouteExamples",
-                           route_example, unit="routed_example", locate=lambda p: p[0]["example_id"],
-                           side_inputs=[beam.pvalue.AsSingleton(plan)])
-        for config in schema.ROUTING_CONFIGS:
-            rows = routed.main | f"Select{config.replace('.', '')}" >> beam.FlatMap(
-                lambda kv, c=config: [kv[1]] if kv[0] == c else [])
-            tables[config] = _to_tables(rows, config)
-        return tables, [parsed, unique, built, routed]
+        records = pipeline | "ReadRecords" >> ReadRecords(source, fmt, raw, mapping)
+        built = records["records"] | "Views" >> BuildViews(style, score=not options.routing_scores)
+        routed = built["route"] | "Routing" >> Route(built["score"], options.routing_scores)
+        rows = {**{config: built[config] for config in ("records", *schema.VIEWS)},
+                **{config: routed[config] for config in schema.ROUTING_CONFIGS}}
+        tables = {config: pcoll | f"Table{config.replace('.', '')}" >> ToTables(
+                      schema.CONFIGS[config], ROWS_PER_TABLE, ROWS_PER_TABLE) for config, pcoll in rows.items()}
+        return tables, [records, built, routed]
 
     def responsible_ai(self, staging: str, source: str) -> dict:
         from benchwright.cards.vlm_unlearning import responsible_ai

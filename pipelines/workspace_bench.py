@@ -1,42 +1,35 @@
 """Workspace-Bench: tasks, rubrics and workspaces -> tasks / rubrics / files / edges / task_edges.
 
-Read top to bottom:
+Read top to bottom (the stages' work: ``benchwright.workspace_bench.stages``):
+- Workspaces: each workspace is listed safely (``scan.list_workspace``: links out of it, loops,
+  unreadable or undecodable names and oversized files quarantined) -> every file read once: hashed,
+  typed by magika, text extracted, explicit references extracted -> references resolved against the
+  workspace's listing (a side input) -> EDGES; implicit edges per workspace (a group by workspace).
 - Tasks: each task record (the runner's ``metadata.json`` or a ``tasks.json`` entry) -> its TASKS
   row, RUBRICS rows and TASK_EDGES rows (``release.task_rows``; an edge whose endpoint resolves to no
   manifest file or output is quarantined, the task kept). Lite: the release's rule over every task
   read (a global step), and the shipped Lite list when the source has one (each entry a ``lite_task``:
   one that is malformed or names no published task is quarantined naming its place in the list).
-- Workspaces: each workspace is listed safely (``scan.list_workspace``: links out of it, loops,
-  unreadable or undecodable names and oversized files quarantined) -> every file read once: hashed,
-  typed by magika, text extracted, explicit references extracted -> references resolved against the
-  workspace's listing (a side input) -> EDGES; implicit edges per workspace (a group by workspace).
 - ``lite`` rows repeat the ``full`` rows of Lite tasks (``subset_splits``): the tasks, their rubrics
   and graphs, and the files and edges of their data folders.
 """
 from __future__ import annotations
 
 import json
-import posixpath
 
 import apache_beam as beam
-import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from benchwright import strict_json
 from benchwright.dataset import Dataset, Unit
-from benchwright.errors import RecordError
-from benchwright.hashing import stable_hash64
-from benchwright.ranges import check_records
-from benchwright.pipelines.workspace_bench_sources import SOURCE_KINDS, Source, Workspace, is_task_id, open_source
 from benchwright.schemas import workspace_bench as schema
-from benchwright.stage import Read, Reject, run_stage
-from benchwright.writer import SPLIT_COLUMN, rows_to_table, with_split
+from benchwright.stage import outputs, run_stage
+from benchwright.workspace_bench.sources import SOURCE_KINDS, Source, open_source
+from benchwright.workspace_bench.stages import (FULL, LITE, choose_lite, implicit_edges, list_files, read_task,
+                                                resolve_edges, scan_one, shipped_lite_list, task_items, task_row,
+                                                with_splits, workspace_index, write_quality)
+from benchwright.writer import ToTables
 
-FULL, LITE = schema.SPLITS
 LITE_SEED = 0
-QUALITY_FILE = "_build/extraction_quality.json"
-PLANTED_EDGES = "planted_edges.jsonl"
-REFUSED = "refused"  # a ReadTasks item that is a task-list element refused on the driver
 
 
 class WorkspaceBenchOptions(PipelineOptions):
@@ -49,191 +42,65 @@ class WorkspaceBenchOptions(PipelineOptions):
                                  "release when it holds the release's own markers, else one folder workspace)")
 
 
-# --------------------------------------------------------------------------- tasks
+class Workspaces(beam.PTransform):
+    """The source's workspaces -> their files (the FILES rows of each file read once), their listed entries and
+    the edges between their files (explicit, resolved against the workspace's index; implicit, per workspace)."""
 
-def read_task(item, data_sizes: dict):
-    """One task record -> a bundle {task, rubrics, task_edges}; its bad graph edges are quarantined."""
-    from benchwright.workspace_bench import release
+    def __init__(self, src: Source, staging: str):
+        super().__init__()
+        self.src, self.staging = src, staging
 
-    kind, where, record = item
-    if kind == REFUSED:  # a task-list element refused while the list was read: its reason
-        raise RecordError(where, record)
-    if kind == release.RUNNER:
-        record = release.read_runner_task(where)  # its locator: tasks/<id>/metadata.json or tasks_lite/...
-    else:  # a website record travels as its JSON text (see ``website_items``)
-        record = json.loads(record)
-    sizes = data_sizes.get(str(record.get("id", record.get("absolute_id"))))
-    source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
-    task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
-    # an integer no column of its rows can hold (an absolute_id of 10^19) refuses the task, not the build
-    check_records(schema.FEATURES, {"tasks": task, "rubrics": rubrics, "task_edges": edges},
-                  release.task_locator(record, kind, source_file))
-    yield Read("rubric", len(rubrics))
-    yield Read("task_edge", len(edges))
-    for p in problems:
-        yield Reject(p.get("unit", "task_edge"), p["locator"], p["reason"])
-    yield {"task": task, "rubrics": rubrics, "task_edges": edges}
+    def expand(self, pipeline):
+        from benchwright.workspace_bench.scan import DEFAULT_LIMITS as limits
 
-
-def website_items(tasks_json: str) -> list[tuple]:
-    """The ReadTasks elements of a website ``tasks.json``, read on the driver: each task record as its
-    JSON text (ASCII: a string the file escaped as a lone surrogate reaches Beam's coder as the escape,
-    and ReadTasks, a stage, makes it encodable and counts it), and each element refused while the list
-    was read as (REFUSED, locator, reason)."""
-    from benchwright.workspace_bench import release
-
-    refused: list = []
-    items = [(release.WEBSITE, "tasks.json", json.dumps(r)) for r in release.read_tasks_json(tasks_json, refused)]
-    return items + [(REFUSED, err.locator, err.reason) for err in refused]
+        workspaces = self.src.workspaces
+        listed = run_stage(pipeline | "ListWorkspaces" >> beam.Create(workspaces, reshuffle=False),
+                           "ListFiles", lambda ws: list_files(ws, limits), unit="file",
+                           locate=lambda ws: ws.name, source=True, total=len(workspaces), what="workspaces")
+        scanned = run_stage(listed.main | "SpreadFiles" >> beam.Reshuffle(), "ScanFiles",
+                            lambda e: scan_one(e, limits), unit="file",
+                            locate=lambda e: f"{e['workspace']}/{e['path']}", total="ListFiles", what="files")
+        indexes = (scanned.main | "PathByWorkspace" >> beam.Map(
+                       lambda s: (s["row"]["workspace"], (s["row"]["path"], s["row"]["sha256"])))
+                   | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
+        # a failure past the scan loses edges, not the file (already a row): its own quarantine unit
+        explicit = run_stage(scanned.main, "ResolveReferences", resolve_edges, unit="file_edges",
+                             locate=lambda s: s["row"]["file_id"], side_inputs=[beam.pvalue.AsDict(indexes)])
+        implicit = run_stage(
+            scanned.main | "RowsByWorkspace" >> beam.Map(lambda s: ((s["row"]["workspace"], s["row"]["task_id"]),
+                                                                     {**s["row"], **s["implicit"]}))
+            | "GroupRows" >> beam.GroupByKey(),
+            "ImplicitEdges", implicit_edges, unit="workspace_edges", locate=lambda kv: kv[0][0])
+        edges = ((explicit.main, implicit.main) | "AllEdges" >> beam.Flatten())
+        _ = (edges | "EdgesForQuality" >> beam.combiners.ToList()
+             | "ExtractionQuality" >> beam.Map(write_quality, self.src.url, self.staging))
+        return outputs([listed, scanned, explicit, implicit], entries=listed.main, files=scanned.main, edges=edges)
 
 
-def choose_lite(_, personas: list, shipped: dict | None, seed: int):
-    """The Lite ids: the shipped list when the source has one, else the release's rule; both kept.
-    The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite.
-    Each Lite entry is a ``lite_task`` read: a shipped entry that is malformed (refused while the list was
-    read) or names no published task is quarantined; the others are the ``lite`` split's tasks."""
-    from benchwright.workspace_bench.lite import lite_size, select_lite, shipped_lite
+class Tasks(beam.PTransform):
+    """The workspaces' listed entries (each task's data file sizes) -> every task's bundle of rows {task, rubrics,
+    task_edges} and the Lite choice {rule, lite, shipped} (one element)."""
 
-    size = lite_size(len(personas))
-    rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
-    lite = rule
-    if shipped is not None:
-        lite, problems = shipped_lite(shipped["entries"], {i for i, _ in personas}, shipped["in_source"])
-        for locator, reason in shipped["refused"] + problems:
-            yield Reject("lite_task", locator, reason)
-    yield Read("lite_task", len(rule) if shipped is None else len(shipped["entries"]) + len(shipped["refused"]))
-    yield {"rule": frozenset(rule), "lite": frozenset(lite), "shipped": shipped is not None}
+    def __init__(self, src: Source, lite_seed: int):
+        super().__init__()
+        self.src, self.lite_seed = src, lite_seed
 
-
-def shipped_lite_list(src: Source, items: list) -> dict | None:
-    """The source's own Lite list, read on the driver: {entries: [(locator, absolute_id)], refused:
-    [(locator, reason)] (an element that is not a task object with an integer absolute_id, a repeated id),
-    in_source: the ids of the source's task records}; None without one. A Lite file that cannot be read
-    as a whole refuses the build (``SourceError`` naming it): which tasks are Lite is then unknown, and
-    the rule's choice in its place would publish a Lite that is not the release's."""
-    from benchwright.workspace_bench import release
-
-    if src.lite_js:
-        errors: list = []
-        name = posixpath.basename(src.lite_js)
-        entries = [(f"{name}#absolute_id={r['absolute_id']}", r["absolute_id"])
-                   for r in release.read_lite_js(src.lite_js, errors)]
-        refused = [(err.locator, err.reason) for err in errors]
-    elif src.lite_folder_ids:
-        entries = [(f"tasks_lite/{i}", int(i)) for i in src.lite_folder_ids if is_task_id(i)]
-        refused = [(f"tasks_lite/{i}", "folder name is not a task id") for i in src.lite_folder_ids if not is_task_id(i)]
-    else:
-        return None
-    in_source = {json.loads(r)["absolute_id"] for kind, _, r in items if kind == release.WEBSITE}
-    in_source |= {int(url.rstrip("/").split("/")[-2]) for url in src.task_files}
-    return {"entries": entries, "refused": refused, "in_source": in_source}
-
-
-# --------------------------------------------------------------------------- workspaces
-
-def list_files(ws: Workspace, limits):
-    """A workspace's files (each counted as read) and the problems met listing it (quarantined)."""
-    from benchwright.workspace_bench.scan import list_workspace
-
-    entries, problems = list_workspace(ws.url, limits)
-    for p in problems:
-        yield Reject("file", f"{ws.name}/{p['path']}", p["reason"])
-    for e in entries:
-        if e["path"] not in ws.skip:
-            yield {**e, "workspace": ws.name, "task_id": ws.task_id}
-
-
-def scan_one(entry: dict, limits):
-    """Read one file once: its FILES row, the references written in it, and what the implicit rules
-    compare (numbers and names from its whole text, not only the excerpt). A file that does not parse
-    as its type is kept; its references are lost, and that is quarantined under its own unit."""
-    from benchwright.workspace_bench.deps import describe_file
-
-    locator = f"{entry['workspace']}/{entry['path']}"
-    try:
-        described, refs, unparsable = describe_file(entry, limits)
-    except RecordError as err:  # the scanner names the file in its workspace; the quarantine names both
-        raise RecordError(locator if err.locator == entry["path"] else f"{entry['workspace']}/{err.locator}",
-                          err.reason) from err
-    if unparsable is not None:
-        yield Reject("file_references", locator, unparsable)
-    row = {k: described.get(k) for k in schema.FILES if k in described}
-    row.update(file_id=locator, workspace=entry["workspace"], path=entry["path"], task_id=entry["task_id"],
-               link_target=entry.get("link_target"))
-    yield {"row": row, "refs": refs,
-           "implicit": {k: described[k] for k in ("numbers", "entities") if k in described}}
-
-
-def resolve_edges(scanned: dict, indexes: dict):
-    from benchwright.workspace_bench import deps
-
-    row = scanned["row"]
-    for edge in deps.resolve(scanned["refs"], row["path"], indexes[row["workspace"]]):
-        yield _edge_row(row["workspace"], row["task_id"], edge)
-
-
-def implicit_edges(keyed):
-    """One workspace's implicit edges, from its files' rows (names and text excerpts)."""
-    from benchwright.workspace_bench.implicit import implicit_edges as infer
-
-    (workspace, task_id), rows = keyed
-    for edge in infer(sorted(rows, key=lambda r: r["path"])):
-        yield _edge_row(workspace, task_id, edge)
-
-
-def _edge_row(workspace: str, task_id, edge: dict) -> dict:
-    key = "\x1f".join(str(x) for x in (workspace, edge["src"], edge.get("dst"), edge["reference"],
-                                       edge["edge_type"], edge["evidence"]))
-    return {**{k: edge.get(k) for k in schema.EDGES}, "workspace": workspace,
-            "edge_id": f"{stable_hash64(key):016x}", "task_id": task_id}
-
-
-def workspace_index(keyed):
-    """One workspace's index of its scanned files: by path, name and content (an embedded picture
-    with no recorded name is found by its bytes)."""
-    from benchwright.workspace_bench import deps
-
-    workspace, files = keyed
-    return workspace, deps.WorkspaceIndex(sorted(p for p, _ in files), dict(files), posixpath.basename(workspace))
-
-
-# --------------------------------------------------------------------------- rows and splits
-
-def with_splits(row: dict, task_id, lite: dict):
-    """The row in ``full``, and again in ``lite`` when it belongs to a Lite task."""
-    yield {**row, SPLIT_COLUMN: FULL}
-    if task_id is not None and int(task_id) in lite["lite"]:
-        yield {**row, SPLIT_COLUMN: LITE}
-
-
-def task_row(task: dict, lite: dict) -> dict:
-    return {**task, "lite_rule_selected": int(task["absolute_id"]) in lite["rule"]}
-
-
-def to_table(rows: list[dict], config: str) -> pa.Table:
-    features = schema.FEATURES[config]
-    return rows_to_table([{k: r.get(k) for k in features} | {SPLIT_COLUMN: r[SPLIT_COLUMN]} for r in rows],
-                         with_split(features))
-
-
-def write_quality(edges: list, source_url: str, staging: str) -> str:
-    """Extraction measured against the source's planted truth (a synthetic source ships it)."""
-    import fsspec
-
-    from benchwright.workspace_bench import deps
-
-    fs, path = fsspec.core.url_to_fs(posixpath.join(source_url, PLANTED_EDGES))
-    if not fs.exists(path):
-        return ""
-    with fs.open(path, "r", encoding="utf-8") as f:
-        truth = [strict_json.loads(line) for line in f if line.strip()]
-    report = deps.extraction_quality(sorted(edges, key=lambda e: (e["workspace"], e["src"], e["edge_id"])), truth)
-    out = posixpath.join(staging, QUALITY_FILE)
-    fs_out, out_path = fsspec.core.url_to_fs(out)
-    fs_out.makedirs(posixpath.dirname(out_path), exist_ok=True)
-    with fs_out.open(out_path, "w") as f:
-        f.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    return out
+    def expand(self, entries):
+        pipeline = entries.pipeline
+        items = task_items(self.src)
+        shipped = shipped_lite_list(self.src, items)
+        data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
+                      | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
+                      | "GroupSizes" >> beam.GroupByKey() | "SizeDict" >> beam.MapTuple(lambda t, s: (t, dict(s))))
+        tasks = run_stage(pipeline | "ListTasks" >> beam.Create(items, reshuffle=False)
+                          | "SpreadTasks" >> beam.Reshuffle(), "ReadTasks", read_task, unit="task",
+                          locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True,
+                          total=len(items), what="tasks")
+        personas = tasks.main | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
+        chosen = run_stage(pipeline | "LiteSeed" >> beam.Create([None]), "ChooseLite", choose_lite, unit="lite_task",
+                           locate=lambda _: "the Lite list",
+                           side_inputs=[beam.pvalue.AsList(personas), shipped, self.lite_seed])
+        return outputs([tasks, chosen], bundles=tasks.main, lite=chosen.main)
 
 
 class WorkspaceBench(Dataset):
@@ -264,73 +131,25 @@ class WorkspaceBench(Dataset):
     lite_seed = LITE_SEED
 
     def expand(self, pipeline, source, staging, previous):
-        from benchwright.workspace_bench import release
-        from benchwright.workspace_bench.scan import DEFAULT_LIMITS
-
-        src: Source = open_source(source, pipeline.options.view_as(WorkspaceBenchOptions).source_kind)
-        limits = DEFAULT_LIMITS
-
-        # Workspaces: list, read each file once, resolve references against the workspace's listing.
-        listed = run_stage(pipeline | "ListWorkspaces" >> beam.Create(src.workspaces, reshuffle=False),
-                           "ListFiles", lambda ws: list_files(ws, limits), unit="file",
-                           locate=lambda ws: ws.name, source=True, total=len(src.workspaces), what="workspaces")
-        entries = listed.main
-        scanned = run_stage(entries | "SpreadFiles" >> beam.Reshuffle(), "ScanFiles",
-                            lambda e: scan_one(e, limits), unit="file",
-                            locate=lambda e: f"{e['workspace']}/{e['path']}", total="ListFiles", what="files")
-        indexes = (scanned.main | "PathByWorkspace" >> beam.Map(
-                       lambda s: (s["row"]["workspace"], (s["row"]["path"], s["row"]["sha256"])))
-                   | "GroupPaths" >> beam.GroupByKey() | "Index" >> beam.Map(workspace_index))
-        # a failure past the scan loses edges, not the file (already a row): its own quarantine unit
-        explicit = run_stage(scanned.main, "ResolveReferences", resolve_edges, unit="file_edges",
-                             locate=lambda s: s["row"]["file_id"], side_inputs=[beam.pvalue.AsDict(indexes)])
-        implicit = run_stage(
-            scanned.main | "RowsByWorkspace" >> beam.Map(lambda s: ((s["row"]["workspace"], s["row"]["task_id"]),
-                                                                     {**s["row"], **s["implicit"]}))
-            | "GroupRows" >> beam.GroupByKey(),
-            "ImplicitEdges", implicit_edges, unit="workspace_edges", locate=lambda kv: kv[0][0])
-        edges = ((explicit.main, implicit.main) | "AllEdges" >> beam.Flatten())
-        _ = (edges | "EdgesForQuality" >> beam.combiners.ToList()
-             | "ExtractionQuality" >> beam.Map(write_quality, source, staging))
-
-        # Tasks: the runner's metadata when present (more fields), else the website's tasks.json.
-        if src.task_files:
-            items = [(release.RUNNER, url, None) for url in src.task_files]
-        elif src.tasks_json:  # a bad element is a task read and quarantined (ReadTasks re-raises its error)
-            items = website_items(src.tasks_json)
-        else:
-            items = []
-        items += [(REFUSED, locator, reason) for locator, reason in src.not_tasks]
-        shipped = shipped_lite_list(src, items)
-        data_sizes = (entries | "DataFileSizes" >> beam.Map(lambda e: (e["task_id"], (e["path"], e["size"])))
-                      | "OnlyTaskFiles" >> beam.Filter(lambda kv: kv[0] is not None)
-                      | "GroupSizes" >> beam.GroupByKey() | "SizeDict" >> beam.MapTuple(lambda t, s: (t, dict(s))))
-        tasks = run_stage(pipeline | "ListTasks" >> beam.Create(items, reshuffle=False)
-                          | "SpreadTasks" >> beam.Reshuffle(), "ReadTasks", read_task, unit="task",
-                          locate=lambda item: item[1], side_inputs=[beam.pvalue.AsDict(data_sizes)], source=True,
-                          total=len(items), what="tasks")
-        bundles = tasks.main
-        personas = bundles | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
-        chosen = run_stage(pipeline | "LiteSeed" >> beam.Create([None]), "ChooseLite", choose_lite, unit="lite_task",
-                           locate=lambda _: "the Lite list",
-                           side_inputs=[beam.pvalue.AsList(personas), shipped, self.lite_seed])
-        lite = beam.pvalue.AsSingleton(chosen.main)
-
+        src = open_source(source, pipeline.options.view_as(WorkspaceBenchOptions).source_kind)
+        workspaces = pipeline | "Workspaces" >> Workspaces(src, staging)
+        tasks = workspaces["entries"] | "Tasks" >> Tasks(src, self.lite_seed)
+        lite = beam.pvalue.AsSingleton(tasks["lite"])
         rows = {
-            "tasks": bundles | "TaskRows" >> beam.FlatMap(
+            "tasks": tasks["bundles"] | "TaskRows" >> beam.FlatMap(
                 lambda b, lt: with_splits(task_row(b["task"], lt), b["task"]["task_id"], lt), lite),
-            "rubrics": bundles | "RubricRows" >> beam.FlatMap(
+            "rubrics": tasks["bundles"] | "RubricRows" >> beam.FlatMap(
                 lambda b, lt: [r for x in b["rubrics"] for r in with_splits(x, b["task"]["task_id"], lt)], lite),
-            "task_edges": bundles | "TaskEdgeRows" >> beam.FlatMap(
+            "task_edges": tasks["bundles"] | "TaskEdgeRows" >> beam.FlatMap(
                 lambda b, lt: [r for x in b["task_edges"] for r in with_splits(x, b["task"]["task_id"], lt)], lite),
-            "files": scanned.main | "FileRows" >> beam.FlatMap(
+            "files": workspaces["files"] | "FileRows" >> beam.FlatMap(
                 lambda s, lt: with_splits(s["row"], s["row"]["task_id"], lt), lite),
-            "edges": edges | "EdgeRows" >> beam.FlatMap(lambda e, lt: with_splits(e, e["task_id"], lt), lite),
+            "edges": workspaces["edges"] | "EdgeRows" >> beam.FlatMap(lambda e, lt: with_splits(e, e["task_id"], lt),
+                                                                      lite),
         }
-        tables = {config: (pcoll | f"Batch{config}" >> beam.BatchElements(min_batch_size=100, max_batch_size=2000)
-                           | f"{config}Table" >> beam.Map(to_table, config))
+        tables = {config: pcoll | f"{config}Tables" >> ToTables(schema.FEATURES[config], 100, 2000)
                   for config, pcoll in rows.items()}
-        return tables, [listed, scanned, explicit, implicit, tasks, chosen]
+        return tables, [workspaces, tasks]
 
     def responsible_ai(self, staging: str, source: str) -> dict:
         from pathlib import Path

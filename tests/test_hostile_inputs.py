@@ -265,7 +265,7 @@ def test_every_omni3d_case_is_quarantined_with_its_reason(omni3d):
 
 def test_wildbox_mask_bomb_is_refused_before_decoding():
     """A 20000 x 20000 PNG of zeros (400 MB decoded) against its 518 x 294 frame: refused from its header."""
-    from benchwright.pipelines.wildbox import _LocalFiles, _mask_extent
+    from benchwright.wildbox.images import LocalFiles, mask_extent
 
     bomb = hostile.png_bomb(20000, 20000)
     import tempfile
@@ -273,8 +273,8 @@ def test_wildbox_mask_bomb_is_refused_before_decoding():
     with tempfile.NamedTemporaryFile(suffix=".png") as tmp:
         tmp.write(bomb)
         tmp.flush()
-        grown = peak_rss_growth_mb(lambda: _mask_extent(_LocalFiles, tmp.name, 518 * 294))
-        assert _mask_extent(_LocalFiles, tmp.name, 518 * 294) is None
+        grown = peak_rss_growth_mb(lambda: mask_extent(LocalFiles, tmp.name, 518 * 294))
+        assert mask_extent(LocalFiles, tmp.name, 518 * 294) is None
     assert grown < BOMB_RSS_LIMIT_MB
 
 
@@ -287,7 +287,7 @@ def test_frame_truncation_check_walks_real_images_to_their_end(fixtures_dir):
 
     from PIL import Image
 
-    from benchwright.pipelines.wildbox_sources import truncation_problem
+    from benchwright.wildbox.images import truncation_problem
 
     images = sorted((fixtures_dir / "docx" / "python-docx").glob("*.jp*g")) + sorted(
         (fixtures_dir / "kitti" / "training" / "image_2").glob("*.png"))
@@ -468,7 +468,7 @@ def hostile_record_error():
 
 def test_bad_json_lines_are_records_of_their_own(tmp_path):
     """A mapped source's bad JSON Lines line is one quarantined record (the stage function the build runs)."""
-    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.vlm_unlearning import sources
     from benchwright.stage import Reject, reject_row
 
     root, cases = hostile.mapped_lines_vlm_unlearning(tmp_path / "mapped")
@@ -485,7 +485,7 @@ def test_bad_json_lines_are_records_of_their_own(tmp_path):
 
 def test_vlm_image_bomb_is_refused_from_its_header():
     from benchwright.errors import RecordError
-    from benchwright.pipelines.vlm_unlearning import read_image
+    from benchwright.vlm_unlearning.stages import read_image
 
     import tempfile
 
@@ -614,7 +614,7 @@ def test_every_edited_docx_case_is_refused_by_name_in_bounded_memory(wordeval_ca
 
 def test_wordeval_catalogues_refused_whole_name_the_file(tmp_path):
     """Through the source parser the build calls first (``read_catalogue``); the build itself once."""
-    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.wordeval.sources import read_catalogue
 
     problems = []
     refusals = hostile.refusals_wordeval(tmp_path)
@@ -657,7 +657,7 @@ def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read
     from benchwright.options import BuildOptions
     from benchwright.pipelines.wordeval import WordEval
 
-    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.wordeval.sources import read_catalogue
 
     root, cases = hostile.write_wordeval_ids(tmp_path / "work" / "catalogue")
     dataset = WordEval()

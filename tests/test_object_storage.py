@@ -190,7 +190,7 @@ def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3
 
 
 def test_wordeval_reads_its_catalogue_from_s3(s3_endpoint, tmp_path):
-    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.wordeval.sources import read_catalogue
 
     local = tmp_path / "catalogue"
     registry.part("wordeval", "synth")(str(local), scale="tiny")

@@ -191,7 +191,7 @@ def _damage_deep(value, data):
 @SETTINGS
 @given(data=st.data())
 def test_wildbox_segment_parser_on_damaged_real_json(wildbox_segment, data):
-    from benchwright.pipelines.wildbox_sources import parse_wildbox_segment
+    from benchwright.wildbox.sources import parse_wildbox_segment
 
     root, seg_rel, files = wildbox_segment
     name = data.draw(st.sampled_from(sorted(files)))
@@ -265,7 +265,7 @@ def tiny_catalogue(tmp_path_factory):
 @given(name=st.sampled_from(["properties.yaml", "instructions.yaml", "basedocs.yaml", "compositions.yaml"]),
        cut=st.floats(0, 1), noise=st.text(max_size=40))
 def test_the_wordeval_catalogue_reader_on_cut_and_noisy_yaml(tiny_catalogue, name, cut, noise):
-    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.wordeval.sources import read_catalogue
 
     path = tiny_catalogue / name
     original = path.read_bytes()
@@ -296,7 +296,7 @@ def test_score_files_of_any_text(tmp_path_factory, text, ext):
 @SETTINGS
 @given(lines=st.lists(st.text(max_size=60) | JSON.map(json.dumps), max_size=6))
 def test_mapped_json_lines_of_any_text_become_records_or_quarantine_rows(tmp_path_factory, lines):
-    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.vlm_unlearning import sources
     from benchwright.stage import Read, Reject
 
     root = tmp_path_factory.mktemp("mapped")

@@ -140,7 +140,7 @@ def _part(locator: str, names: list[str], boxes_per_frame: int):
     """A segment part as parse_omni3d_file makes one: frames by path, ``boxes_per_frame`` boxes on each."""
     import numpy as np
 
-    from benchwright.pipelines.wildbox_sources import Observations, RawFrame
+    from benchwright.wildbox.segments import Observations, RawFrame
 
     frames = [RawFrame(i, f"file:///src/seg/{n}", f"seg/{n}", np.eye(3, 4), (10, 10), np.eye(3, 4))
               for i, n in enumerate(sorted(names))]
@@ -159,7 +159,7 @@ def test_omni3d_parts_of_one_folder_merge_into_one_segment(listings, boxes):
     """However documents list a folder's images (split between them, repeated, two images of one stem), the
     merged segment has one frame per file stem, the first listing's, and every other listing is a quarantined
     frame with its boxes: frames and boxes are all accounted for."""
-    from benchwright.pipelines.wildbox_sources import merge_segments
+    from benchwright.wildbox.sources import merge_segments
 
     parts = [_part(f"doc{n}.json", names, boxes) for n, names in enumerate(listings)]
     out = list(merge_segments(("seg", parts)))

@@ -193,8 +193,8 @@ def test_routing_configs_route_the_supplied_scores(real):
 
 
 def docstring_mapping() -> str:
-    """The mapping example of ``pipelines/vlm_unlearning_sources.py``'s docstring, verbatim."""
-    from benchwright.pipelines import vlm_unlearning_sources as sources
+    """The mapping example of ``benchwright/vlm_unlearning/sources.py``'s docstring, verbatim."""
+    from benchwright.vlm_unlearning import sources
 
     return sources.__doc__.split("```yaml\n", 1)[1].split("```", 1)[0]
 
@@ -290,7 +290,7 @@ def test_the_docstrings_mapped_source_builds_in_parquet_with_embedded_images(tmp
     import pyarrow.parquet as pq
 
     from benchwright.cli import main as cli_main
-    from benchwright.pipelines import vlm_unlearning_sources as sources
+    from benchwright.vlm_unlearning import sources
 
     raw = tmp_path / "raw"
     (raw / "images").mkdir(parents=True)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from benchwright.errors import SourceError
-from benchwright.pipelines import vlm_unlearning_sources as sources
+from benchwright.vlm_unlearning import sources
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.stage import Read, Reject
 from benchwright.vlm_unlearning.records import SourceRecord

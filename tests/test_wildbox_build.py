@@ -687,11 +687,11 @@ def test_kitti_export_writes_the_boxes_as_from_canonical_does(built, tmp_path, r
 
 def annotated(source: Path, segment: str) -> tuple[dict, list]:
     """One raw segment through the pipeline's parser and annotation, without Beam: (tables, rejects)."""
-    from benchwright.pipelines.wildbox import annotate_segment
-    from benchwright.pipelines.wildbox_sources import parse_wildbox_segment
+    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.sources import parse_wildbox_segment
     from benchwright.stage import Reject
 
-    out = list(annotate_segment(parse_wildbox_segment(str(source), segment), {}))
+    out = list(annotate_segment(parse_wildbox_segment(str(source), segment), "train"))
     return out[-1], [r for r in out if isinstance(r, Reject)]
 
 

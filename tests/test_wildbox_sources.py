@@ -166,8 +166,8 @@ def test_species_come_from_the_authors_species_folders_when_the_class_name_is_ge
     """A plain "zebra" (or the authors' default "object") prompt names no species: the species folder decides,
     as in the authors' preparation, and the boxes say so (species_from). A class name that names another
     species than its folder is quarantined, naming both."""
-    from benchwright.pipelines.wildbox import annotate_segment
-    from benchwright.pipelines.wildbox_sources import discover, parse_unit
+    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.sources import discover, parse_unit
     from benchwright.schemas.wildbox import SPECIES, SPECIES_FROM
     from benchwright.stage import Reject
 
@@ -179,7 +179,7 @@ def test_species_come_from_the_authors_species_folders_when_the_class_name_is_ge
         seg = next(parse_unit(str(tmp_path / "tree"), fmt, unit))
         assert seg.segment_id in truth and unit.endswith(seg.segment_id) and seg.video_id == unit.split("/")[-2]
         assert seg.species == truth[seg.segment_id]
-        out = list(annotate_segment(seg, {}))
+        out = list(annotate_segment(seg, "train"))
         assert not [r for r in out if isinstance(r, Reject) and "class" in r.reason]
         boxes = out[-1]["boxes"].to_pylist()
         assert boxes and {SPECIES[b["species"]] for b in boxes} == {truth[seg.segment_id]}
@@ -194,7 +194,7 @@ def test_species_come_from_the_authors_species_folders_when_the_class_name_is_ge
     first, second = sorted(doc["tracks"])[:2]
     doc["tracks"][first]["class_name"], doc["tracks"][second]["class_name"] = "Grevy's zebra", "plains zebra"
     summary.write_text(json.dumps(doc))
-    out = list(annotate_segment(next(parse_unit(str(tmp_path / "tree"), "wildbox", unit)), {}))
+    out = list(annotate_segment(next(parse_unit(str(tmp_path / "tree"), "wildbox", unit)), "train"))
     refused = {r.locator.split("#track=")[1].split(",")[0] for r in out if isinstance(r, Reject)
                and r.reason == "class 'plains zebra' names plains_zebra, its source folder grevys_zebra"}
     assert refused == {second}

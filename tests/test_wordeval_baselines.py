@@ -58,7 +58,7 @@ def test_one_config_only(built, tmp_path):
 
 def test_a_broken_catalogue_source_is_refused_by_name(tmp_path):
     from benchwright.errors import SourceError
-    from benchwright.pipelines.wordeval_sources import read_catalogue
+    from benchwright.wordeval.sources import read_catalogue
 
     with pytest.raises(SourceError, match="not a WordEval catalogue"):
         read_catalogue(str(tmp_path))

@@ -170,9 +170,9 @@ def test_every_compositional_reference_passes_its_own_oracle(built):
     # a reference failing its own oracle is quarantined by the build (no agent could pass it):
     # comp_tracked_edits once drew its tracked deletion inside the paragraph its tracked insertion
     # had changed, so neither step's text was where its oracle looked; "apart" redraws the step
-    from pipelines.wordeval import _own_oracle_failures
+    from benchwright.wordeval.stages import own_oracle_failures
 
-    failing = {c["case_id"]: f for c in built["compositional"] if (f := _own_oracle_failures(c))}
+    failing = {c["case_id"]: f for c in built["compositional"] if (f := own_oracle_failures(c))}
     assert failing == {}
     tracked = [c for c in built["compositional"] if c["template"] == "comp_tracked_edits"]
     assert len(tracked) == 4

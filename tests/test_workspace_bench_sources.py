@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from benchwright.errors import SourceError
-from benchwright.pipelines.workspace_bench_sources import FOLDER, RELEASE, open_source
+from benchwright.workspace_bench.sources import FOLDER, RELEASE, open_source
 
 
 def _write(root, files: dict):

@@ -60,8 +60,9 @@ def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
     import dataclasses
 
     from benchwright.errors import RecordError
-    from benchwright.pipelines.wildbox import annotate_segment
-    from benchwright.pipelines.wildbox_sources import RawSegment, discover, merge_segments, parse_unit
+    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.segments import RawSegment
+    from benchwright.wildbox.sources import discover, merge_segments, parse_unit
     from benchwright.stage import Reject
 
     def stage(fn, item, unit="segment", locator=None):
@@ -84,7 +85,7 @@ def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
     for keyed in sorted(parts.items()):
         outputs += stage(merge_segments, keyed, locator=keyed[0])
     for out in outputs:
-        for made in (annotate_segment(out, {}) if isinstance(out, RawSegment) else [out]):
+        for made in (annotate_segment(out, "train") if isinstance(out, RawSegment) else [out]):
             if isinstance(made, Reject):
                 rows.append(dataclasses.asdict(made))
             elif isinstance(made, dict):

@@ -49,9 +49,9 @@ from benchwright import strict_json, strict_yaml
 from benchwright.errors import RecordError, SourceError
 from benchwright.fields import clip
 from benchwright.files import Root, file_version
-from benchwright.stage import Read, Reject
+from benchwright.records import Read, Reject
+from benchwright.tables import is_file_storage
 from benchwright.vlm_unlearning import records as rec
-from benchwright.writer import is_file_storage
 
 FORMATS = ("vlguard", "mapped")
 VLGUARD_FILES = ("train.json", "test.json")

@@ -1,9 +1,10 @@
-"""WildBox raw formats: one parser per format, each producing the same canonical ``RawSegment``.
+"""WildBox raw formats: one parser per format, each producing the same canonical ``RawSegment``
+(``benchwright.wildbox.segments``).
 
 Formats: the WildBox raw release (``<video>/<segment>/`` with VGGT cameras and tracks, SAM3
 masks, a point cloud), KITTI object folders (``label_2``, ``calib``, ``image_2``), KITTI tracking
 folders (``label_02/<seq>.txt``, ``calib/<seq>.txt``, ``image_02/<seq>/``) and Omni3D JSON.
-``discover`` tells which one a source is and lists its units of work.
+``discover`` tells which one a source is and lists its units of work; ``parse_unit`` reads one.
 """
 from __future__ import annotations
 
@@ -11,112 +12,21 @@ import dataclasses
 import os
 import posixpath
 import re
-from collections import Counter
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 import numpy as np
 
 from benchwright import strict_json
+from benchwright.errors import RecordError, SourceError
 from benchwright.fields import clip
 from benchwright.files import Root, name_problem
-from benchwright.errors import RecordError, SourceError
-from benchwright.fields import quote
 from benchwright.formats import kitti
 from benchwright.formats.omni3d import read_omni3d
 from benchwright.ranges import check_value, fits, integer_ranges, out_of_range
+from benchwright.records import FILTERED, Reject
 from benchwright.schemas import wildbox as schema
-from benchwright.stage import FILTERED, Reject
-
-# ---------------------------------------------------------------------------------------------
-# The canonical raw segment every parser produces
-
-
-@dataclasses.dataclass
-class RawFrame:
-    frame_index: int
-    image_url: str
-    image_rel: str            # path relative to the source root
-    P: np.ndarray             # 3x4 projection in the camera frame, at the resolution below
-    calib_size: tuple | None  # (width, height) that P (and bbox_2d) refer to; None = the image's own
-    extrinsic: np.ndarray     # 3x4 world -> camera
-    problem: str | None = None  # why the frame's file is refused before it is read
-
-
-@dataclasses.dataclass
-class RawSegment:
-    segment_id: str
-    video_id: str
-    locator: str              # the file the observations come from (for quarantine rows)
-    frames: list              # RawFrame, sorted by frame_index
-    track_id: np.ndarray      # (n,) one row per (track, frame) observation
-    frame_index: np.ndarray   # (n,)
-    center: np.ndarray        # (n, 3) world frame, raw reconstruction units
-    dims_whl: np.ndarray      # (n, 3)
-    R: np.ndarray             # (n, 3, 3) world frame
-    bbox2d: np.ndarray        # (n, 4) xyxy at calib_size, NaN when invalid
-    class_name: list
-    mask_url: list            # per observation: the SAM3 mask PNG, or None
-    mask_problems: dict = dataclasses.field(default_factory=dict)  # mask URL -> why it is refused unread
-    point_cloud_url: str | None = None
-    point_cloud_problem: str | None = None  # why the cloud at point_cloud_url is refused unread
-    track_locator: list = dataclasses.field(default_factory=list)
-    bbox_source: str = "vggt"  # what the bbox2d column is: the VGGT tracker's box or a label file's
-    normalised: bool = False   # the 3D boxes are already in a per-segment normalised frame (kept as they are)
-    folder_species: str | None = None  # the species its source folder names (the authors' per-species tree)
-    # Reject rows of what was refused as the segment was read (observations whose ids no column holds):
-    # yielded by the stage that reads it, so that they count as read
-    refused: list = dataclasses.field(default_factory=list)
-
-    def box_species(self) -> tuple[list, list, list]:
-        """Per observation: (species or None, what decided it (schema.SPECIES_FROM) or None, why there is
-        none or ""), from its class name and the segment's species folder (``schema.decide_species``)."""
-        decided = [schema.decide_species(c, self.folder_species) for c in self.class_name]
-        return [d[0] for d in decided], [d[1] for d in decided], [d[2] for d in decided]
-
-    @property
-    def species(self) -> str | None:
-        counts = Counter(n for n in self.box_species()[0] if n)
-        return min(counts, key=lambda n: (-counts[n], n)) if counts else None
-
-
-class Observations:
-    """Collects one segment's (track, frame) observations row by row, then builds the RawSegment. An
-    observation whose track id or frame index is not an integer the boxes config can hold (its Features'
-    ``int32``: a track id of 3,000,000,000, a frame index of 10^30) is refused on its own, as a box."""
-
-    IDS = ("track_id", "frame_index")
-
-    def __init__(self):
-        self.rows = []
-        self.refused = []
-
-    def add(self, track_id, frame_index, center, dims_whl, R, bbox2d, class_name, locator, mask_url=None):
-        ranges = integer_ranges(schema.BOXES)
-        problems = []
-        values = []
-        for column, value in zip(self.IDS, (track_id, frame_index)):
-            try:
-                value = _integer(value)
-            except (TypeError, ValueError, OverflowError):
-                problems.append(f"{column} {quote(value)} is not an integer")
-                continue
-            if not fits(value, *ranges[column][:2]):
-                problems.append(out_of_range(column, value, ranges[column]))
-            values.append(value)
-        if problems:
-            self.refused.append(Reject("box", locator, "; ".join(problems)))
-            return
-        self.rows.append((*values, center, dims_whl, R, bbox2d, class_name, locator, mask_url))
-
-    def segment(self, **fields) -> RawSegment:
-        track, frame, center, dims, R, bbox, cls, loc, mask = (list(c) for c in zip(*self.rows)) if self.rows \
-            else ([] for _ in range(9))
-        return RawSegment(
-            track_id=np.array(track, dtype=np.int64), frame_index=np.array(frame, dtype=np.int64),
-            center=np.array(center, float).reshape(-1, 3), dims_whl=np.array(dims, float).reshape(-1, 3),
-            R=np.array(R, float).reshape(-1, 3, 3), bbox2d=np.array(bbox, float).reshape(-1, 4),
-            class_name=cls, mask_url=mask, track_locator=loc, refused=self.refused, **fields)
+from benchwright.wildbox.segments import Observations, RawFrame, RawSegment, integer
 
 
 def _load_json(fs, path: str, locator: str, source: Root):
@@ -184,86 +94,7 @@ def _files_under(fs, folder: str, resolves_outside) -> tuple[set[str], set[str]]
     return found, outside
 
 
-def _integer(value) -> int:
-    """A JSON integer (or a float or digit string holding one, as exporters write them); ValueError for
-    anything else: int() would truncate 2.5, and raise OverflowError on an infinite float."""
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not an integer")
-    if isinstance(value, float) and not value.is_integer():
-        raise ValueError(f"{value!r} is not an integer")
-    if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
-        raise ValueError(f"{value!r} is not an integer")
-    return int(value)
-
-
 OUTSIDE_LINK = "a symlink to a file outside the source (not followed)"
-
-
-# A marker ending a JPEG scan's entropy-coded data: 0xFF then a byte that is neither a stuffed zero nor a
-# restart marker RST0-7 (those stay inside the scan); a fill 0xFF matches too (the walk skips fill bytes).
-# Its leading literal lets the regex engine search for 0xFF at C speed.
-_JPEG_MARKER_AFTER_SCAN = re.compile(rb"\xff[^\x00\xd0-\xd7]")
-_JPEG_STANDALONE = frozenset([0x01, *range(0xD0, 0xD8)])  # TEM, RST0-7: no length field
-
-
-def _jpeg_end(data: bytes) -> int | None:
-    """Offset just past the end-of-image marker of the JPEG ``data`` starts with, walking its marker
-    segments by their lengths and each scan to the marker that ends it (nothing decoded); None when the
-    data ends first. Bytes after the marker (padding, a maker's trailer, a second picture) are not its.
-    Stray bytes where a marker is due are skipped to the next 0xFF, as libjpeg does."""
-    pos, n = 2, len(data)
-    while True:
-        if pos < n and data[pos] != 0xFF:
-            pos = data.find(b"\xff", pos)
-            if pos < 0:
-                return None
-        while pos < n and data[pos] == 0xFF:  # a marker may be preceded by fill bytes
-            pos += 1
-        if pos >= n:
-            return None
-        marker, pos = data[pos], pos + 1
-        if marker == 0xD9:
-            return pos
-        if marker in _JPEG_STANDALONE:
-            continue
-        if pos + 2 > n:
-            return None
-        pos += int.from_bytes(data[pos:pos + 2], "big")
-        if pos > n:
-            return None
-        if marker == 0xDA:  # start of scan: its entropy-coded data runs to the next marker
-            found = _JPEG_MARKER_AFTER_SCAN.search(data, pos)
-            if found is None:
-                return None
-            pos = found.start()
-
-
-def _png_end(data: bytes) -> int | None:
-    """Offset just past the IEND chunk of the PNG ``data`` starts with, walking its chunks by their
-    lengths (nothing decoded); None when the data ends first. Bytes after IEND are not the PNG's."""
-    pos, n = 8, len(data)
-    while pos + 8 <= n:
-        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
-        pos += 12 + length
-        if kind == b"IEND":  # its CRC is a constant: a file cut inside it (then padded) has not got it
-            return pos if data[pos - 4:pos] == b"\xaeB`\x82" else None
-    return None
-
-
-_IMAGE_ENDS = {"JPEG": _jpeg_end, "PNG": _png_end}
-
-
-def truncation_problem(f, fmt: str) -> str | None:
-    """Why the JPEG or PNG image in the open binary file ``f`` is cut short (a cut file keeps its header,
-    so it opens), or None: its structure is walked to its end marker from the start of the file, no pixel
-    decoded. Padding or a trailer after the end marker is not a truncation."""
-    end_of = _IMAGE_ENDS.get(fmt)
-    if end_of is None:
-        return None
-    f.seek(0)
-    if end_of(f.read()) is None:
-        return f"truncated {fmt}: the file ends before its end-of-image marker"
-    return None
 
 
 def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
@@ -274,23 +105,41 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
     fs, root = fsspec.core.url_to_fs(source)
     seg_path = posixpath.join(root, seg_rel)
     segment_id, species_folder = segment_of(root, seg_rel)
-    video_id = segment_id.split("/")[0]
-    cam_loc = f"{seg_rel}/vggt_results/cameras.json"
-    trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
     source = _source_root(fs, root)
+    frames = _read_cameras(fs, root, seg_rel, source)
+    trk_loc = f"{seg_rel}/vggt_results/tracking_summary.json"
+    obs, masks_outside = _read_tracks(fs, root, trk_loc, seg_path, source, frames)
+    ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
+    has_ply = fs.exists(ply) or (source.local and os.path.islink(ply))  # (a link to a missing file: said unreadable)
+    ply_problem = source.link_problem(ply) if has_ply else None
+    return obs.segment(segment_id=segment_id, video_id=segment_id.split("/")[0], locator=trk_loc,
+                       folder_species=schema.folder_species(species_folder) if species_folder else None,
+                       frames=[frames[k] for k in sorted(frames)],
+                       point_cloud_url=fs.unstrip_protocol(ply) if has_ply else None,
+                       point_cloud_problem=f"the file {ply_problem}" if ply_problem else None,
+                       mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
+
+
+def _outside(source: Root):
+    """Whether a local file, through a symlink at any level of its path, lies outside the source (its bytes are
+    not the source's); object storage has no links."""
+    return lambda path: source.link_problem(path) is not None
+
+
+def _read_cameras(fs, root: str, seg_rel: str, source: Root) -> dict[int, RawFrame]:
+    """The segment's frames by frame index, from its ``vggt_results/cameras.json``."""
+    cam_loc = f"{seg_rel}/vggt_results/cameras.json"
     cameras = _load_json(fs, posixpath.join(root, cam_loc), cam_loc, source)
     if not isinstance(cameras, dict) or not isinstance(cameras.get("cameras"), list) or not cameras["cameras"]:
         raise RecordError(cam_loc, 'expected {"cameras": [...]} with at least one camera')
     frames = {}
-    segment = Root(seg_path, "the segment folder", source.local)  # what an image_name may name
-    # a local frame that, through a symlink at any level of its path, lies outside the source (its bytes
-    # are not the source's); object storage has no links
-    outside = lambda path: source.link_problem(path) is not None  # noqa: E731
+    segment = Root(posixpath.join(root, seg_rel), "the segment folder", source.local)  # what an image_name may name
+    outside = _outside(source)
     for i, cam in enumerate(cameras["cameras"]):
         where = f"{cam_loc}#cameras[{i}]"
         try:
-            fi, name = _integer(cam["frame_index"]), str(cam["image_name"])
-            size = (_integer(cam["image_width"]), _integer(cam["image_height"]))
+            fi, name = integer(cam["frame_index"]), str(cam["image_name"])
+            size = (integer(cam["image_width"]), integer(cam["image_height"]))
         except (KeyError, TypeError, ValueError) as err:
             raise RecordError(where, f"missing or invalid field: {err}") from None
         K = _matrix(cam.get("intrinsic"), (3, 3), where, "intrinsic")
@@ -310,23 +159,30 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
                               else None)
     # a frame's id is its file's stem (``<segment>/frame_000001``): two image names of one stem would be one frame
     stems: dict[str, int] = {}
-    for i, (fi, frame) in enumerate(sorted(frames.items())):
+    for fi, frame in sorted(frames.items()):
         stem = posixpath.splitext(posixpath.basename(frame.image_rel))[0]
         if stems.setdefault(stem, fi) != fi:
             raise RecordError(f"{cam_loc}#frame_index={fi}", f"image {frame.image_rel!r} has the file stem of frame "
                                                              f"{stems[stem]}'s image: a frame's id is its stem")
+    return frames
+
+
+def _read_tracks(fs, root: str, trk_loc: str, seg_path: str, source: Root,
+                 frames: dict[int, RawFrame]) -> tuple[Observations, set[str]]:
+    """The segment's observations, from its ``vggt_results/tracking_summary.json`` and its SAM3 masks; and the
+    masks whose bytes lie outside the source (refused unread)."""
     summary = _load_json(fs, posixpath.join(root, trk_loc), trk_loc, source)
     if not isinstance(summary, dict) or not isinstance(summary.get("tracks"), dict):
         raise RecordError(trk_loc, 'expected {"tracks": {...}}')
     mask_dir = posixpath.join(seg_path, "sam3_masks", "masks")
-    masks, masks_outside = _files_under(fs, mask_dir, outside)
+    masks, masks_outside = _files_under(fs, mask_dir, _outside(source))
     stem_of = {fi: posixpath.splitext(posixpath.basename(f.image_rel))[0] for fi, f in frames.items()}
     obs = Observations()
     for tid, track in sorted(summary["tracks"].items(), key=lambda kv: kv[0]):
         where = f"{trk_loc}#track={tid}"
         try:
-            track_id = _integer(tid)
-            fr = [_integer(f) for f in track["frames"]]  # an id no column holds refuses its observations (Observations)
+            track_id = integer(tid)
+            fr = [integer(f) for f in track["frames"]]  # an id no column holds refuses its observations (Observations)
             n = len(fr)
             centers = _matrix(track["centers"], (n, 3), where, "centers")
             dims = _matrix(track["dimensions"], (n, 3), where, "dimensions")
@@ -342,15 +198,7 @@ def parse_wildbox_segment(source: str, seg_rel: str | bytes) -> RawSegment:
             mask = posixpath.join(mask_dir, f"obj_{track_id}", f"{stem}.png") if stem else None
             obs.add(track_id, fi, centers[j], dims[j][::-1], rots[j], boxes[j], cls,  # VGGT (l, w, h) -> [W, H, L]
                     f"{where},frame_index={fi}", fs.unstrip_protocol(mask) if mask in masks else None)
-    ply = posixpath.join(seg_path, "vggt_results", "point_cloud.ply")
-    has_ply = fs.exists(ply) or (source.local and os.path.islink(ply))  # (a link to a missing file: said unreadable)
-    ply_problem = source.link_problem(ply) if has_ply else None
-    return obs.segment(segment_id=segment_id, video_id=video_id, locator=trk_loc,
-                       folder_species=schema.folder_species(species_folder) if species_folder else None,
-                       frames=[frames[k] for k in sorted(frames)],
-                       point_cloud_url=fs.unstrip_protocol(ply) if has_ply else None,
-                       point_cloud_problem=f"the file {ply_problem}" if ply_problem else None,
-                       mask_problems={fs.unstrip_protocol(m): OUTSIDE_LINK for m in sorted(masks_outside)})
+    return obs, masks_outside
 
 
 # The authors' source tree puts each species' segments under <species>/WildBox_sam3-vggtv1_processed/WildBox/
