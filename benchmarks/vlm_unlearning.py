@@ -86,12 +86,11 @@ def run_build(source: str, out: str, scores: str | None) -> dict:
     from benchwright.build import build
     from benchwright.options import BuildOptions
 
-    beam_args = ["--routing-scores", scores] if scores else []
+    dataset = registry.get("vlm_unlearning").configured(routing_scores=scores)
     spent = {"start_up": round(_cpu_s(), 2)}  # the interpreter and the imports above
     t = time.perf_counter()
     with phase_cpu(spent):
-        root = Path(build(registry.get("vlm_unlearning"), source, BuildOptions(out=out, progress=False,
-                                                                              beam_args=beam_args)))
+        root = Path(build(dataset, source, BuildOptions(out=out, progress=False)))
     total = time.perf_counter() - t
     manifest = json.loads((root / "_build" / "manifest.json").read_text())
     rows = manifest["reconciliation"]["rows"]
@@ -118,6 +117,7 @@ def run_floor(source: str, out: str, scores: str | None) -> dict:
     from benchwright.schemas import vlm_unlearning as schema
     from benchwright.vlm_unlearning import sources
     from benchwright.vlm_unlearning import stages as pipe
+    from benchwright.vlm_unlearning.config import Config
     from benchwright.vlm_unlearning.records import SourceRecord
     from benchwright.writer import config_table, write_parquet
 
@@ -141,7 +141,7 @@ def run_floor(source: str, out: str, scores: str | None) -> dict:
                     out_rows[config] += built[config]
                 score_inputs += built["score"]
                 route_inputs += built["route"]
-    plan = pipe.score_examples(score_inputs, scores)
+    plan = pipe.score_examples(score_inputs, scores, Config().routing_seed)
     for pair in route_inputs:
         for config, row in pipe.route_example(pair, plan):
             out_rows[config].append(row)

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 def run(source: str, out: str) -> dict:
     from benchwright.stage import Read, Reject
     from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
-    from benchwright.pipelines.wildbox import DATASET, SPLIT_RULE
+    from benchwright.pipelines.wildbox import DATASET
     from benchwright.splits import assign, majority, split_of
     from benchwright.wildbox.annotate import annotate_segment
     from benchwright.wildbox.sources import discover, parse_unit
@@ -42,10 +42,11 @@ def run(source: str, out: str) -> dict:
     videos = {}
     for seg in segments:
         videos.setdefault(seg.video_id, []).append(seg.species)
-    splits = assign({v: majority(s) for v, s in videos.items() if majority(s)}, SPLIT_RULE)
+    rule = DATASET.split_rule
+    splits = assign({v: majority(s) for v, s in videos.items() if majority(s)}, rule)
     tables = {cfg: [] for cfg in DATASET.configs}
     for seg in segments:
-        for item in annotate_segment(seg, split_of(splits, seg.video_id, SPLIT_RULE)):
+        for item in annotate_segment(seg, split_of(splits, seg.video_id, rule)):
             if isinstance(item, Reject):
                 rejects += 1
             elif not isinstance(item, Read):  # Read: the counters' business, not the tables'

@@ -233,8 +233,7 @@ def harness_benchmark(data: str | None, agent: str = "replay", workers: int = 2,
             from benchwright.options import BuildOptions
             from benchwright.pipelines.wordeval import WordEval
 
-            ds = WordEval()
-            ds.libreoffice_gate = "none"
+            ds = WordEval().configured(libreoffice_gate="none")
             t = time.perf_counter()
             data = build(ds, None, BuildOptions(out=str(Path(tmp) / "out"), progress=False))
             out["build_seconds"] = round(time.perf_counter() - t, 1)

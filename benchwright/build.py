@@ -408,7 +408,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         watch = beside.fingerprint if beside is not None else None
         fingerprint = watch.result() if watch is not None else fingerprint_source(dataset, source)
         stats = write_statistics(dataset, staging, options.decode_images)
-        drift = compute_drift(dataset, stats, previous, options.describe(), fingerprint["sha256"],
+        drift = compute_drift(dataset, stats, previous, described_options(dataset, options), fingerprint["sha256"],
                               options.drift_blocking)
         dump_json(staging / DRIFT, drift)
         release_freed_memory()
@@ -436,7 +436,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         "dataset": dataset.name,
         "benchwright_version": __version__,
         "configs": list(dataset.configs),  # in declared order, empty ones too (benchwright info lists them)
-        "options": options.describe(),
+        "options": described_options(dataset, options),
         "execution": execution or options.execution(None),
         "input": fingerprint,
         "packages": package_versions(),
@@ -459,6 +459,11 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
         raise BuildError(f"{dataset.name}: validation failed, nothing published; see "
                          f"{staging / BUILD_DIR / 'validation' / 'report.json'}: {report['summary']}")
     return manifest
+
+
+def described_options(dataset: Dataset, options: BuildOptions) -> dict:
+    """What shapes the output, as the manifest records it: the build's options and the dataset's settings."""
+    return {**options.describe(), "settings": dataset.settings.recorded()}
 
 
 def _timed_export(dataset: Dataset, staging: str, prepared: Prepared) -> tuple[dict, float]:
@@ -485,11 +490,11 @@ def _export_and_card_part(dataset: Dataset, staging: str, prepared: Prepared) ->
 
 
 def refresh_card(dataset: Dataset, root: Path) -> Path:
-    """Re-render a published dataset's card (e.g. after baseline results were added under ``_build/``)
-    and re-list its files in the manifest, so ``benchwright validate`` keeps passing."""
+    """Re-render a published dataset's card (e.g. after baseline results were added under ``_build/``), with the
+    settings it was built with, and re-list its files in the manifest, so ``benchwright validate`` keeps passing."""
     root = Path(root)
     manifest = json.loads((root / MANIFEST).read_text())
-    render_card(dataset, root, manifest["reconciliation"])
+    render_card(dataset.as_built(manifest), root, manifest["reconciliation"])
     manifest["files"] = describe_files(root)
     write_json(root / MANIFEST, manifest)
     return root / "README.md"

@@ -29,7 +29,8 @@ def cmd_build(args, rest) -> int:
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
-    datasets = [registry.get(name) for name in names]  # registers the datasets' own Beam options
+    given, rest = dataset_settings(args, names, rest)
+    datasets = [registry.get(name).configured(**given[name]) for name in names]
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
@@ -76,6 +77,36 @@ def _dask_cluster(args, options: BuildOptions):
         yield
 
 
+def settings_parser(names: list[str], prog: str = "benchwright build") -> ArgumentParser:
+    """A parser of the settings (``benchwright.dataset.Config``) of the datasets ``names``: an option two of them
+    have is taken for both (it must mean the same to both)."""
+    parser = ArgumentParser(prog=prog, strict=False, add_help=False)
+    seen: dict[str, tuple[str, dict]] = {}
+    for name in names:
+        for option, kwargs in registry.settings(name).options():
+            if option in seen:
+                first, other = seen[option]
+                if {k: v for k, v in kwargs.items() if k != "help"} != {k: v for k, v in other.items() if k != "help"}:
+                    raise BenchwrightError(f"{option} is a setting of {first} and of {name} with different values: "
+                                           "build them one at a time")
+                continue
+            seen[option] = (name, kwargs)
+            parser.add_argument(option, **kwargs)
+    return parser
+
+
+def dataset_settings(args, names: list[str], rest: list[str]) -> tuple[dict[str, dict], list[str]]:
+    """({dataset: {setting: value}} of the settings given in ``rest`` (``build all``: each dataset takes those it
+    has), the arguments left: Beam's)."""
+    parsed, left = settings_parser(names, f"benchwright build {args.dataset}").parse_known_args(rest)
+    values = {k: v for k, v in vars(parsed).items() if v is not None}
+    given = {}
+    for name in names:
+        fields = [option[2:].replace("-", "_") for option, _ in registry.settings(name).options()]
+        given[name] = {k: v for k, v in values.items() if k in fields}
+    return given, left
+
+
 def beam_args(args, rest: list[str]) -> list[str]:
     """The options ``build`` passes to Beam: those after ``--`` and in ``--beam-arg`` as they are; an
     option the CLI does not know only when Beam's ``PipelineOptions`` knows it (a mistyped option is a
@@ -93,10 +124,23 @@ def beam_args(args, rest: list[str]) -> list[str]:
     except argparse.ArgumentError as err:
         args.parser.error(str(err))
     if unknown:
-        args.parser.error(unrecognized(unknown, option_strings(args.parser), option_strings(beam_parser(args.runner)))
+        names = list(registry.names()) if args.dataset == "all" else [args.dataset]
+        for option in (o.split("=", 1)[0] for o in unknown if o.startswith("--")):
+            owners = _owners(option)
+            if owners:  # another dataset's setting
+                args.parser.error(f"{option} is a setting of {', '.join(owners)}, not of {args.dataset} "
+                                  f"(benchwright build {args.dataset} --help lists its settings)")
+        args.parser.error(unrecognized(unknown, option_strings(settings_parser(names)), option_strings(args.parser),
+                                       option_strings(settings_parser(list(registry.names()))),
+                                       option_strings(beam_parser(args.runner)))
                           + "; an option for Beam that Beam's PipelineOptions does not know goes after -- "
                             "(or in --beam-arg=OPTION)")
     return passed
+
+
+def _owners(option: str) -> list[str]:
+    """The datasets that have the setting ``option``."""
+    return [n for n in registry.names() if option in (o for o, _ in registry.settings(n).options())]
 
 
 def cmd_synth(args, _) -> int:
@@ -240,25 +284,21 @@ def cmd_dataset_part(args, rest) -> int:
 
 
 class _BuildHelp(argparse.Action):
-    """``build --help``: the build's options, then each dataset's own (Beam options its pipeline reads)."""
+    """``build --help``: the build's options, then each dataset's settings (its ``Config``: no Beam, no pipeline
+    imported to list them)."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
-
         print(parser.format_help())
         names = [namespace.dataset] if getattr(namespace, "dataset", None) not in (None, "all") else registry.names()
         for name in names:
-            registry.get(name)  # imports its module: its options classes are registered
-            own = _BeamArgumentParser(prog=f"benchwright build {name}", add_help=False, usage=argparse.SUPPRESS,
-                                      description=f"{name}'s own build options (read by its pipeline):")
-            for cls in PipelineOptions.__subclasses__():
-                if cls.__module__ == registry.DATASETS[name]:
-                    cls._add_argparse_args(own)
-            if own._actions:
-                print(own.format_help().strip() + "\n")
+            own = settings_parser([name], f"benchwright build {name}")
+            own.usage, own._optionals.title = argparse.SUPPRESS, "settings"
+            own.description = (f"{name}'s settings (recorded in the build's manifest, options.settings)"
+                               + (":" if own._actions else ": none"))
+            print(own.format_help().strip() + "\n")
         parser.exit()
 
 

@@ -3,13 +3,155 @@
 A dataset module (``pipelines/<ds>.py``) defines a ``Dataset`` subclass with its declarative parts
 (its configs' Features, how the source becomes tables (``expand``), its units for reconciliation,
 its exports, card statistics and expectations, and the CLI parts it offers) and registers it in
-``benchwright.registry``. See docs/ADDING_A_DATASET.md.
+``benchwright.registry``. Its build settings are one frozen dataclass, a ``Config`` (in the manner of HF's
+``BuilderConfig`` and TFDS's ``BUILDER_CONFIGS``), which the CLI lists and the manifest records. See
+docs/ADDING_A_DATASET.md and docs/ARCHITECTURE.md.
+
+This module imports nothing slow (no Beam, datasets or fsspec at import): ``benchwright build <ds> --help`` reads a
+dataset's ``Config`` through it.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import difflib
+import types
+import typing
 
-from benchwright.files import SOURCE_COMPLETE_MARKER, list_files
+from benchwright.errors import BenchwrightError
+
+
+def setting(default, help: str, choices: tuple = ()):
+    """A field of a dataset's ``Config``: its default, what it does (``benchwright build <ds> --help`` shows it) and,
+    for a text setting, the values it may take."""
+    return dataclasses.field(default=default, metadata={"help": help, "choices": tuple(choices)})
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A dataset's build settings: a frozen dataclass whose fields are made with ``setting`` and typed ``bool``,
+    ``int``, ``float``, ``str``, ``tuple[int, ...]`` or ``tuple[str, ...]`` (each may be ``| None``). Each is
+    ``--<name with dashes>`` on ``benchwright build <ds>`` (a tuple as comma-separated values), is recorded in the
+    build's manifest (``options.settings``) and may shape the output: two builds of one input with the same
+    settings are byte-identical. A value of the wrong type or outside its choices, and a name the dataset does not
+    have, are refused naming them (``make``, ``replace``)."""
+
+    dataset = ""  # the dataset's name, for the refusals (a class attribute, not a field)
+
+    def __post_init__(self):
+        hints = typing.get_type_hints(type(self))
+        for field in dataclasses.fields(self):
+            value = _typed(self, field, hints[field.name], getattr(self, field.name))
+            object.__setattr__(self, field.name, value)
+        self.check()
+
+    def check(self) -> None:
+        """More than the types say (a share between 0 and 1): raise ``self.refused(name, why)``."""
+
+    def refused(self, name: str, why: str) -> BenchwrightError:
+        return BenchwrightError(f"{self.dataset or 'the dataset'}'s setting {name}: {why}")
+
+    @classmethod
+    def make(cls, **values) -> Config:
+        """The settings with ``values`` in place of the defaults; a name that is no field is refused, with the field
+        meant when it is close to one (``--seedz``: did you mean seeds?)."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        unknown = [name for name in values if name not in names]
+        if unknown:
+            hints = [f"{name}: did you mean {close[0]}?" for name in unknown
+                     if (close := difflib.get_close_matches(name, names, n=1, cutoff=0.6))]
+            raise BenchwrightError(f"{cls.dataset or 'the dataset'} has no setting {', '.join(unknown)}"
+                                   + (f" ({'; '.join(hints)})" if hints else "")
+                                   + f"; its settings: {', '.join(names) or 'none'}")
+        return cls(**values)
+
+    def replace(self, **values) -> Config:
+        """These settings with ``values`` in place (refused as ``make`` refuses them)."""
+        return self.make(**{**self.recorded(), **values})
+
+    def recorded(self) -> dict:
+        """{field: value} in field order, as the manifest records them (JSON: a tuple as a list)."""
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+                for f in dataclasses.fields(self)}
+
+    @classmethod
+    def options(cls) -> list[tuple[str, dict]]:
+        """Each field as a command-line option: (``--name``, ``argparse`` keyword arguments; the value parsed
+        into the field's type, no default, so only the options given are set)."""
+        hints = typing.get_type_hints(cls)
+        out = []
+        for field in dataclasses.fields(cls):
+            kind, _ = _kind(hints[field.name])
+            shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else field.default
+            kwargs = {"dest": field.name, "default": None,
+                      "help": field.metadata.get("help", "") + (f" (default: {shown})" if shown is not None else "")}
+            if kind is bool:
+                kwargs["action"] = argparse.BooleanOptionalAction  # --name / --no-name
+            else:
+                kwargs["type"] = _parser(hints[field.name])
+                kwargs["metavar"] = field.name.upper()
+            if field.metadata.get("choices"):
+                kwargs["choices"] = field.metadata["choices"]
+                kwargs.pop("metavar")
+            out.append((option_name(field.name), kwargs))
+        return out
+
+
+def option_name(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def _kind(hint) -> tuple[type, bool]:
+    """(the base type of a field's annotation, whether it may be None)."""
+    optional = False
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        optional, hint = True, args[0]
+    return (tuple if typing.get_origin(hint) is tuple else hint), optional
+
+
+def _item_type(hint) -> type:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        hint = [a for a in typing.get_args(hint) if a is not type(None)][0]
+    return typing.get_args(hint)[0]
+
+
+_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "text", tuple: "a list"}
+_ITEMS = {int: "integers", float: "numbers", str: "texts"}
+
+
+def _typed(config: Config, field: dataclasses.Field, hint, value):
+    """``value`` as the field's type (an int for a float, a list for a tuple), or the refusal naming the field."""
+    kind, optional = _kind(hint)
+    if value is None and optional:
+        return None
+    if kind is tuple and isinstance(value, (list, tuple)):
+        item = _item_type(hint)
+        if all(isinstance(v, item) and not (item is int and isinstance(v, bool)) for v in value):
+            return tuple(value)
+        raise config.refused(field.name, f"{value!r} is not a list of {_ITEMS[item]}")
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise config.refused(field.name, f"{value!r} is not {_NAMES[kind]}" + (" (or None)" if optional else ""))
+    choices = field.metadata.get("choices")
+    if choices and value not in choices:
+        raise config.refused(field.name, f"{value!r} is not one of {', '.join(map(str, choices))}")
+    return value
+
+
+def _parser(hint):
+    """The command-line text of a field's value -> the value (a tuple: comma-separated)."""
+    kind, _ = _kind(hint)
+    if kind is not tuple:
+        return kind
+    item = _item_type(hint)
+
+    def parse(text: str) -> tuple:
+        return tuple(item(part.strip()) for part in text.split(",") if part.strip())
+
+    parse.__name__ = f"comma-separated list of {_ITEMS[item]}"  # argparse names the type in its error
+    return parse
 
 
 @dataclasses.dataclass
@@ -25,7 +167,10 @@ class Unit:
 
 
 class Dataset:
-    """One dataset: the declarative parts. Subclasses set the class attributes and override the hooks."""
+    """One dataset: the declarative parts. Subclasses set the class attributes and override the hooks. An instance
+    holds the build's ``settings`` (its ``Config``): ``configured(**values)`` is the dataset with other ones."""
+
+    Config: type[Config] = Config  # the type of its build settings (this base: none)
 
     name: str = ""
     configs: dict = {}          # config -> datasets.Features
@@ -77,6 +222,23 @@ class Dataset:
     # (`benchwright export BUILD --format FORMAT OUT`); the build's own exports are ``export``'s
     export_formats: dict = {}
 
+    def __init__(self, settings: Config | None = None):
+        if settings is not None and not isinstance(settings, self.Config):
+            raise BenchwrightError(f"{self.name}'s settings are a {self.Config.__module__}.Config, not "
+                                   f"{type(settings).__name__}")
+        self.settings = settings if settings is not None else self.Config()
+
+    def configured(self, **values) -> Dataset:
+        """This dataset with ``values`` in place of its settings' (a name it has not, or a value of the wrong type,
+        is refused naming it: ``Config.make``)."""
+        return type(self)(self.settings.replace(**values))
+
+    def as_built(self, manifest: dict) -> Dataset:
+        """This dataset with the settings a manifest of one of its builds records (``options.settings``; a build
+        from before settings were recorded: these)."""
+        recorded = (manifest.get("options") or {}).get("settings")
+        return self.configured(**recorded) if recorded else self
+
     def default_source(self, workdir: str) -> str:
         """Materialise the embedded default source under ``workdir``; returns its URL. By default the
         dataset's ``synth`` at scale ``default``, seed 0, written once (a marker says it is complete,
@@ -84,6 +246,7 @@ class Dataset:
         import shutil
         from pathlib import Path
 
+        from benchwright.files import SOURCE_COMPLETE_MARKER
         from benchwright.registry import resolve
 
         if not self.synth:
@@ -101,6 +264,8 @@ class Dataset:
 
     def source_files(self, source: str) -> list[str]:
         """The files whose content defines the input (fingerprinted in the manifest)."""
+        from benchwright.files import list_files
+
         return list_files(source)
 
     def export(self, staging: str, prepared=None) -> dict:
@@ -116,7 +281,6 @@ class Dataset:
 
     def export_format(self, root: str, fmt: str, out: str | None) -> dict:
         """The on-demand export ``fmt`` of the local build at ``root`` written into ``out``."""
-        from benchwright.errors import BenchwrightError
         from benchwright.registry import resolve
 
         if fmt not in self.export_formats:

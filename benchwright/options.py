@@ -126,10 +126,10 @@ class BuildOptions:
 
 
 def beam_parser(runner: str = DEFAULT_RUNNER) -> argparse.ArgumentParser:
-    """A parser of every option Beam's ``PipelineOptions`` knows now: each registered options class (the
-    datasets' own, such as ``--format`` of vlm_unlearning, once their modules are imported) and the
+    """A parser of every option Beam's ``PipelineOptions`` knows now: each registered options class and the
     named runner's (its module is imported first, as Beam would to make it). Built as Beam's
-    ``PipelineOptions.get_all_options`` builds its own, whole option names only."""
+    ``PipelineOptions.get_all_options`` builds its own, whole option names only. (A dataset's own settings are
+    its ``Config``'s, not Beam options: ``benchwright.dataset``.)"""
     from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
     _import_runner(runner)

@@ -17,6 +17,14 @@ DATASETS = {
     "workspace_bench": "benchwright.pipelines.workspace_bench",
     "vlm_unlearning": "benchwright.pipelines.vlm_unlearning",
 }
+# Dataset id -> its build settings' type (the ``Config`` its contract declares, a ``benchwright.dataset.Config``), in
+# a module that imports neither Beam nor datasets: ``benchwright build <ds> --help`` lists them at once.
+SETTINGS = {
+    "wildbox": "benchwright.wildbox.config:Config",
+    "wordeval": "benchwright.wordeval.config:Config",
+    "workspace_bench": "benchwright.workspace_bench.config:Config",
+    "vlm_unlearning": "benchwright.vlm_unlearning.config:Config",
+}
 
 
 def names() -> tuple[str, ...]:
@@ -28,6 +36,13 @@ def get(name: str):
     if name not in DATASETS:
         raise BenchwrightError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
     return importlib.import_module(DATASETS[name]).DATASET
+
+
+def settings(name: str) -> type:
+    """The type of dataset ``name``'s build settings (its ``Config``), without importing its pipeline."""
+    if name not in SETTINGS:
+        raise BenchwrightError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    return resolve(SETTINGS[name])
 
 
 def resolve(target: str):

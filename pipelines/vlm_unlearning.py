@@ -8,40 +8,26 @@ writer. Routing is one global step: the training examples (forget and retain) ar
 (``routing.visual_pressure``, or the ``--routing-scores`` file), the routes computed, and the result broadcast as a
 side input to RouteExamples, which writes each forget example in the view its routing chose.
 
-Build options (besides Beam's): ``--format vlguard|mapped`` (default: detected from the files),
-``--routing-scores URL`` (scores a user supplies, ``routing.read_scores``' formats), ``--render
-figstep|dejavu`` (the image-only view's typographic style, ``views.STYLES``; default FigStep's own).
+Settings (``benchwright.vlm_unlearning.config``): ``--format vlguard|mapped`` (default: detected from the files),
+``--routing-scores URL`` (scores a user supplies, ``routing.read_scores``' formats), ``--render figstep|dejavu``
+(the image-only view's typographic style, ``views.STYLES``; default FigStep's own), ``--routing-seed N``.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
 from benchwright.errors import BuildError, SourceError
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.stage import create, outputs, run_stage
 from benchwright.vlm_unlearning import sources
+from benchwright.vlm_unlearning.config import Config
 from benchwright.vlm_unlearning.stages import build_views, dedup_key, deduplicate, route_example, score_examples
 from benchwright.writer import ToTables
 
 ROWS_PER_TABLE = 64
-
-
-class VlmUnlearningOptions(PipelineOptions):
-    """The dataset's own build options, parsed by Beam with the rest (recorded in the manifest)."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser):
-        parser.add_argument("--format", dest="source_format", default=None, choices=sources.FORMATS,
-                            help="vlm_unlearning: the source's format (default: detected)")
-        parser.add_argument("--routing-scores", dest="routing_scores", default=None,
-                            help="vlm_unlearning: a score file (.json/.jsonl/.csv) instead of the built-in scorer")
-        parser.add_argument("--render", dest="render_style", default="figstep", choices=("figstep", "dejavu"),
-                            help="vlm_unlearning: the image-only render: FigStep's (FreeMonoBold, RGB; default) "
-                                 "or DejaVu Sans Mono Bold from matplotlib's wheel (no system font needed)")
 
 
 class ReadRecords(beam.PTransform):
@@ -95,14 +81,14 @@ class Route(beam.PTransform):
     scored once (``score_examples``: the built-in scorer, or the file at ``scores_url``), the routes broadcast to
     RouteExamples."""
 
-    def __init__(self, score, scores_url: str | None):
+    def __init__(self, score, scores_url: str | None, seed: int):
         super().__init__()
-        self.score, self.scores_url = score, scores_url
+        self.score, self.scores_url, self.seed = score, scores_url, seed
 
     def expand(self, pairs):
         plan = (self.score
                 | "Gather" >> beam.combiners.ToList()
-                | "Score" >> beam.Map(score_examples, self.scores_url))
+                | "Score" >> beam.Map(score_examples, self.scores_url, self.seed))
         routed = run_stage(pairs, "RouteExamples", route_example, unit="routed_example",
                            locate=lambda p: p[0]["example_id"], side_inputs=[beam.pvalue.AsSingleton(plan)])
         return outputs([routed], **{config: routed.main | f"Select{config.replace('.', '')}" >> beam.FlatMap(
@@ -111,6 +97,7 @@ class Route(beam.PTransform):
 
 class VlmUnlearning(Dataset):
     name = "vlm_unlearning"
+    Config = Config
     pretty_name = "Modality-decomposed VLM unlearning sets (VLGuard-shaped) with ModRoute routing"
     configs = schema.CONFIGS
     id_columns = schema.ID_COLUMNS
@@ -136,17 +123,17 @@ class VlmUnlearning(Dataset):
     def expand(self, pipeline, source, staging, previous):
         from benchwright.vlm_unlearning.views import check_style
 
-        options = pipeline.options.view_as(VlmUnlearningOptions)
+        settings = self.settings
         try:  # the font is looked for before anything runs: a missing one refuses the build, naming it
-            style = check_style(options.render_style)
+            style = check_style(settings.render)
         except ValueError as err:
-            raise BuildError(f"--render {options.render_style}: {err}") from None
-        fmt, raw, mapping = sources.list_records(source, options.source_format)
+            raise BuildError(f"--render {settings.render}: {err}") from None
+        fmt, raw, mapping = sources.list_records(source, settings.format)
         if not raw:
             raise SourceError(f"{source}: a {fmt} source with no records")
         records = pipeline | "ReadRecords" >> ReadRecords(source, fmt, raw, mapping)
-        built = records["records"] | "Views" >> BuildViews(style, score=not options.routing_scores)
-        routed = built["route"] | "Routing" >> Route(built["score"], options.routing_scores)
+        built = records["records"] | "Views" >> BuildViews(style, score=not settings.routing_scores)
+        routed = built["route"] | "Routing" >> Route(built["score"], settings.routing_scores, settings.routing_seed)
         rows = {**{config: built[config] for config in ("records", *schema.VIEWS)},
                 **{config: routed[config] for config in schema.ROUTING_CONFIGS}}
         tables = {config: pcoll | f"Table{config.replace('.', '')}" >> ToTables(

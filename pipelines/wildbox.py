@@ -21,11 +21,8 @@ from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previo
 from benchwright.stage import outputs, run_stage
 from benchwright.validation import wildbox as checks
 from benchwright.wildbox.annotate import annotate_segment
+from benchwright.wildbox.config import Config
 from benchwright.wildbox.sources import UNIT_OF, discover, merge_segments, parse_unit
-
-# Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos
-# in stable-hash order; a single-video species stays in train).
-SPLIT_RULE = SplitRule(held_out=(("validation", 0.2),), rest="train", seed=0, group="video", stratum="species")
 
 
 class ReadSegments(beam.PTransform):
@@ -86,6 +83,7 @@ class AnnotateSegments(beam.PTransform):
 
 class WildBox(Dataset):
     name = "wildbox"
+    Config = Config
     pretty_name = "WildBox: monocular 3D wildlife detection from drone video"
     configs = schema.CONFIGS
     id_columns = {"frames": "frame_id", "boxes": "box_id", "segments": "segment_id"}
@@ -110,14 +108,21 @@ class WildBox(Dataset):
     kitti_export_loss = "benchwright.evaluation.wildbox:kitti_yaw_only_loss"
     references, proportion_bounds, drift_thresholds = checks.REFERENCES, checks.PROPORTIONS, checks.DRIFT_THRESHOLDS
 
+    @property
+    def split_rule(self) -> SplitRule:
+        """Video-level splits, stratified by species (the core's rule: previous assignments kept, new videos in
+        stable-hash order; a single-video species stays in train)."""
+        return SplitRule(held_out=(("validation", self.settings.validation_share),), rest="train",
+                         seed=self.settings.split_seed, group="video", stratum="species")
+
     def expand(self, pipeline, source, staging, previous):
         fmt, units = discover(source)
         if not units:
             raise SourceError(f"{source}: a {fmt} source with nothing in it")
         read = pipeline | "ReadSegments" >> ReadSegments(source, fmt, units)
-        splits = read["segments"] | "VideoSplits" >> VideoSplits(SPLIT_RULE, read_previous(previous), staging)
+        splits = read["segments"] | "VideoSplits" >> VideoSplits(self.split_rule, read_previous(previous), staging)
         annotated = read["segments"] | "AnnotateSegments" >> AnnotateSegments(
-            splits, SPLIT_RULE, total="MergeSegments" if fmt == "omni3d" else "ParseSegment")
+            splits, self.split_rule, total="MergeSegments" if fmt == "omni3d" else "ParseSegment")
         return {config: annotated[config] for config in self.configs}, [read, annotated]
 
     # The exports and the card run on the driver once: their modules (matplotlib, the formats) stay out

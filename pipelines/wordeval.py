@@ -18,15 +18,13 @@ import apache_beam as beam
 from benchwright.dataset import Dataset, Unit
 from benchwright.schemas import wordeval as schema
 from benchwright.stage import outputs, run_stage
+from benchwright.wordeval.config import Config
 from benchwright.wordeval.sources import read_catalogue
 from benchwright.wordeval.stages import (LITE, SPLIT, Gates, build_atomic, build_compositional, copy_catalogue,
                                          libreoffice_gate, stratum, templates_of, with_lite)
 from benchwright.writer import ToTables
 
-SEEDS = (0, 1)
 LIBREOFFICE_BATCH = 40
-# Which generated files LibreOffice must open: "all" (the build's validation), "none".
-LIBREOFFICE_GATE = "all"
 
 
 class AtomicCases(beam.PTransform):
@@ -104,6 +102,7 @@ class ChooseLite(beam.PTransform):
 
 class WordEval(Dataset):
     name = "wordeval"
+    Config = Config
     pretty_name = "WordEval: Word-native document editing cases with deterministic oracles"
     configs = schema.FEATURES
     id_columns = {"atomic": "case_id", "compositional": "case_id"}
@@ -125,10 +124,6 @@ class WordEval(Dataset):
     baselines = "benchwright.baselines.wordeval:run_cli"
     references = {"compositional": {"atomic_case_ids": "atomic"}}  # a composition's atomic cases are published
     runner = "benchwright.baselines.wordeval:run_harness_cli"
-    libreoffice_gate = LIBREOFFICE_GATE
-    seeds = SEEDS
-    lite_seed = 0
-    unit_ids: tuple | None = None  # build only these units (tests); None = the whole catalogue
 
     def default_source(self, workdir: str) -> str:
         from benchwright.wordeval.catalogue import CATALOGUE_DIR
@@ -136,19 +131,20 @@ class WordEval(Dataset):
         return str(CATALOGUE_DIR)
 
     def expand(self, pipeline, source, staging, previous):
+        settings = self.settings
         cat = read_catalogue(source)
         copy_catalogue(source, staging)
-        atomic = pipeline | "AtomicCases" >> AtomicCases(cat, sorted(self.unit_ids or cat.units), self.seeds)
+        atomic = pipeline | "AtomicCases" >> AtomicCases(cat, sorted(settings.unit_ids or cat.units), settings.seeds)
         compositional = pipeline | "CompositionalCases" >> CompositionalCases(
-            cat, templates_of(cat, self.unit_ids), self.seeds, atomic["cases"])
+            cat, templates_of(cat, settings.unit_ids), settings.seeds, atomic["cases"])
         stages, published = [atomic, compositional], {}
         for config, built in (("atomic", atomic), ("compositional", compositional)):
             published[config] = built["cases"]
-            if self.libreoffice_gate == "all":
+            if settings.libreoffice_gate == "all":
                 gated = built["cases"] | f"LibreOfficeGate{config.capitalize()}" >> LibreOfficeGate(config)
                 stages.append(gated)
                 published[config] = gated["cases"]
-        lite = beam.pvalue.AsSingleton(published | "ChooseLite" >> ChooseLite(self.lite_seed))
+        lite = beam.pvalue.AsSingleton(published | "ChooseLite" >> ChooseLite(settings.lite_seed))
         tables = {config: (cases
                            | f"{config.capitalize()}Lite" >> beam.FlatMap(with_lite, lite)
                            | f"{config.capitalize()}Tables" >> ToTables(schema.FEATURES[config], 50, 200))
@@ -170,7 +166,7 @@ class WordEval(Dataset):
         from benchwright.cards.wordeval import card_statistics
 
         # Lite and the baseline agents run on the build itself (pipelines sit above baselines)
-        return {**card_statistics(Path(staging)), **card_sections(Path(staging), self.libreoffice_gate != "none")}
+        return {**card_statistics(Path(staging)), **card_sections(Path(staging), self.settings.libreoffice_gate != "none")}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.wordeval import EXPECTATIONS

@@ -18,28 +18,16 @@ from __future__ import annotations
 import json
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from benchwright.dataset import Dataset, Unit
 from benchwright.schemas import workspace_bench as schema
 from benchwright.stage import outputs, run_stage
-from benchwright.workspace_bench.sources import SOURCE_KINDS, Source, open_source
+from benchwright.workspace_bench.config import Config
+from benchwright.workspace_bench.sources import Source, open_source
 from benchwright.workspace_bench.stages import (FULL, LITE, choose_lite, implicit_edges, list_files, read_task,
                                                 resolve_edges, scan_one, shipped_lite_list, task_items, task_row,
                                                 with_splits, workspace_index, write_quality)
 from benchwright.writer import ToTables
-
-LITE_SEED = 0
-
-
-class WorkspaceBenchOptions(PipelineOptions):
-    """The dataset's own build options, parsed by Beam with the rest (recorded in the manifest)."""
-
-    @classmethod
-    def _add_argparse_args(cls, parser):
-        parser.add_argument("--source-kind", dest="source_kind", default=None,
-                            help=f"workspace_bench: read --source as a {' or a '.join(SOURCE_KINDS)} (default: a "
-                                 "release when it holds the release's own markers, else one folder workspace)")
 
 
 class Workspaces(beam.PTransform):
@@ -81,9 +69,9 @@ class Tasks(beam.PTransform):
     """The workspaces' listed entries (each task's data file sizes) -> every task's bundle of rows {task, rubrics,
     task_edges} and the Lite choice {rule, lite, shipped} (one element)."""
 
-    def __init__(self, src: Source, lite_seed: int):
+    def __init__(self, src: Source, lite_seed: int, lite_namespace: str):
         super().__init__()
-        self.src, self.lite_seed = src, lite_seed
+        self.src, self.lite_seed, self.lite_namespace = src, lite_seed, lite_namespace
 
     def expand(self, entries):
         pipeline = entries.pipeline
@@ -99,12 +87,13 @@ class Tasks(beam.PTransform):
         personas = tasks.main | "Personas" >> beam.Map(lambda b: (int(b["task"]["absolute_id"]), b["task"]["persona"]))
         chosen = run_stage(pipeline | "LiteSeed" >> beam.Create([None]), "ChooseLite", choose_lite, unit="lite_task",
                            locate=lambda _: "the Lite list",
-                           side_inputs=[beam.pvalue.AsList(personas), shipped, self.lite_seed])
+                           side_inputs=[beam.pvalue.AsList(personas), shipped, self.lite_seed, self.lite_namespace])
         return outputs([tasks, chosen], bundles=tasks.main, lite=chosen.main)
 
 
 class WorkspaceBench(Dataset):
     name = "workspace_bench"
+    Config = Config
     pretty_name = "Workspace-Bench: workspaces, file dependency graphs, tasks and rubrics"
     configs = schema.FEATURES
     id_columns = {"tasks": "task_id", "rubrics": "rubric_id", "files": "file_id", "edges": "edge_id",
@@ -128,12 +117,12 @@ class WorkspaceBench(Dataset):
     evaluator = "benchwright.evaluation.workspace_bench:run_cli"
     baselines = "benchwright.baselines.workspace_bench:run_cli"
     references = {"rubrics": {"task_id": "tasks"}, "task_edges": {"task_id": "tasks"}}  # of published tasks
-    lite_seed = LITE_SEED
 
     def expand(self, pipeline, source, staging, previous):
-        src = open_source(source, pipeline.options.view_as(WorkspaceBenchOptions).source_kind)
+        settings = self.settings
+        src = open_source(source, settings.source_kind)
         workspaces = pipeline | "Workspaces" >> Workspaces(src, staging)
-        tasks = workspaces["entries"] | "Tasks" >> Tasks(src, self.lite_seed)
+        tasks = workspaces["entries"] | "Tasks" >> Tasks(src, settings.lite_seed, settings.lite_namespace)
         lite = beam.pvalue.AsSingleton(tasks["lite"])
         rows = {
             "tasks": tasks["bundles"] | "TaskRows" >> beam.FlatMap(

@@ -228,3 +228,17 @@ def test_the_cli_its_help_and_info_import_no_heavy_library(tmp_path_factory, tmp
     del manifest["configs"]
     (old / MANIFEST).write_text(json.dumps(manifest))
     assert benchwright("info", old).stdout.replace(str(old), str(built)) == info.stdout
+
+
+def test_build_help_lists_each_datasets_settings_without_importing_beam():
+    """Issue 26: ``build <ds> --help`` lists the dataset's settings (its ``Config``: each field with its default
+    and what it does) from the registry's settings module, importing no pipeline and no slow library."""
+    assert imported_heavy("build", "--help") == []
+    assert imported_heavy("build", "wordeval", "--help") == []
+    done = benchwright("build", "wordeval", "--help")
+    assert done.returncode == 0 and "wordeval's settings" in done.stdout and "vlm_unlearning's" not in done.stdout
+    settings = done.stdout.split("wordeval's settings", 1)[1]
+    for option, shown in (("--seeds SEEDS", "(default: 0,1)"), ("--libreoffice-gate {all,none}", "(default: all)"),
+                          ("--unit-ids UNIT_IDS", "default: every unit"), ("--lite-seed LITE_SEED", "(default: 0)")):
+        entry = " ".join(settings.split(option, 1)[1].split("\n  --", 1)[0].split())
+        assert shown in entry and len(entry.split()) > 8, (option, entry)

@@ -68,10 +68,9 @@ def test_wildbox_planted_video_and_moved_box_exactly(tmp_path_factory, tmp_path,
 
 
 def test_wordeval_planted_case_removed_exactly(tmp_path):
-    ds = type(registry.get("wordeval"))()
     # one composition template and one unit no composition uses keep the build short
-    ds.unit_ids = ("font_bold", "font_color", "tables_add")
-    ds.libreoffice_gate = "none"
+    ds = registry.get("wordeval").configured(unit_ids=("font_bold", "font_color", "tables_add"),
+                                             libreoffice_gate="none")
     source = tmp_path / "raw"
     registry.part("wordeval", "synth")(str(source), scale="tiny")
     out = tmp_path / "out"

@@ -55,12 +55,13 @@ def guarded_build(dataset: str, *args, label: str | None = None, **kw) -> Path:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _build(name: str, source: Path, out: Path, **kw) -> Path:
+def _build(name: str, source: Path, out: Path, settings: dict | None = None, **kw) -> Path:
     from benchwright import registry
     from benchwright.build import build
     from benchwright.options import BuildOptions
 
-    return Path(build(registry.get(name), str(source), BuildOptions(out=str(out), progress=False, **kw)))
+    dataset = registry.get(name).configured(**settings or {})
+    return Path(build(dataset, str(source), BuildOptions(out=str(out), progress=False, **kw)))
 
 
 # Measured on 2 shared cores: WildBox 194 MB, VLM 382 MB, Workspace-Bench 552 MB. The WildBox build decoded
@@ -376,7 +377,7 @@ def vlm(tmp_path_factory, fixtures_dir):
                                   for n, r in enumerate(records) if isinstance(r.get("id"), str)
                                   and isinstance(r.get("instr-resp"), list) for i in range(len(r["instr-resp"]))}))
     built = guarded_build("vlm_unlearning", root, tmp_path_factory.mktemp("out"), max_bad_fraction=1.0,
-                   beam_args=["--format", "vlguard", "--routing-scores", str(scores)])
+                          settings={"format": "vlguard", "routing_scores": str(scores)})
     return root, built, cases
 
 
@@ -660,15 +661,14 @@ def test_wordeval_ids_that_name_no_case_folder_are_quarantined_and_the_rest_read
     from benchwright.wordeval.sources import read_catalogue
 
     root, cases = hostile.write_wordeval_ids(tmp_path / "work" / "catalogue")
-    dataset = WordEval()
-    dataset.libreoffice_gate = "none"  # the gate is not under test: the names are
     # the units of the file the ids were added to and the composition's steps, one seed: a third of the
-    # catalogue's cases to build
+    # catalogue's cases to build; the LibreOffice gate is not under test: the names are
     cat = read_catalogue(str(root))
     steps = {step["unit"] for template in cat.templates.values() for step in template["steps"]}
-    dataset.unit_ids = tuple(sorted(u for u, unit in cat.units.items()
-                                    if unit["source"] == "units/01_character_formatting.yaml" or u in steps))
-    dataset.seeds = (0,)
+    dataset = WordEval().configured(
+        libreoffice_gate="none", seeds=(0,),
+        unit_ids=tuple(sorted(u for u, unit in cat.units.items()
+                              if unit["source"] == "units/01_character_formatting.yaml" or u in steps)))
     built = Path(build(dataset, str(root), BuildOptions(out=str(tmp_path / "work" / "out"), progress=False,
                                                         max_bad_fraction=1.0)))
     rows = quarantine_rows(built)

@@ -68,9 +68,9 @@ def real(tmp_path_factory, fixtures_dir):
     scores_file = root.parent / "scores.json"
     scores_file.write_text(json.dumps(scores))
     out = tmp_path_factory.mktemp("vlguard-out")
-    options = BuildOptions(out=str(out), progress=False, max_bad_fraction=1.0,
-                           beam_args=["--routing-scores", str(scores_file), "--format", "vlguard"])
-    built = Path(build(registry.get("vlm_unlearning"), str(root), options))
+    options = BuildOptions(out=str(out), progress=False, max_bad_fraction=1.0)
+    dataset = registry.get("vlm_unlearning").configured(routing_scores=str(scores_file), format="vlguard")
+    built = Path(build(dataset, str(root), options))
     return {"root": root, "train": train, "test": test, "broken": broken_ids, "scores": scores, "built": built}
 
 
@@ -103,6 +103,10 @@ def test_the_card_and_its_baselines_are_computed_beside_the_checks(real):
     computes the statistics and the checks: the manifest says how long they took there."""
     manifest = json.loads((real["built"] / MANIFEST).read_text())
     assert manifest["timings"]["card_beside_checks_s"] > 0
+    # the settings it was built with are recorded (issue 26: one Config per dataset)
+    assert manifest["options"]["settings"] == {"format": "vlguard", "routing_scores": str(real["root"].parent /
+                                                                                          "scores.json"),
+                                               "render": "figstep", "routing_seed": 0}
     card = (real["built"] / "README.md").read_text()
     assert "| multimodal | gradient ascent |" in card and (real["built"] / "_build" / "figures").is_dir()
 

@@ -14,7 +14,7 @@ import yaml
 
 from benchwright.cli import main as cli_main
 from benchwright.hashing import stable_int_id
-from benchwright.pipelines.wildbox import SPLIT_RULE
+from benchwright.pipelines.wildbox import DATASET
 from benchwright.splits import assign
 from tests.wildbox_helpers import build_wildbox, damaged_box_copy, published_hashes, tiny_source
 
@@ -311,12 +311,12 @@ def test_splits_are_stable_when_a_video_is_added(source, tmp_path):
 
 def test_wildbox_split_rule():
     videos = {f"v{i}": "elephant" for i in range(17)} | {"g1": "giraffe"} | {f"z{i}": "gazelle" for i in range(4)}
-    splits = assign(videos, SPLIT_RULE)
+    splits = assign(videos, DATASET.split_rule)
     assert sum(s == "validation" for v, s in splits.items() if videos[v] == "elephant") == 3
     assert sum(s == "validation" for v, s in splits.items() if videos[v] == "gazelle") == 1
     assert splits["g1"] == "train"  # a single video cannot be on both sides
     grown = videos | {f"v{i}": "elephant" for i in range(17, 30)}
-    regrown = assign(grown, SPLIT_RULE, previous=splits)
+    regrown = assign(grown, DATASET.split_rule, previous=splits)
     assert {v: regrown[v] for v in splits} == splits
     assert sum(s == "validation" for v, s in regrown.items() if grown[v] == "elephant") == 6
 

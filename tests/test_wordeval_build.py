@@ -26,10 +26,7 @@ def subset_dataset(libreoffice: str = "none") -> WordEval:
     cat = load_catalogue()
     templates = sorted(cat.templates)[:TEMPLATES]
     units = {s["unit"] for t in templates for s in cat.templates[t]["steps"]} | set(sorted(cat.units)[:EXTRA_UNITS])
-    ds = WordEval()
-    ds.unit_ids = tuple(sorted(units))
-    ds.libreoffice_gate = libreoffice
-    return ds
+    return WordEval().configured(unit_ids=tuple(sorted(units)), libreoffice_gate=libreoffice)
 
 
 def build_subset(out: Path, **kw) -> Path:

@@ -139,12 +139,12 @@ def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path)
 
 
 def test_source_kind_reaches_the_source_and_is_checked(tmp_path, monkeypatch):
-    """``build workspace_bench --source-kind K`` (a build option Beam parses, as vlm_unlearning's
-    ``--format``) decides how the source is read; an unknown kind refuses the build naming the kinds."""
+    """``build workspace_bench --source-kind K`` (a setting, as vlm_unlearning's ``--format``) decides how the
+    source is read; an unknown kind is refused naming the kinds, on the command line and in the settings."""
     import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
 
-    from benchwright.errors import SourceError
+    from benchwright.cli import main as cli_main
+    from benchwright.errors import BenchwrightError
     from benchwright.pipelines import workspace_bench as pipeline_module
 
     runner_layout = tmp_path / "release"
@@ -153,10 +153,14 @@ def test_source_kind_reaches_the_source_and_is_checked(tmp_path, monkeypatch):
     seen = []
     real = pipeline_module.open_source
     monkeypatch.setattr(pipeline_module, "open_source", lambda url, kind=None: seen.append(real(url, kind)) or seen[-1])
-    for args in ([], ["--source-kind", "folder"]):
-        pipeline = beam.Pipeline(options=PipelineOptions(args))
-        DATASET.expand(pipeline, str(runner_layout), str(tmp_path / "staging"), None)
+    for dataset in (DATASET, DATASET.configured(source_kind="folder")):
+        pipeline = beam.Pipeline()
+        dataset.expand(pipeline, str(runner_layout), str(tmp_path / "staging"), None)
         shutil.rmtree(pipeline.local_tempdir, ignore_errors=True)
     assert [s.shape for s in seen] == ["release", "folder"]
-    with pytest.raises(SourceError, match=r"unknown source kind 'zip' \(one of release, folder\)"):
-        _build(runner_layout, tmp_path / "out", beam_args=["--source-kind", "zip"])
+    with pytest.raises(BenchwrightError, match=r"source_kind: 'zip' is not one of release, folder"):
+        DATASET.configured(source_kind="zip")
+    with pytest.raises(SystemExit):  # argparse's usage error, naming the choices, before anything is built
+        cli_main(["build", "workspace_bench", "--source", str(runner_layout), "--out", str(tmp_path / "out"),
+                  "--source-kind", "zip"])
+    assert not (tmp_path / "out").exists()

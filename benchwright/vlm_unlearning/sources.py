@@ -51,9 +51,9 @@ from benchwright.fields import clip
 from benchwright.files import Root, file_version
 from benchwright.records import Read, Reject
 from benchwright.tables import is_file_storage
+from benchwright.vlm_unlearning.config import FORMATS
 from benchwright.vlm_unlearning import records as rec
 
-FORMATS = ("vlguard", "mapped")
 VLGUARD_FILES = ("train.json", "test.json")
 
 

@@ -14,7 +14,6 @@ from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning import records as rec
 from benchwright.vlm_unlearning import sources
 
-ROUTING_SEED = 0
 MAX_IMAGE_PIXELS = 50_000_000  # 7,071 x 7,071: far above any VLGuard-style photograph, 150 MB as RGB
 
 
@@ -129,7 +128,7 @@ def build_views(record, style: str = "figstep", score: bool = True):
     yield out
 
 
-def score_examples(examples: list[dict], scores_url: str | None, seed: int = ROUTING_SEED) -> dict:
+def score_examples(examples: list[dict], scores_url: str | None, seed: int) -> dict:
     """The global routing step: scores for the forget examples (the built-in scorer fitted on every
     training example, from the features ``build_views`` put in its "score" items, or a supplied file)
     and each config's routed ids."""

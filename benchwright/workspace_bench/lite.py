@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from benchwright.subsets import select_stratified
+from benchwright.workspace_bench.config import LITE_NAMESPACE
 
 LITE_SIZE = 100
 RELEASE_TASKS = 388  # the full release, whose Lite is LITE_SIZE tasks
@@ -27,9 +28,10 @@ def lite_size(tasks: int) -> int:
     return min(LITE_SIZE, math.ceil(tasks * LITE_SIZE / RELEASE_TASKS))
 
 
-def select_lite(tasks: list[dict], size: int = LITE_SIZE, seed: int = 0, stratum: str = "persona") -> list[int]:
+def select_lite(tasks: list[dict], size: int = LITE_SIZE, seed: int = 0, stratum: str = "persona",
+                namespace: str = LITE_NAMESPACE) -> list[int]:
     """The absolute_ids of a Lite subset chosen by the release's rule, sorted."""
-    return select_stratified(tasks, size, seed, "workspace-bench-lite", stratum=lambda t: t[stratum],
+    return select_stratified(tasks, size, seed, namespace, stratum=lambda t: t[stratum],
                              item_id=lambda t: int(t["absolute_id"]))
 
 

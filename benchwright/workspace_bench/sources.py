@@ -14,7 +14,7 @@ own markers (:func:`release_markers`): a ``tasks/<digits>/metadata.json`` or
 ``tasks.json`` whose object starts with the ``full`` key, or a ``tasks-lite.js`` that assigns
 ``WORKSPACE_BENCH_LITE_TASKS``. A folder that merely has a top-level ``tasks/`` (an Ansible role's
 ``tasks/main.yml``, a project's ``tasks/build/``) is a ``folder``. ``benchwright build --source-kind``
-(a Beam-parsed build option, ``WorkspaceBenchOptions``) overrides the detection. In a release, a ``tasks/`` sub-folder whose name is not a task id is not a
+(the ``source_kind`` setting, ``benchwright.workspace_bench.config``) overrides the detection. In a release, a ``tasks/`` sub-folder whose name is not a task id is not a
 task: it is listed in ``Source.not_tasks`` (the pipeline quarantines it with that reason), never read.
 """
 from __future__ import annotations
@@ -30,11 +30,10 @@ from benchwright.errors import SourceError
 from benchwright.files import Root
 from benchwright.schemas.workspace_bench import ROLES
 from benchwright.utf8 import encodable_str
+from benchwright.workspace_bench.config import FOLDER, RELEASE, SOURCE_KINDS
 
 TASKS_JSON = "tasks.json"
 LITE_JS = "tasks-lite.js"
-RELEASE, FOLDER = "release", "folder"
-SOURCE_KINDS = (RELEASE, FOLDER)
 # the head of a file read to tell a release's task lists from other files of the same name
 _MARKER_HEAD_BYTES = 4096
 _TASKS_JSON_HEAD = re.compile(r'^\ufeff?\s*\{\s*"full"\s*:')

@@ -166,7 +166,7 @@ def website_items(tasks_json: str) -> list[tuple]:
     return items + [(REFUSED, err.locator, err.reason) for err in refused]
 
 
-def choose_lite(_, personas: list, shipped: dict | None, seed: int):
+def choose_lite(_, personas: list, shipped: dict | None, seed: int, namespace: str):
     """The Lite ids: the shipped list when the source has one, else the release's rule; both kept.
     The rule keeps the release's share (100 of 388 tasks), so a smaller source gets a smaller Lite.
     Each Lite entry is a ``lite_task`` read: a shipped entry that is malformed (refused while the list was
@@ -174,7 +174,8 @@ def choose_lite(_, personas: list, shipped: dict | None, seed: int):
     from benchwright.workspace_bench.lite import lite_size, select_lite, shipped_lite
 
     size = lite_size(len(personas))
-    rule = select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed) if personas else []
+    rule = (select_lite([{"absolute_id": i, "persona": p} for i, p in personas], size, seed, namespace=namespace)
+            if personas else [])
     lite = rule
     if shipped is not None:
         lite, problems = shipped_lite(shipped["entries"], {i for i, _ in personas}, shipped["in_source"])
