@@ -72,7 +72,7 @@ from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning.features import image_features, text_features
 from benchwright.vlm_unlearning.routing import FusionHead, deterministic_torch, fit_head
 
-__all__ = ["METHODS", "TRAIN_CONFIGS", "EVAL_VIEWS", "COMPLY_TEXT", "REFUSAL_TEXT", "Inputs", "featurise",
+__all__ = ["card_tables", "METHODS", "TRAIN_CONFIGS", "EVAL_VIEWS", "COMPLY_TEXT", "REFUSAL_TEXT", "Inputs", "featurise",
            "load_inputs", "original_head", "unlearn", "respond", "run_baselines", "markdown_table",
            "baseline_table", "run_cli"]
 
@@ -255,6 +255,11 @@ def markdown_table(result: dict) -> str:
                  *(fmt(r[f"s_alpha_{v}"]) for v in TABLE_VIEWS)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def card_tables(build: str, settings) -> dict:
+    """The card's baselines (the dataset's declared ``card_baselines_beside``): ``baseline_table``'s Markdown."""
+    return {"baseline_table": baseline_table(build)["markdown"]}
 
 
 def baseline_table(build: str | Path, alpha: float = 0.5, seed: int = 0) -> dict:

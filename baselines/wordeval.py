@@ -375,6 +375,12 @@ def _text_only(root: Path, replayed: dict, configs: tuple[str, ...] = schema.CON
             yield cid, None, f"{type(exc).__name__}: {exc}"
 
 
+def card_tables(build: str, settings) -> dict:
+    """The card's Lite section and baseline agents (the dataset's declared ``card_baselines``): ``card_sections``,
+    the LibreOffice agent left out of a build whose settings left LibreOffice out."""
+    return card_sections(Path(build), settings.libreoffice_gate != "none")
+
+
 def card_sections(root: Path, libreoffice: bool = True) -> dict:
     """The card's Lite section (distance per attribute, evaluation cost saved) and the baseline agents
     run on every test case (pass rates overall, per config and per subsystem; where text-only fails;

@@ -33,7 +33,7 @@ import numpy as np
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.loaders.workspace_bench import readable_files, task_dependency_files, tasks_frame
 from benchwright.progress import Progress, current, use
-from benchwright.schemas.workspace_bench import PERSONAS
+from benchwright.schemas.workspace_bench import PERSONAS, SPLITS
 
 K_VALUES = (5, 10)
 RANKERS = ("bm25", "dense")
@@ -149,6 +149,21 @@ def _summary(per_task: list[dict], ranker: str) -> dict:
     by_persona = {p: block([r for r in rows if r["persona"] == p]) for p in PERSONAS
                   if any(r["persona"] == p for r in rows)}
     return {**block(rows), "by_persona": by_persona}
+
+
+def card_tables(build: str, settings) -> dict:
+    """The card's retrieval table (the dataset's declared ``card_baselines``): each ranker's recall on every split."""
+    from benchwright.card import markdown_table
+
+    rows = []
+    for split in SPLITS:
+        result = retrieval_table(build, split)
+        rows += [[split, name, result["tasks_evaluated"]] + [r[f"{m}@{k}"] for k in K_VALUES
+                                                              for m in ("recall", "pooled_recall")]
+                 for name, r in result["rankers"].items()]
+    table = markdown_table(["split", "ranker", "tasks", "recall@5", "pooled recall@5", "recall@10",
+                            "pooled recall@10"], [[v if v is not None else "n/a" for v in r] for r in rows])
+    return {"retrieval_table": table}
 
 
 def retrieval_table(build, split: str = "full", rankers=RANKERS) -> dict:

@@ -24,7 +24,7 @@ import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
 from benchwright import __version__, output_faults, progress, published
-from benchwright.card import render_card
+from benchwright.card import card_baselines, render_card
 from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
 from benchwright.diff import file_diff
@@ -398,7 +398,7 @@ def finalize(dataset: Dataset, source: str, staging: Path, counters: dict, optio
     # The data files are complete: the checks' child checks them. The exports (files under exports/, which
     # neither the statistics nor the checks read) are written by another forked child meanwhile; the card
     # (WordEval's runs agents on them) waits for them. Then that child computes the card's part that works on
-    # the tables (Dataset.card_beside_checks).
+    # the tables (Dataset.card_baselines_beside).
     if beside is not None:
         beside.checks.start(str(staging))
     prepared = beside.exports.prepared if beside is not None and beside.exports is not None else Prepared()
@@ -481,11 +481,11 @@ def _timed_check_files(dataset: Dataset, staging: str) -> tuple[dict, float]:
 
 
 def _export_and_card_part(dataset: Dataset, staging: str, prepared: Prepared) -> tuple[dict, float, dict, float]:
-    """``_timed_export``, then the card's ``card_beside_checks`` part and the seconds it took (the
+    """``_timed_export``, then the card's ``card_baselines_beside`` part and the seconds it took (the
     child's own time)."""
     exports, export_s = _timed_export(dataset, staging, prepared)
     t = time.perf_counter()
-    card_part = dataset.card_beside_checks(staging)
+    card_part = card_baselines(dataset, staging, beside=True)
     return exports, export_s, card_part, round(time.perf_counter() - t, 3)
 
 

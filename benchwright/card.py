@@ -95,13 +95,23 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
     return "\n".join(lines)
 
 
+def card_baselines(dataset, root, beside: bool = False) -> dict:
+    """The card's tables the dataset declares a consumer makes (``Dataset.card_baselines``, or with ``beside``
+    ``card_baselines_beside``), computed on the build at ``root`` with the dataset's settings; {} when it declares
+    none. Resolved here, so that the pipeline that declares them imports no baseline."""
+    from benchwright.registry import resolve
+
+    target = dataset.card_baselines_beside if beside else dataset.card_baselines
+    return resolve(target)(str(root), dataset.settings) if target else {}
+
+
 def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | None = None,
                 beside: dict | None = None) -> Path:
     """Renders ``cards/<dataset>.md.j2`` into ``root/README.md``. Every card gets the core's data
     quality section (``data_quality``: statistics, drift, what is checked) where its template
     puts ``{{ data_quality }}``, or at its end, and the section on the Croissant file (``croissant``) the same way. ``checks``: the data checks' results (else the stored report's);
-    ``beside``: the dataset's ``card_beside_checks`` of ``root`` when the build computed it already (else
-    it is computed here)."""
+    ``beside``: the dataset's ``card_baselines(..., beside=True)`` of ``root`` when the build computed it already
+    (else it is computed here)."""
     # The templates are data, not code: the core reads them without importing the cards layer.
     templates = Path(str(files("benchwright.cards")))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)), keep_trailing_newline=True,
@@ -118,7 +128,8 @@ def render_card(dataset, root: Path, reconciliation: dict, checks: list[dict] | 
             ["config", "split", "rows", "bytes"],
             [[cfg, s, r, b] for cfg, splits in sizes.items() for s, (r, b) in splits.items()]),
         **dataset.card_context(str(root)),
-        **(beside if beside is not None else dataset.card_beside_checks(str(root))),
+        **card_baselines(dataset, root),
+        **(beside if beside is not None else card_baselines(dataset, root, beside=True)),
     )
     for section, text_of in (("data_quality", quality), ("croissant", croissant)):
         if section not in placed:

@@ -221,6 +221,14 @@ class Dataset:
     # {format: "module:function"}: on-demand exports, function(build folder, out folder) -> summary dict
     # (`benchwright export BUILD --format FORMAT OUT`); the build's own exports are ``export``'s
     export_formats: dict = {}
+    # The card's tables a consumer of the build makes (a baseline run on it), as "module:function"(build folder,
+    # settings) -> {template variable: value}: the pipeline names its consumers (evaluation/ and baselines/ sit
+    # above it), the core resolves and calls them when it makes the card (``benchwright.card.card_baselines``).
+    # ``card_baselines`` runs with the card, on the driver once the exports and the checks are done;
+    # ``card_baselines_beside`` beside the statistics and the checks, in the exports' forked child after the
+    # exports: work that takes the other core (VLM's heads), whose progress is not shown.
+    card_baselines: str | None = None
+    card_baselines_beside: str | None = None
 
     def __init__(self, settings: Config | None = None):
         if settings is not None and not isinstance(settings, self.Config):
@@ -291,13 +299,8 @@ class Dataset:
         return resolve(self.export_formats[fmt])(root, out)
 
     def card_context(self, staging: str) -> dict:
-        """Statistics and figures for the card (figures written under ``_build/figures``)."""
-        return {}
-
-    def card_beside_checks(self, staging: str) -> dict:
-        """More of the card's context, computed by the build's forked child that writes the exports (after
-        them), while the build computes the statistics and the checks: work such as baselines trained on
-        the tables takes the other core (its memory adds to theirs). Merged into ``card_context``'s."""
+        """Statistics and figures for the card (figures written under ``_build/figures``); the baselines' tables are
+        the declared ``card_baselines``'."""
         return {}
 
     def responsible_ai(self, staging: str, source: str) -> dict:

@@ -116,6 +116,8 @@ class VlmUnlearning(Dataset):
     evaluator = "benchwright.evaluation.vlm_unlearning:run_cli"
     baselines = "benchwright.baselines.vlm_unlearning:run_cli"
     export_formats = {"llava": "benchwright.loaders.vlm_unlearning:export_llava"}
+    # the unlearning baselines, trained on the build itself beside the statistics and the checks
+    card_baselines_beside = "benchwright.baselines.vlm_unlearning:card_tables"
     references = {**{c: {"example_id": "multimodal"} for c in schema.CONFIGS if c not in ("multimodal", "records")},
                   "records": {"example_ids": "multimodal"}}  # every view and routing row is an example
     proportion_bounds = {"multimodal.role": {"forget": (0.05, 0.95), "retain": (0.05, 0.95)}}  # unlearning needs both
@@ -149,12 +151,6 @@ class VlmUnlearning(Dataset):
         from benchwright.cards.vlm_unlearning import card_statistics
 
         return card_statistics(Path(staging))
-
-    def card_beside_checks(self, staging: str) -> dict:
-        from benchwright.baselines.vlm_unlearning import baseline_table
-
-        # the baselines run on the build itself (their heads trained beside the statistics and the checks)
-        return {"baseline_table": baseline_table(staging)["markdown"]}
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.vlm_unlearning import EXPECTATIONS

@@ -124,6 +124,8 @@ class WordEval(Dataset):
     baselines = "benchwright.baselines.wordeval:run_cli"
     references = {"compositional": {"atomic_case_ids": "atomic"}}  # a composition's atomic cases are published
     runner = "benchwright.baselines.wordeval:run_harness_cli"
+    # Lite's statistics and the baseline agents, run on the build itself when its card is made
+    card_baselines = "benchwright.baselines.wordeval:card_tables"
 
     def default_source(self, workdir: str) -> str:
         from benchwright.wordeval.catalogue import CATALOGUE_DIR
@@ -162,11 +164,9 @@ class WordEval(Dataset):
         return responsible_ai(self, Path(staging), source)
 
     def card_context(self, staging: str) -> dict:
-        from benchwright.baselines.wordeval import card_sections
         from benchwright.cards.wordeval import card_statistics
 
-        # Lite and the baseline agents run on the build itself (pipelines sit above baselines)
-        return {**card_statistics(Path(staging)), **card_sections(Path(staging), self.settings.libreoffice_gate != "none")}
+        return card_statistics(Path(staging))
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.wordeval import EXPECTATIONS

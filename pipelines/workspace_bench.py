@@ -116,6 +116,8 @@ class WorkspaceBench(Dataset):
     synth = "benchwright.workspace_bench.synth:write_source"
     evaluator = "benchwright.evaluation.workspace_bench:run_cli"
     baselines = "benchwright.baselines.workspace_bench:run_cli"
+    # the retrieval baseline, run on the build itself when its card is made: the card shows its recall
+    card_baselines = "benchwright.baselines.workspace_bench:card_tables"
     references = {"rubrics": {"task_id": "tasks"}, "task_edges": {"task_id": "tasks"}}  # of published tasks
 
     def expand(self, pipeline, source, staging, previous):
@@ -150,20 +152,9 @@ class WorkspaceBench(Dataset):
     def card_context(self, staging: str) -> dict:
         from pathlib import Path
 
-        from benchwright.baselines.workspace_bench import retrieval_table
-        from benchwright.card import markdown_table
         from benchwright.cards.workspace_bench import card_statistics
 
-        # the retrieval baseline runs on the build itself: the card shows its recall
-        rows = []
-        for split in self.splits:
-            result = retrieval_table(staging, split)
-            rows += [[split, name, result["tasks_evaluated"]] + [r[f"{m}@{k}"] for k in (5, 10)
-                                                                  for m in ("recall", "pooled_recall")]
-                     for name, r in result["rankers"].items()]
-        table = markdown_table(["split", "ranker", "tasks", "recall@5", "pooled recall@5", "recall@10",
-                                "pooled recall@10"], [[v if v is not None else "n/a" for v in r] for r in rows])
-        return {**card_statistics(Path(staging)), "retrieval_table": table}
+        return card_statistics(Path(staging))
 
     def expectation_suites(self) -> dict:
         from benchwright.validation.workspace_bench import EXPECTATIONS

@@ -146,22 +146,27 @@ def test_a_held_call_whose_child_dies_is_computed_here():
     call.cancel()  # harmless when done
 
 
+def probe_card_tables(build: str, settings) -> dict:
+    """A declared ``card_baselines_beside``: which process computed it, and which wrote the exports before."""
+    from pathlib import Path
+
+    return {"pid": os.getpid(), "exported_by": (Path(build) / "exported").read_text()}
+
+
 def test_the_cards_part_beside_the_checks_is_computed_in_the_exports_child_after_the_exports(tmp_path):
-    """``Dataset.card_beside_checks``: the build's exports child computes it, after the exports (a card
-    may read them), in another process than the build's."""
+    """``Dataset.card_baselines_beside`` (a declared "module:function"): the build's exports child computes it,
+    after the exports (a card may read them), in another process than the build's."""
     from benchwright import build
     from benchwright.dataset import Dataset
     from benchwright.prepared import Prepared
 
     class Probe(Dataset):
         name = "probe"
+        card_baselines_beside = "tests.test_forked:probe_card_tables"
 
         def export(self, staging, prepared=None):
             (tmp_path / "exported").write_text(str(os.getpid()))
             return {"files": 1}
-
-        def card_beside_checks(self, staging):
-            return {"pid": os.getpid(), "exported_by": (tmp_path / "exported").read_text()}
 
     exports, export_s, beside, beside_s = ForkedCall(build._export_and_card_part, Probe(), str(tmp_path), Prepared()).result()
     assert exports == {"files": 1} and export_s >= 0 and beside_s >= 0

@@ -1,8 +1,9 @@
 """Layers import downward only, and no modules import each other in a circle (imports inside
-functions included: they hide cycles, they do not remove them)."""
+functions included: they hide cycles, they do not remove them). docs/ARCHITECTURE.md draws the order."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -13,12 +14,14 @@ FOLDERS = {"benchwright": "benchwright", "schemas": "benchwright.schemas", "load
            "validation": "benchwright.validation", "cards": "benchwright.cards",
            "evaluation": "benchwright.evaluation", "baselines": "benchwright.baselines",
            "pipelines": "benchwright.pipelines", "benchmarks": "benchwright.benchmarks"}
-# Bottom to top. The core's infrastructure; the schemas; the datasets' domain code and file formats
-# (no Beam); then the layers. A module imports from its own rank or below.
-DOMAIN = ("benchwright.geometry", "benchwright.wordeval",
-          "benchwright.formats", "benchwright.wildbox", "benchwright.workspace_bench", "benchwright.vlm_unlearning")
-RANKS = {"core": 0, "schemas": 1, "domain": 2, "loaders": 3, "validation": 4, "cards": 5, "evaluation": 6,
-         "baselines": 7, "pipelines": 8, "benchmarks": 9, "cli": 9}
+# Bottom to top. The core's infrastructure; the schemas; the file formats several datasets share; each dataset's
+# domain code (no Beam); the readers and checks of a built dataset and its card; the pipelines, which produce it;
+# its consumers, the evaluators and the baselines (the pipelines name them as "module:function" strings, never
+# import them: the producer does not depend on its consumers). A module imports from its own rank or below.
+FORMATS = ("benchwright.geometry", "benchwright.formats")
+DOMAIN = ("benchwright.wildbox", "benchwright.wordeval", "benchwright.workspace_bench", "benchwright.vlm_unlearning")
+RANKS = {"core": 0, "schemas": 1, "formats": 2, "domain": 3, "loaders": 4, "validation": 5, "cards": 6,
+         "pipelines": 7, "evaluation": 8, "baselines": 9, "benchmarks": 10, "cli": 10}
 
 
 def modules() -> dict[str, Path]:
@@ -33,6 +36,8 @@ def modules() -> dict[str, Path]:
 def layer(module: str) -> str:
     if module == "benchwright.cli":
         return "cli"
+    if any(module == d or module.startswith(d + ".") for d in FORMATS):
+        return "formats"
     if any(module == d or module.startswith(d + ".") for d in DOMAIN):
         return "domain"
     parts = module.split(".")
@@ -79,6 +84,28 @@ def test_layers_import_downward_only():
     bad = sorted(f"{a} ({layer(a)}) imports {b} ({layer(b)})" for a, b in graph().edges
                  if RANKS[layer(b)] > RANKS[layer(a)])
     assert not bad, "\n".join(bad)
+
+
+def test_the_pipelines_import_neither_their_evaluators_nor_their_baselines():
+    """The producer does not depend on its consumers: a card's baseline tables and a measure of an export are
+    declared as "module:function" strings (``Dataset.card_baselines``), resolved by the core when it runs them."""
+    consumers = sorted(f"{a} imports {b}" for a, b in graph().edges
+                       if layer(a) == "pipelines" and layer(b) in ("evaluation", "baselines"))
+    assert not consumers, "\n".join(consumers)
+    assert RANKS["pipelines"] < RANKS["evaluation"] < RANKS["baselines"]
+
+
+def test_domain_code_imports_no_beam():
+    """``benchwright/<ds>/`` and the formats are code with no Beam (a stage function yields ``benchwright.records``'
+    Reject and Read; the pipeline's stages run it), not even through a function's import."""
+    beam_modules = {m for m, path in modules().items()  # the core's modules that import Beam when imported
+                    if layer(m) == "core" and re.search(r"^(import|from) apache_beam", path.read_text(encoding="utf-8"),
+                                                        re.MULTILINE)}
+    assert {"benchwright.stage", "benchwright.writer", "benchwright.build"} <= beam_modules
+    g = graph()
+    found = sorted(f"{m} reaches {b}" for m in g if layer(m) in ("domain", "formats")
+                   for b in nx.descendants(g, m) & beam_modules)
+    assert not found, "\n".join(found)
 
 
 def test_no_import_cycles():
