@@ -350,40 +350,7 @@ def parser() -> argparse.ArgumentParser:
                 epilog="Beam options: any option Beam's PipelineOptions knows is passed to Beam (--project P, "
                        "--temp_location gs://..., --dask_client_address ...); everything after -- and each "
                        "--beam-arg=OPTION is passed as it is. A mistyped option is an error.")
-    b.add_argument("-h", "--help", action=_BuildHelp, help="show this help (and each dataset's options) and exit")
-    b.add_argument("dataset", choices=[*registry.names(), "all"], metavar="DATASET",
-                   help=f"{' | '.join(registry.names())} | all")
-    b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
-    b.add_argument("--out", default="./out", help="the output folder or URL; the build goes to OUT/<dataset> "
-                                                  "(default %(default)s)")
-    b.add_argument("--force", action="store_true",
-                   help="replace OUT/<dataset> even when it is not a build of this dataset (what it holds is lost)")
-    b.add_argument("--runner", default="FnApiRunner",
-                   help="FnApiRunner (default, in-process), dask (a dask.distributed cluster) or any Beam runner")
-    b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
-                   help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
-    b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
-    b.add_argument("--dask-address", metavar="HOST:PORT",
-                   help="--runner dask: the dask.distributed scheduler to build on (its workers need "
-                        "benchwright installed and the object store's environment; README)")
-    b.add_argument("--dask-local", type=int, metavar="N",
-                   help="--runner dask: start a cluster of N worker processes on this machine for the build")
-    b.add_argument("--max-bad-fraction", type=float, default=0.01,
-                   help="the build fails when more than this fraction of a unit is quarantined (default %(default)g)")
-    b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
-                   help="drift beyond its limit fails the build for these targets (config/split[/column] "
-                        "patterns, comma-separated; alone: every target); by default drift is reported")
-    b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
-                   help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
-                        "is taken over (default %(default)g; the holder beats every fifth of it)")
-    b.add_argument("--decode-images", action="store_true",
-                   help="decode every image for the statistics and the image check (default: each image's "
-                        "header only, its format and size; `benchwright validate` decodes every image)")
-    b.add_argument("--quiet", action="store_true",
-                   help="no progress (by default: bars on a terminal, else a line every few seconds on stderr)")
-    b.add_argument("--beam-arg", action="append", default=[], metavar="OPTION",
-                   help="an option passed to Beam as it is, e.g. --beam-arg=--flexrs_goal=COST_OPTIMIZED "
-                        "(repeatable; so is everything after --)")
+    build_arguments(b)
 
     s = command("synth", cmd_synth, help="write a synthetic raw source",
                 description="Write a synthetic raw source of a dataset in its release's layout and formats "
@@ -439,6 +406,44 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("dataset", choices=registry.names(), metavar="DATASET", help=" | ".join(registry.names()))
         c.set_defaults(part=part)
     return p
+
+
+def build_arguments(b: ArgumentParser) -> None:
+    """The options of ``benchwright build`` (a dataset's settings are taken from what is left: ``dataset_settings``)."""
+    b.add_argument("-h", "--help", action=_BuildHelp, help="show this help (and each dataset's settings) and exit")
+    b.add_argument("dataset", choices=[*registry.names(), "all"], metavar="DATASET",
+                   help=f"{' | '.join(registry.names())} | all")
+    b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
+    b.add_argument("--out", default="./out", help="the output folder or URL; the build goes to OUT/<dataset> "
+                                                  "(default %(default)s)")
+    b.add_argument("--force", action="store_true",
+                   help="replace OUT/<dataset> even when it is not a build of this dataset (what it holds is lost)")
+    b.add_argument("--runner", default="FnApiRunner",
+                   help="FnApiRunner (default, in-process), dask (a dask.distributed cluster) or any Beam runner")
+    b.add_argument("--running-mode", default="in_memory", choices=RUNNING_MODES,
+                   help="FnApiRunner mode (multi_processing with --workers N uses N processes)")
+    b.add_argument("--workers", type=int, default=1, help="FnApiRunner workers (0 = one per core)")
+    b.add_argument("--dask-address", metavar="HOST:PORT",
+                   help="--runner dask: the dask.distributed scheduler to build on (its workers need "
+                        "benchwright installed and the object store's environment; README)")
+    b.add_argument("--dask-local", type=int, metavar="N",
+                   help="--runner dask: start a cluster of N worker processes on this machine for the build")
+    b.add_argument("--max-bad-fraction", type=float, default=0.01,
+                   help="the build fails when more than this fraction of a unit is quarantined (default %(default)g)")
+    b.add_argument("--drift-blocking", action="append", nargs="?", const="*", metavar="TARGETS",
+                   help="drift beyond its limit fails the build for these targets (config/split[/column] "
+                        "patterns, comma-separated; alone: every target); by default drift is reported")
+    b.add_argument("--stale-lock-after", type=float, default=BuildOptions.stale_lock_after, metavar="SECONDS",
+                   help="on S3: another build's lock whose heartbeat is older than this is a dead build's and "
+                        "is taken over (default %(default)g; the holder beats every fifth of it)")
+    b.add_argument("--decode-images", action="store_true",
+                   help="decode every image for the statistics and the image check (default: each image's "
+                        "header only, its format and size; `benchwright validate` decodes every image)")
+    b.add_argument("--quiet", action="store_true",
+                   help="no progress (by default: bars on a terminal, else a line every few seconds on stderr)")
+    b.add_argument("--beam-arg", action="append", default=[], metavar="OPTION",
+                   help="an option passed to Beam as it is, e.g. --beam-arg=--flexrs_goal=COST_OPTIMIZED "
+                        "(repeatable; so is everything after --)")
 
 
 def main(argv=None) -> int:
