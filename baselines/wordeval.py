@@ -44,12 +44,10 @@ from benchwright.loaders.wordeval import EXPORTS, read_config
 from benchwright.schemas import wordeval as schema
 from benchwright.wordeval.agents import SHIPPED
 from benchwright.wordeval.agents.common import plan_of
+from benchwright.wordeval.stages import CATALOGUE, LIBREOFFICE_BATCH, LITE, SPLIT as TEST
 
 AGENTS = tuple(SHIPPED)
-CATALOGUE = "_build/catalogue"   # the catalogue a build was made from (the plan's units and templates)
-TEST, LITE = "test", "lite"
 CASE_COLUMNS = ["case_id", "instruction", "subsystem", "properties", "unit_id", "seed", "base_document"]
-LIBREOFFICE_BATCH = 40
 
 
 # --------------------------------------------------------------------------- cases of a build

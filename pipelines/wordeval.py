@@ -20,11 +20,9 @@ from benchwright.schemas import wordeval as schema
 from benchwright.stage import outputs, run_stage
 from benchwright.wordeval.config import Config
 from benchwright.wordeval.sources import read_catalogue
-from benchwright.wordeval.stages import (LITE, SPLIT, Gates, build_atomic, build_compositional, copy_catalogue,
-                                         libreoffice_gate, stratum, templates_of, with_lite)
+from benchwright.wordeval.stages import (LIBREOFFICE_BATCH, LITE, SPLIT, Gates, build_atomic, build_compositional,
+                                         copy_catalogue, libreoffice_gate, stratum, templates_of, with_lite)
 from benchwright.writer import ToTables
-
-LIBREOFFICE_BATCH = 40
 
 
 class AtomicCases(beam.PTransform):

@@ -14,7 +14,8 @@ from benchwright.records import FILTERED, SPLIT_COLUMN, Reject
 
 SPLIT = "test"
 LITE = "lite"       # a subset of test (Dataset.subset_splits)
-CATALOGUE = "_build/catalogue"
+CATALOGUE = "_build/catalogue"  # the catalogue a build was made from (the plan the replay agents re-apply)
+LIBREOFFICE_BATCH = 40  # documents per soffice call
 DOCX_FILES = ("input_docx", "reference_docx")
 
 
