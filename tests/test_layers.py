@@ -3,6 +3,7 @@ functions included: they hide cycles, they do not remove them). docs/ARCHITECTUR
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -24,6 +25,7 @@ RANKS = {"core": 0, "schemas": 1, "formats": 2, "domain": 3, "loaders": 4, "vali
          "pipelines": 7, "evaluation": 8, "baselines": 9, "benchmarks": 10, "cli": 10}
 
 
+@functools.cache  # read once per run: every test of the file walks the same tree
 def modules() -> dict[str, Path]:
     out = {}
     for folder, package in FOLDERS.items():
@@ -68,6 +70,7 @@ def imports(path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
+@functools.cache
 def graph() -> nx.DiGraph:
     known = modules()
     g = nx.DiGraph()
