@@ -19,6 +19,7 @@ import types
 import typing
 
 from benchwright.errors import BenchwrightError
+from benchwright.utf8 import encodable
 
 
 def setting(default, help: str, choices: tuple = ()):
@@ -70,8 +71,10 @@ class Config:
         return self.make(**{**self.recorded(), **values})
 
     def recorded(self) -> dict:
-        """{field: value} in field order, as the manifest records them (JSON: a tuple as a list)."""
-        return {f.name: list(v) if isinstance(v := getattr(self, f.name), tuple) else v
+        """{field: value} in field order, as the manifest records them: JSON (a tuple as a list) that UTF-8 can
+        encode (a lone surrogate a setting carries, say a unit id a catalogue escaped, is U+FFFD there, as in
+        every string a build writes: ``benchwright.utf8``)."""
+        return {f.name: encodable(list(v) if isinstance(v := getattr(self, f.name), tuple) else v)[0]
                 for f in dataclasses.fields(self)}
 
     @classmethod

@@ -67,6 +67,10 @@ def test_a_config_field_is_an_option_of_its_type():
     assert options["--names"]["type"]("a, b,") == ("a", "b") and options["--ratio"]["type"] is float
     assert Made(ratio=1).ratio == 1.0 and isinstance(Made(ratio=1).ratio, float)  # an int is a number
     assert Made.make(names=["x"]).recorded() == {"ratio": 0.5, "names": ["x"], "strict": False}  # JSON, as recorded
+    # a name no text can be (a catalogue's "\ud800" escape) is what it asks for; the manifest records it as text
+    assert Made(names=("a\ud800",)).names == ("a\ud800",)
+    assert json.dumps(Made(names=("a\ud800",)).recorded(), ensure_ascii=False).encode() == (
+        '{"ratio": 0.5, "names": ["a\ufffd"], "strict": false}'.encode())
     with pytest.raises(BenchwrightError, match="made's setting strict: 1 is not true or false"):
         Made(strict=1)
     assert Dataset().settings == Config()  # a dataset that declares none has none
