@@ -33,9 +33,9 @@ def test_build_all_installs_what_building_needs_and_says_so_and_test_adds_the_re
     assert "bash scripts/setup.sh build" in dry.stdout and "bash scripts/setup.sh test" in dry.stdout
     build, test = plan("build"), plan("test")
     assert build.startswith("setup (build) installs what is missing of:")
-    assert "libreoffice-writer-nogui" in build and "with [torch]," in build
+    assert "libreoffice-writer-nogui" in build and "with [torch,dask]," in build  # --runner dask needs dask.distributed
     assert "chromium" not in build and "dataflow" not in build and "test" not in build.split("[")[1].split("]")[0]
-    assert "chromium" in test and "with [torch,test,dataflow]," in test
+    assert "chromium" in test and "with [torch,dask,test,dataflow]," in test
     assert "at the versions in constraints.txt" in build
 
 
