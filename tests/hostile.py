@@ -144,9 +144,9 @@ def _edit_json(path: Path, change) -> None:
 def write_wildbox(root: Path) -> list[Case]:
     """The tiny WildBox source with every case: a copy of one segment per whole-segment case (under
     ``hostile_<n>/seg1``), frame, mask and box cases in the source's own segments."""
-    from benchwright.wildbox.synth import write_wildbox_source
+    from benchwright.wildbox.synth import write_source
 
-    write_wildbox_source(root, scale="tiny", seed=0)
+    write_source(root, scale="tiny", seed=0)
     segs = _segments(root)
     rel = lambda p: p.relative_to(root).as_posix()  # noqa: E731
     cases: list[Case] = []
@@ -1289,13 +1289,13 @@ def refusals_wordeval(root: Path) -> list[tuple[Case, Path, list]]:
     """Catalogue folders (``benchwright build wordeval --source``) the build refuses whole, naming the
     file: the catalogue is one declarative plan, read before any case is built (a bad value inside a
     well-formed unit is a quarantined case: the contract's planted record)."""
-    from benchwright.wordeval.synth import write_catalogue_source
+    from benchwright.wordeval.synth import write_source
 
     out = []
     fmt = "catalogue YAML"
 
     template = root / "tiny"
-    write_catalogue_source(template, scale="tiny")
+    write_source(template, scale="tiny")
 
     def source(name, reason, locator, edit):
         folder = root / f"refused_{len(out):02d}"
@@ -1375,9 +1375,9 @@ def write_wordeval_ids(root: Path) -> tuple[Path, list[Case]]:
     ids with spaces, quotes, a leading dash, dots, non-ASCII are kept, and their folders evaluate back."""
     import yaml
 
-    from benchwright.wordeval.synth import write_catalogue_source
+    from benchwright.wordeval.synth import write_source
 
-    write_catalogue_source(root, scale="tiny")
+    write_source(root, scale="tiny")
     path = sorted((root / "units").glob("*.yaml"))[0]
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     good = doc["units"][0]

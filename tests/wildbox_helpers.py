@@ -7,11 +7,11 @@ from pathlib import Path
 from benchwright.build import build
 from benchwright.options import BuildOptions
 from benchwright.pipelines.wildbox import DATASET
-from benchwright.wildbox.synth import write_wildbox_source
+from benchwright.wildbox.synth import write_source
 
 
 def tiny_source(path: Path, seed: int = 0) -> Path:
-    write_wildbox_source(path, scale="tiny", seed=seed)
+    write_source(path, scale="tiny", seed=seed)
     return path
 
 
