@@ -4,10 +4,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from benchwright.build import build
-from benchwright.options import BuildOptions
-from benchwright.pipelines.wildbox import DATASET
 from benchwright.wildbox.synth import write_source
+from tests.builds import build_dataset
 
 
 def tiny_source(path: Path, seed: int = 0) -> Path:
@@ -15,9 +13,8 @@ def tiny_source(path: Path, seed: int = 0) -> Path:
     return path
 
 
-def build_wildbox(source: Path, out: Path, mode: str = "in_memory", workers: int = 1, **kw) -> Path:
-    options = BuildOptions(out=str(out), running_mode=mode, num_workers=workers, progress=False, **kw)
-    return Path(build(DATASET, str(source), options))
+def build_wildbox(source: Path, out: Path, **options) -> Path:
+    return build_dataset("wildbox", source, out, **options)
 
 
 def published_hashes(root: Path) -> dict[str, str]:
