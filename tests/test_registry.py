@@ -30,6 +30,7 @@ FILES = (
     "benchwright/{ds}/synth.py",      # SCALES, write_source
     "benchwright/{ds}/README.md",     # what the domain package holds, module by module
     "docs/reference/{ds}.md",         # facts about the real release and its formats
+    "tests/hostile/{ds}.py",          # the hostile corpus hook (tests/test_hostile_inputs.py)
 )
 
 # Rows per config and split of each dataset's tiny build (synth --scale tiny --seed 0, built with the
@@ -92,6 +93,27 @@ def test_every_dataset_uses_the_same_names(name):
     assert {"tiny", "default", "full"} <= set(synth.SCALES)
     assert dataset.evaluator == f"benchwright.evaluation.{name}:run_cli"
     assert dataset.baselines == f"benchwright.baselines.{name}:run_cli"
+
+
+def test_the_readme_shows_every_dataset_to_a_researcher():
+    """The README's contents, and a section per registered dataset (listed in the contents) with its reference
+    doc, one ``load_dataset`` line of one of its configs, and its citation when the dataset declares one."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    contents = readme.split("\n## Contents\n", 1)[1].split("\n## ", 1)[0]
+    sections = readme.split("\n### ")
+    for name in registry.names():
+        dataset = registry.get(name)
+        (section,) = [s for s in sections if s.split("\n", 1)[0].endswith(f"(`{name}`)")]
+        heading = section.split("\n", 1)[0]
+        anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        assert f"(#{anchor})" in contents, (name, anchor)
+        assert f"docs/reference/{name}.md" in section and f"benchwright/{name}/README.md" in section, name
+        configs = re.findall(rf'load_dataset\("out/{name}", "([\w.]+)"', section)
+        assert len(configs) == 1 and configs[0] in dataset.configs, (name, configs)
+        if dataset.citation:
+            assert dataset.citation.split("\n")[0] in section, name
+    for heading in ("Quick start", "Reliability", "Performance", "Adding a dataset"):
+        assert f"\n## {heading}\n" in readme and f"(#{heading.lower().replace(' ', '-')})" in contents, heading
 
 
 @pytest.mark.parametrize("name", registry.names())

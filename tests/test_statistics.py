@@ -111,7 +111,7 @@ def test_every_datasets_statistics_agree_with_its_files(name, tmp_path_factory):
                         assert (got["min"], got["max"]) == (values[0], values[-1]), (config, split, column)
                         assert got["mean"] == pytest.approx(values.mean()), (config, split, column)
                     numbers += 1
-    assert numbers and labels
+    assert numbers + labels  # WordEval and VLM have no ClassLabel
 
 
 @pytest.mark.parametrize("name", registry.names())

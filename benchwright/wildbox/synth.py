@@ -30,7 +30,7 @@ What the files hold
   ``frames`` (cameras[].frame_index), ``confidences``, ``class_name``.
   The animal's local axes are x = body axis (forward, extent = body length L), y = down (extent =
   height H), z = x cross y (extent = width W). So (l, w, h) = (L, H, W) and the Omni3D
-  ``[W, H, L]`` the parser derives (reverse of (l, w, h), docs/CONVENTIONS.md) is in the order of
+  ``[W, H, L]`` the parser derives (reverse of (l, w, h), docs/reference/wildbox.md) is in the order of
   ``schemas.wildbox.SPECIES_DIMENSIONS_M``. Box bottoms sit on the terrain.
   ``bbox_2d`` is the extent of the animal's full (unoccluded) silhouette, clipped to the frame and
   expressed at VGGT resolution; it is the fallback when a mask is missing.

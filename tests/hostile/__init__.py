@@ -1,14 +1,14 @@
 """The corpus of hostile and broken input: one hook per registered dataset, ``tests/hostile/<ds>.py``.
 
-A hook writes ONE source holding all of its dataset's hostile cases at once (generated from the tiny
-synthetic sources and real fixtures: no hand-edited binaries) and returns it as a ``Corpus``: the source,
-its ``Case`` list (the format the case damages, what it is, the quarantine row it must produce: locator
-prefix, reason substring, unit; or ``kept``: published unharmed, without a hang) and how to build it.
-``tests/test_hostile_inputs.py`` builds every registered dataset's corpus once and checks it the same way:
-every case met, counts reconciled, no reason that names an exception's type, peak memory under the hook's
+A hook's ``corpus(work, fixtures)`` writes ONE source under ``work`` holding all of its dataset's hostile cases
+at once (generated from the tiny synthetic sources and real fixtures: no hand-edited binaries) and returns it
+as a ``Corpus``: the source, its ``Case`` list (the format the case damages, what it is, the quarantine row it
+must produce: locator prefix, reason substring, unit; or ``kept``: published unharmed, without a hang) and how
+to build it. Its ``PEAK_LIMIT_MB`` bounds the peak RSS the corpus build may add (an expanded bomb would pass
+it). ``tests/test_hostile_inputs.py`` builds every registered dataset's corpus once and checks it the same
+way: every case met, counts reconciled, no reason that names an exception's type, peak memory under the
 bound. A hook may also declare:
 
-``PEAK_LIMIT_MB``     the bound on the corpus build's peak RSS growth (an expanded bomb would pass it)
 ``NOT_APPLICABLE``    {hostile-input class: why no input of the dataset can hold it}
 ``refusals(root)``    [(Case, run(out))]: sources refused whole, each ``run`` raising the project's error
                       naming the file (``SourceError``), with nothing published under ``out``

@@ -12,7 +12,7 @@ from pathlib import Path
 from tests.hostile import (BOMB_RSS_LIMIT_MB, DEEP, KEPT, QUARANTINED, REFUSED, TOO_DEEP, YAML_BOMB, Case, Corpus,
                            CorpusBuild, assert_every_case, huge_integer, peak_rss_growth_mb, png_bomb, reconciled_units, write_file)
 
-# Measured on 2 shared cores: 194-382 MB
+# A build's own growth is below it (docs/RELIABILITY.md lists the measured peaks); a decoded image bomb passes it
 PEAK_LIMIT_MB = 1000
 
 NOT_APPLICABLE = {

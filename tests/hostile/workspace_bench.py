@@ -15,7 +15,7 @@ from tests.hostile import (BILLION_LAUGHS, DEEP, EXTERNAL_ENTITY, KEPT, QUARANTI
                            reconciled_units, strict_ooxml, undecodable_name, with_members, write_file, zip_bomb,
                            zip_bytes)
 
-# Measured on 2 shared cores: 552-623 MB
+# A build's own growth is below it (docs/RELIABILITY.md lists the measured peaks); an expanded zip bomb passes it
 PEAK_LIMIT_MB = 1200
 
 NOT_APPLICABLE = {
