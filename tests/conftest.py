@@ -1,5 +1,6 @@
 """Shared test fixtures. Real public samples live in tests/fixtures/ (see its README for sources and licences)."""
 import os
+import resource
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,27 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+# BENCHWRIGHT_TEST_CPU_LOG=FILE: each test's CPU seconds (its process's and every child it waited for: the builds
+# it runs in a subprocess or a forked child), a line "<node id>\t<seconds>" per test, appended. The suite is
+# CPU-bound on 2 cores, so this, not --durations' wall time, says what a test costs. A module or session
+# fixture is counted in the first test that needs it.
+_CPU_LOG = os.environ.get("BENCHWRIGHT_TEST_CPU_LOG")
+
+
+def _cpu_seconds() -> float:
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+if _CPU_LOG:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        before = _cpu_seconds()
+        yield
+        with open(_CPU_LOG, "a", encoding="utf-8") as log:
+            log.write(f"{item.nodeid}\t{_cpu_seconds() - before:.2f}\n")
 
 
 @pytest.fixture(scope="session")
