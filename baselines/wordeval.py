@@ -44,9 +44,11 @@ from benchwright.loaders.wordeval import EXPORTS, read_config
 from benchwright.schemas import wordeval as schema
 from benchwright.wordeval.agents import SHIPPED
 from benchwright.wordeval.agents.common import plan_of
-from benchwright.wordeval.stages import CATALOGUE, LIBREOFFICE_BATCH, LITE, SPLIT as TEST
+from benchwright.wordeval.stages import CATALOGUE, LIBREOFFICE_BATCH
 
 AGENTS = tuple(SHIPPED)
+TEST, LITE = schema.SPLITS
+CONFIGS = tuple(schema.CONFIGS)   # the configs' names
 CASE_COLUMNS = ["case_id", "instruction", "subsystem", "properties", "unit_id", "seed", "base_document"]
 
 
@@ -58,7 +60,7 @@ def build_catalogue(data: str | Path) -> str | None:
     return str(path) if path.is_dir() else None
 
 
-def read_cases(data: str | Path, configs: tuple[str, ...] = schema.CONFIGS, split: str = TEST) -> list[dict]:
+def read_cases(data: str | Path, configs: tuple[str, ...] = CONFIGS, split: str = TEST) -> list[dict]:
     """The cases of ``configs`` in ``split`` (no documents): id, instruction, what a plan and a
     summary need, and the config each belongs to; sorted by id."""
     cases = []
@@ -71,8 +73,8 @@ def read_cases(data: str | Path, configs: tuple[str, ...] = schema.CONFIGS, spli
 
 def _configs(config: str) -> tuple[tuple[str, ...], str]:
     if config == LITE:
-        return schema.CONFIGS, LITE
-    return (schema.CONFIGS if config == "all" else (config,)), TEST
+        return CONFIGS, LITE
+    return (CONFIGS if config == "all" else (config,)), TEST
 
 
 def _inputs(data: Path, configs: tuple[str, ...], split: str = TEST, column: str = "input_docx"):
@@ -85,7 +87,7 @@ def _inputs(data: Path, configs: tuple[str, ...], split: str = TEST, column: str
 
 # --------------------------------------------------------------------------- in-process agents
 
-def agent_outputs(data: str | Path, agent: str, configs: tuple[str, ...] = schema.CONFIGS, split: str = TEST):
+def agent_outputs(data: str | Path, agent: str, configs: tuple[str, ...] = CONFIGS, split: str = TEST):
     """(case_id, output bytes or None, error or None) for every case: the shipped agent's own edit
     function, in this process; LibreOffice re-saves each distinct input once, in batches."""
     from benchwright.wordeval.agents import libreoffice
@@ -127,7 +129,7 @@ def agent_outputs(data: str | Path, agent: str, configs: tuple[str, ...] = schem
             yield cid, None, f"{type(exc).__name__}: {exc}"
 
 
-def run_agent(data: str | Path, agent: str, out: str | Path, configs: tuple[str, ...] = schema.CONFIGS) -> int:
+def run_agent(data: str | Path, agent: str, out: str | Path, configs: tuple[str, ...] = CONFIGS) -> int:
     """Write the agent's output for every case of ``configs`` as ``out/<case_id>.docx``; returns the
     number of cases (a case the agent could not edit gets no file, and fails as missing)."""
     out = Path(out)
@@ -314,7 +316,7 @@ def lite_rows(root: Path, split: str) -> list[dict]:
     from benchwright.wordeval.lite import oracle_checks
 
     rows = []
-    for config in schema.CONFIGS:
+    for config in CONFIGS:
         t = read_config(root, config, ["case_id", "subsystem", "base_document", "properties", "oracle",
                                        "input_docx", "reference_docx"], split=split)
         sizes = pc.add(pc.binary_length(t["input_docx"]), pc.binary_length(t["reference_docx"])).to_pylist()
@@ -358,7 +360,7 @@ def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dic
     return records
 
 
-def _text_only(root: Path, replayed: dict, configs: tuple[str, ...] = schema.CONFIGS, split: str = TEST):
+def _text_only(root: Path, replayed: dict, configs: tuple[str, ...] = CONFIGS, split: str = TEST):
     """The text-only agent's outputs from the inputs and replay's edited documents."""
     from benchwright.wordeval.agents.text_only import transfer_text
 
@@ -410,7 +412,7 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
                 lo_records = records
     fmt = _percent
     baseline_rows = [[a, s["cases"], s["passed"], fmt(s["pass_rate"])] +
-                     [fmt(s["per_config"].get(c, {}).get("rate")) for c in schema.CONFIGS]
+                     [fmt(s["per_config"].get(c, {}).get("rate")) for c in CONFIGS]
                      for a, s in summaries.items()]
     subsystems = [x for x in schema.SUBSYSTEMS if any(x in s["per_subsystem"] for s in summaries.values())]
     subsystem_rows = [[x] + [fmt(s["per_subsystem"].get(x, {}).get("rate")) for s in summaries.values()]
@@ -447,7 +449,7 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
                                           [[k, v["full"], v["lite"], fmt(v["reduction"])]
                                            for k, v in lite["cost"].items()]),
         "baseline_summaries": {a: {k: s[k] for k in ("cases", "passed", "pass_rate")} for a, s in summaries.items()},
-        "baseline_table": markdown_table(["agent", "cases", "passed", "pass rate", *schema.CONFIGS], baseline_rows),
+        "baseline_table": markdown_table(["agent", "cases", "passed", "pass rate", *CONFIGS], baseline_rows),
         "baseline_subsystem_table": markdown_table(["subsystem", *summaries], subsystem_rows),
         "text_only_failure_table": markdown_table(["what differed", "failed text-only cases × object-property pairs"],
                                                   [[k, n] for k, n in sorted(kinds.items())]),
@@ -526,7 +528,7 @@ def harness_parser() -> ArgumentParser:
                     help=f"{' | '.join(AGENTS)} or a command line, run as CMD INPUT INSTRUCTION_FILE OUTPUT "
                          "(or with {input} {instruction} {output} where they go)")
     ap.add_argument("--cases", required=True, help="a built WordEval folder (OUT/wordeval)")
-    ap.add_argument("--config", default="all", choices=[*schema.CONFIGS, LITE, "all"],
+    ap.add_argument("--config", default="all", choices=[*CONFIGS, LITE, "all"],
                     help="lite: the lite split of both configs")
     ap.add_argument("--out", required=True, help="the run's folder; an interrupted run resumes there")
     ap.add_argument("--workers", type=int, default=2)
@@ -567,7 +569,7 @@ def cli_parser() -> ArgumentParser:
     ap.add_argument("--data", required=True, help="a built WordEval folder (OUT/wordeval)")
     ap.add_argument("--agent", required=True, choices=sorted(AGENTS))
     ap.add_argument("--out", required=True, help="folder for the outputs, <case_id>.docx")
-    ap.add_argument("--config", default="all", choices=[*schema.CONFIGS, "all"])
+    ap.add_argument("--config", default="all", choices=[*CONFIGS, "all"])
     ap.add_argument("--evaluate", action="store_true",
                     help="score the outputs with the evaluator: a summary table, every case's report in --report")
     ap.add_argument("--report", help="with --evaluate: write every case's report here (JSON; default OUT/evaluation.json)")
@@ -578,7 +580,7 @@ def cli_parser() -> ArgumentParser:
 @parser_of(cli_parser)
 def run_cli(argv=None) -> int:
     ns = cli_parser().parse_args(argv)
-    configs = schema.CONFIGS if ns.config == "all" else (ns.config,)
+    configs = CONFIGS if ns.config == "all" else (ns.config,)
     with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
         n = run_agent(ns.data, ns.agent, ns.out, configs)
         print(f"wordeval baseline {ns.agent}: {n:,} cases -> {ns.out}", flush=True)

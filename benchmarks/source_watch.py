@@ -79,10 +79,10 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="benchwright-source-watch-") as work:
         source = args.source
         if source is None:
-            from benchwright.wildbox.synth import write_wildbox_source
+            from benchwright.wildbox.synth import write_source
 
             source = str(Path(work) / "raw")
-            write_wildbox_source(Path(source), scale=args.scale, seed=0)
+            write_source(Path(source), scale=args.scale, seed=0)
             from benchwright.source_watch import RACY_S
 
             time.sleep(RACY_S)  # as a source written well before its build

@@ -229,10 +229,10 @@ def main(argv=None) -> None:
     raw = Path(args.raw or Path(tempfile.gettempdir()) / f"benchwright-wildbox-{args.scale}")
     t = time.perf_counter()
     if not (raw / ".complete").exists():
-        from benchwright.wildbox.synth import write_wildbox_source
+        from benchwright.wildbox.synth import write_source
 
         shutil.rmtree(raw, ignore_errors=True)
-        write_wildbox_source(raw, scale=args.scale, seed=0)
+        write_source(raw, scale=args.scale, seed=0)
         (raw / ".complete").write_text("")
     synth_s = time.perf_counter() - t
     load_at_start = os.getloadavg()  # a shared machine: the load says how far wall times are to be trusted

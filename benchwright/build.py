@@ -111,7 +111,11 @@ class _Written:
                                                                   "folder: set TMPDIR to move it)")]
         if not local_out:  # object storage: its refusals name no file
             self.places.append(output_faults.Place(None, dataset_url))
-        self.watch: SourceWatch | None = None  # the source's sizes, once listed
+        self.beside: Beside | None = None  # the source's watch (its sizes, once listed), the prepared exports
+
+    @property
+    def watch(self) -> SourceWatch | None:
+        return self.beside.fingerprint if self.beside is not None else None
 
     @contextlib.contextmanager
     def told(self, clean_up: bool = False):
@@ -150,7 +154,8 @@ class _Written:
 
     def _remove_staged(self) -> tuple[int, int]:
         """Remove what this build staged and a default source it had not finished; (bytes, files) removed."""
-        removed = [0, 0]
+        # the exports' files prepared beside the staged build (benchwright.prepared) were this build's too
+        removed = list(self.beside.removed) if self.beside is not None else [0, 0]
         for path in (self.staging_url if self.local_out else None,
                      _incomplete_default(self.sources_dir, self.dataset.name)):
             if path is not None and os.path.lexists(path):
@@ -267,11 +272,11 @@ def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_ou
 
     # The source is listed before anything reads it, fingerprinted meanwhile on the core the pipeline leaves
     # free, and listed again before publishing: a change meanwhile is refused (benchwright.source_watch).
-    _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     beside = None if options.dry_run else Beside.start(dataset, source, str(Path(staging_url).parent) if local_out
                                                        else None)
     if written is not None and beside is not None:
-        written.watch = beside.fingerprint
+        written.beside = beside
+    _progress(options, f"[{dataset.name}] running the pipeline ({options.runner}, {options.running_mode})")
     try:
         return _run_and_publish(dataset, source, options, local_out, dataset_url, staging_url, previous,
                                 timings, confirm_lock, beside)
@@ -297,10 +302,15 @@ class Beside:
                    checks=HeldCall(_timed_check_files, dataset, warm_up=import_expectations),
                    exports=PreparedExports(dataset, source, beside_output) if dataset.export_conversions() else None)
 
+    # what close() removed of the prepared exports (bytes, files): a full disk's line counts it as written
+    removed: tuple[int, int] = (0, 0)
+
     def close(self) -> None:
         self.fingerprint.cancel()
         self.checks.cancel()
         if self.exports is not None:
+            self.exports.stop()
+            self.removed = output_faults.disk_usage(self.exports.prepared.folder)
             self.exports.close()
 
 

@@ -17,7 +17,7 @@ QUALITY_FILE = "_build/extraction_quality.json"
 
 
 def _read(root: Path, config: str, split: str, columns: list[str]) -> dict[str, list]:
-    return read_config(root, config, schema.FEATURES[config], split, columns).to_pydict()
+    return read_config(root, config, schema.CONFIGS[config], split, columns).to_pydict()
 
 
 def _names(values: list[int], feature) -> list[str]:

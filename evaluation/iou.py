@@ -1,6 +1,6 @@
 """Batched IoU kernels for 2D boxes, bird's-eye footprints and oriented 3D cuboids.
 
-Shared by every evaluator (WildBox, Omni3D-style, KITTI). Boxes follow docs/CONVENTIONS.md:
+Shared by every evaluator (WildBox, Omni3D-style, KITTI). Boxes follow docs/reference/wildbox.md ("Box conventions"):
 camera frame +x right, +y down, +z forward; a cuboid is ``center`` (N, 3), ``dims`` = [W, H, L]
 (N, 3) and ``R`` (N, 3, 3) whose columns are the box's local axes; the local extents along
 (x, y, z) are (L, H, W). 2D boxes are xyxy; their area is the continuous (x2 - x1) * (y2 - y1)

@@ -288,37 +288,13 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
         raise SourceError(f"{pred_dir}: KITTI result folder not found")
     if overlap not in KITTI_OVERLAPS:
         raise ValueError(f"overlap must be one of {tuple(KITTI_OVERLAPS)}")
-    names = sorted(p.stem for p in gt_label_dir.glob("*.txt"))
-    if frames is not None:
-        missing = sorted(set(frames) - set(names))
-        if missing:
-            raise SourceError(f"{gt_label_dir}: no label file for {len(missing)} listed frames, e.g. {missing[:3]}")
-        names = sorted(set(frames))
-    if not names:
-        raise SourceError(f"{gt_label_dir}: no label files")
+    names = _kitti_frame_names(gt_label_dir, frames)
     frames_gt = [_read_kitti_frame(gt_label_dir / f"{n}.txt", False) for n in names]
     known = set(names)
     outside = sorted(p.stem for p in pred_dir.glob("*.txt") if p.stem not in known)
-    frames_dt = []
-    for n in names:
-        path = pred_dir / f"{n}.txt"
-        # a folder or a dangling link of that name is an error naming it, not a frame without detections
-        dt = _read_kitti_frame(path, True) if path.exists() or path.is_symlink() else _read_kitti_frame_empty()
-        if calib_dir is not None and len(dt["ry"]):
-            bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
-            if bad.any():
-                P2 = kitti.parse_calib(Path(calib_dir) / f"{n}.txt").P2
-                pts = geometry.corners(dt["center"][bad], dt["dims"][bad], dt["R"][bad])
-                unclipped, _, _ = geometry.projected_boxes(pts, P2, 10 ** 6, 10 ** 6)
-                dt["bbox"][bad] = np.nan_to_num(unclipped, nan=0.0)
-        frames_dt.append(_kitti_sorted(dt))
-    found = {t for f in frames_gt for t in f["name"] if t != "DontCare"}
+    frames_dt = [_kitti_sorted(_read_kitti_detections(pred_dir, n, calib_dir)) for n in names]
     if classes is None:
-        standard = KITTI_OVERLAPS[overlap]
-        if found & set(standard):
-            classes = dict(standard)
-        else:
-            classes = {t: (0.5, 0.5, 0.5) for t in sorted(found)}
+        classes = _kitti_default_classes(frames_gt, overlap)
     overlaps = _kitti_overlaps(frames_gt, frames_dt)
     # AOS needs an orientation on every detection (the devkit's alpha = -10 means none)
     alphas = np.concatenate([f["alpha"] for f in frames_dt]) if frames_dt else np.zeros(0)
@@ -333,22 +309,68 @@ def evaluate_kitti(gt_label_dir, pred_dir, calib_dir=None, *, classes: dict | No
         result[cls] = entry
     n_gt = int(sum(int((f["name"] != "DontCare").sum()) for f in frames_gt))
     n_pred = int(sum(len(f["ry"]) for f in frames_dt))
+    return {
+        "classes": result, "n_frames": len(names), "n_gt": n_gt, "n_pred": n_pred,
+        "n_pred_files_outside": len(outside),
+        "warnings": _kitti_warnings(gt_label_dir, pred_dir, len(names), outside, n_gt, n_pred),
+        "protocol": "KITTI devkit: 41 score thresholds, monotone precision, AP11 and AP40, "
+                    "overlap strictly above threshold, DontCare regions for 2D only (as the C++ devkit in effect)"
+                    + (", AOS with 2D" if with_aos else ""),
+    }
+
+
+def _kitti_default_classes(frames_gt: list[dict], overlap: str) -> dict:
+    """Car / Pedestrian / Cyclist at their thresholds when any appears in the ground truth, else
+    every non-DontCare type found at 0.5."""
+    found = {t for f in frames_gt for t in f["name"] if t != "DontCare"}
+    standard = KITTI_OVERLAPS[overlap]
+    if found & set(standard):
+        return dict(standard)
+    return {t: (0.5, 0.5, 0.5) for t in sorted(found)}
+
+
+def _kitti_frame_names(gt_label_dir: Path, frames: list[str] | None) -> list[str]:
+    """The frames evaluated: every label file's, or those ``frames`` lists (each must have one)."""
+    names = sorted(p.stem for p in gt_label_dir.glob("*.txt"))
+    if frames is not None:
+        missing = sorted(set(frames) - set(names))
+        if missing:
+            raise SourceError(f"{gt_label_dir}: no label file for {len(missing)} listed frames, e.g. {missing[:3]}")
+        names = sorted(set(frames))
+    if not names:
+        raise SourceError(f"{gt_label_dir}: no label files")
+    return names
+
+
+def _read_kitti_detections(pred_dir: Path, name: str, calib_dir) -> dict:
+    """Frame ``name``'s detections (none without a result file); with ``calib_dir``, a detection
+    without a 2D box gets the box of its projected corners."""
+    path = pred_dir / f"{name}.txt"
+    # a folder or a dangling link of that name is an error naming it, not a frame without detections
+    dt = _read_kitti_frame(path, True) if path.exists() or path.is_symlink() else _read_kitti_frame_empty()
+    if calib_dir is not None and len(dt["ry"]):
+        bad = (dt["bbox"][:, 2] <= dt["bbox"][:, 0]) | (dt["bbox"][:, 3] <= dt["bbox"][:, 1])
+        if bad.any():
+            P2 = kitti.parse_calib(Path(calib_dir) / f"{name}.txt").P2
+            pts = geometry.corners(dt["center"][bad], dt["dims"][bad], dt["R"][bad])
+            unclipped, _, _ = geometry.projected_boxes(pts, P2, 10 ** 6, 10 ** 6)
+            dt["bbox"][bad] = np.nan_to_num(unclipped, nan=0.0)
+    return dt
+
+
+def _kitti_warnings(gt_label_dir: Path, pred_dir: Path, n_frames: int, outside: list[str], n_gt: int,
+                    n_pred: int) -> list[str]:
+    """What makes the KITTI metrics say little, in words."""
     warnings = []
     if outside:
         warnings.append(f"{len(outside)} result file(s) of {pred_dir.name} name no frame of {gt_label_dir.name} "
                         f"and are left out: {', '.join(fields.clip(n) for n in outside[:3])}"
                         + (", ..." if len(outside) > 3 else ""))
     if n_pred == 0:
-        warnings.append(f"no detections for the {len(names)} frame(s) of {gt_label_dir.name}: every AP is 0")
+        warnings.append(f"no detections for the {n_frames} frame(s) of {gt_label_dir.name}: every AP is 0")
     if n_gt == 0:
         warnings.append(f"{gt_label_dir.name} holds no object but DontCare: there is no AP to compute")
-    return {
-        "classes": result, "n_frames": len(names), "n_gt": n_gt, "n_pred": n_pred,
-        "n_pred_files_outside": len(outside), "warnings": warnings,
-        "protocol": "KITTI devkit: 41 score thresholds, monotone precision, AP11 and AP40, "
-                    "overlap strictly above threshold, DontCare regions for 2D only (as the C++ devkit in effect)"
-                    + (", AOS with 2D" if with_aos else ""),
-    }
+    return warnings
 
 
 def _kitti_sorted(dt: dict) -> dict:

@@ -33,19 +33,6 @@ def rows(build: Path | str, config: str, split: str | None = None, columns=None)
     return load(build, config, split, columns).to_pylist()
 
 
-def views_of(build: Path | str, example_id: str) -> dict[str, dict]:
-    """{view: row} of one example across the three view configs."""
-    import pyarrow.compute as pc
-
-    out = {}
-    for view in schema.VIEWS:
-        table = load(build, view)
-        hit = table.filter(pc.equal(table.column("example_id"), example_id))
-        if hit.num_rows:
-            out[view] = hit.to_pylist()[0]
-    return out
-
-
 # --------------------------------------------------------------------------- LLaVA export
 
 LLAVA_SUMMARY = "llava_export.json"

@@ -316,11 +316,6 @@ def write_files(files: list[tuple[str, bytes]]) -> None:
     _in_threads(_write_file, [(data, path) for path, data in files])
 
 
-def link_files(links: list[tuple[str, str]]) -> None:
-    """Hard-link (existing file, new name) pairs, replacing names that exist."""
-    _in_threads(_link_file, links)
-
-
 def export_omni3d(root: Path, split: str, frames: pa.Table, boxes: pa.Table, image_rel: dict) -> dict:
     """Omni3D JSON for one split, streamed: annotations are made and written one at a time."""
     dataset_id = RELEASE_DATASET_ID  # the collection id, never the species

@@ -13,7 +13,7 @@ EXPORTS = "exports/cases"
 
 def read_config(root: Path | str, config: str, columns=None, split: str | None = "test"):
     """One config of a build; the ``test`` split unless told (``lite`` repeats some of its rows)."""
-    return tables.read_config(root, config, schema.FEATURES[config], split, columns=columns)
+    return tables.read_config(root, config, schema.CONFIGS[config], split, columns=columns)
 
 
 def export_cases(root: Path) -> dict:

@@ -35,12 +35,12 @@ def load(build: Path | str, config: str, split: str | None = None, cache_dir: st
 
 def read_config(build: Path | str, config: str, split: str | None = None, columns=None):
     """One config (optionally one split) as a pyarrow Table (ClassLabels as their integers)."""
-    return _read_config(build_root(build), config, schema.FEATURES[config], split=split, columns=columns)
+    return _read_config(build_root(build), config, schema.CONFIGS[config], split=split, columns=columns)
 
 
 def frame(build: Path | str, config: str, split: str | None = None, columns=None) -> pd.DataFrame:
     """One config as a DataFrame with every ClassLabel column decoded to its name."""
-    features = schema.FEATURES[config]
+    features = schema.CONFIGS[config]
     df = read_config(build, config, split, columns).to_pandas()
     for name in df.columns:
         if hasattr(features[name], "int2str"):

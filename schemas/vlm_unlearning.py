@@ -147,7 +147,3 @@ RECORDS = Features({
 
 CONFIGS = {**{v: VIEW for v in VIEWS}, **{c: ROUTED for c in ROUTING_CONFIGS}, "records": RECORDS}
 ID_COLUMNS = {**{c: "example_id" for c in CONFIGS if c != "records"}, "records": "record_key"}
-
-
-def features(config: str) -> Features:
-    return CONFIGS[config]

@@ -159,3 +159,4 @@ SEGMENTS = Features({
 })
 
 CONFIGS = {"frames": FRAMES, "boxes": BOXES, "segments": SEGMENTS}
+ID_COLUMNS = {"frames": "frame_id", "boxes": "box_id", "segments": "segment_id"}

@@ -1,7 +1,8 @@
 """WordEval: the datasets.Features of the ``atomic`` and ``compositional`` configs (single source of truth).
 
 Column names are the ones :func:`benchwright.wordeval.cases.build_case` returns; the .docx files are
-stored as bytes, the oracle as a JSON string (see ``evaluation/wordeval.py`` for its use).
+stored as bytes, the oracle as a JSON string (see ``evaluation/wordeval.py`` for its use). Every case is
+in the ``test`` split; ``lite`` repeats the ``test`` rows of WordEval-Lite (``Dataset.subset_splits``).
 """
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ SUBSYSTEMS = (
     "headers_footers", "fields", "footnotes_endnotes", "comments", "tracked_changes", "hyperlinks_bookmarks",
     "images_shapes", "document_properties", "tables_of_contents",
 )
-CONFIGS = ("atomic", "compositional")
+SPLITS = ("test", "lite")
+SUBSET_SPLITS = {"lite": "test"}
 
 _COMMON = {
     "case_id": Value("string"),
@@ -35,8 +37,7 @@ COMPOSITIONAL = Features({
     "template": Value("string"),
     "atomic_case_ids": List(Value("string")),
 })
-FEATURES = {"atomic": ATOMIC, "compositional": COMPOSITIONAL}
-
-
-def features(config: str) -> Features:
-    return FEATURES[config]
+CONFIGS = {"atomic": ATOMIC, "compositional": COMPOSITIONAL}
+ID_COLUMNS = {"atomic": "case_id", "compositional": "case_id"}
+# The name pipelines/wordeval.py reads until its declaration reads CONFIGS
+FEATURES = CONFIGS

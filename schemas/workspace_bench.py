@@ -10,6 +10,7 @@ from __future__ import annotations
 from datasets import ClassLabel, Features, List, Value
 
 SPLITS = ("full", "lite")
+SUBSET_SPLITS = {"lite": "full"}
 
 # The five worker profiles, in the release's order (dataset-stats.json), and the runner's role folder
 # (filesys/<role>_raw) of each.
@@ -138,4 +139,8 @@ TASK_EDGES = Features({
     "dst_kind": _STR,
 })
 
-FEATURES = {"tasks": TASKS, "rubrics": RUBRICS, "files": FILES, "edges": EDGES, "task_edges": TASK_EDGES}
+CONFIGS = {"tasks": TASKS, "rubrics": RUBRICS, "files": FILES, "edges": EDGES, "task_edges": TASK_EDGES}
+ID_COLUMNS = {"tasks": "task_id", "rubrics": "rubric_id", "files": "file_id", "edges": "edge_id",
+              "task_edges": "task_edge_id"}
+# The name pipelines/workspace_bench.py reads until its declaration reads CONFIGS
+FEATURES = CONFIGS

@@ -1,7 +1,7 @@
-"""Builds the data-quality tests share (statistics, drift, diff, offline report), made once per test
-run (the pytest-xdist workers share them): a tiny WildBox build, and the same source with a planted
-change (a video added, a box moved) built over a copy of it, so the second build has the first as its
-previous build."""
+"""Builds several test files share, made once per test run (the pytest-xdist workers share them): every
+registered dataset's tiny build (the contract, registry, statistics, drift, runner, object-storage and browser
+tests assert on them), and WildBox's tiny source with a planted change (a video added, a box moved) built over
+a copy of its tiny build, so the second build has the first as its previous build (drift, diff)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,8 @@ from typing import Callable, TypeVar
 
 from filelock import FileLock
 
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.builds import build_dataset
+from tests.wildbox_helpers import build_wildbox
 
 _CACHE: dict[str, object] = {}
 T = TypeVar("T")
@@ -38,14 +39,9 @@ def made_once(key: str, tmp_path_factory, make: Callable[[Path], T]) -> T:
     return _CACHE[key]
 
 
-def _tiny_wildbox(base: Path) -> tuple[Path, Path]:
-    source = tiny_source(base / "raw")
-    return source, build_wildbox(source, base / "out")
-
-
 def tiny_wildbox(tmp_path_factory) -> tuple[Path, Path]:
-    """(tiny source, its build)."""
-    return made_once("quality-tiny", tmp_path_factory, _tiny_wildbox)
+    """(tiny WildBox source, its build): the contract tests' (``tiny_build``)."""
+    return tiny_build("wildbox", tmp_path_factory)
 
 
 def tiny_build(name: str, tmp_path_factory) -> tuple[Path, Path]:
@@ -53,12 +49,10 @@ def tiny_build(name: str, tmp_path_factory) -> tuple[Path, Path]:
     contract tests and the browser tests share them."""
     def make(base: Path) -> tuple[Path, Path]:
         from benchwright import registry
-        from benchwright.build import build
-        from benchwright.options import BuildOptions
 
         source = base / "raw"
         registry.part(name, "synth")(str(source), scale="tiny", seed=0)
-        return source, Path(build(registry.get(name), str(source), BuildOptions(out=str(base / "out"), progress=False)))
+        return source, build_dataset(name, source, base / "out")
 
     return made_once(f"contract-{name}", tmp_path_factory, make)
 

@@ -12,24 +12,19 @@ import sys
 import textwrap
 from pathlib import Path
 
+import fsspec
 import pytest
 import yaml
 
 from benchwright import registry
-from benchwright.build import build
 from benchwright.cli import main as cli_main
 from benchwright.croissant import RAI_FIELDS, UNKNOWN, check_croissant, limitations
 from benchwright.layout import CROISSANT, MANIFEST
 from benchwright.manifest import describe_files, rows_by_config_split
-from benchwright.options import BuildOptions
+from tests.builds import build_dataset, damage_published
 from tests.croissant_helpers import croissant_rows, no_network, parquet_rows
 from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import published_hashes
-
-
-def _build(name: str, source: Path, out: Path, **kw) -> Path:
-    options = BuildOptions(out=str(out), progress=False, **kw)
-    return Path(build(registry.get(name), str(source), options))
 
 
 @pytest.fixture(scope="module", params=registry.names())
@@ -78,14 +73,31 @@ def test_loads_with_plain_datasets_in_a_clean_interpreter(tiny):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == rows_by_config_split(root)
 
 
-def test_a_rebuild_is_byte_identical(tiny, tmp_path):
+def _tree(root: Path) -> dict:
+    """sha256 of every file but the manifest (it records the run's timings)."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.relative_to(root).as_posix() != MANIFEST}
+
+
+def test_a_rebuild_over_the_build_is_byte_identical_report_and_card_included(tiny, tmp_path):
+    """The same source built again where its build is published: every file the same bytes, the validation
+    report's pages and the card included; the drift record says there was nothing to compare with (the
+    previous build holds the same data: its drift is carried over)."""
+    from benchwright.drift import DRIFT
+
     name, source, root = tiny
-    again = _build(name, source, tmp_path / "again")
+    out = tmp_path / "out"
+    shutil.copytree(root, out / name)
+    again = build_dataset(name, source, out)
     assert published_hashes(again) == published_hashes(root)
+    assert _tree(again) == _tree(root)
+    drift = json.loads((again / DRIFT).read_text())
+    assert drift["previous"] is None and "no previous build" in drift["note"]
+    assert "There was no previous build at this output" in (again / "README.md").read_text(encoding="utf-8")
 
 
-def test_validate_passes_then_fails_on_a_flipped_byte(tiny, tmp_path, capsys):
-    _, _, root = tiny
+def test_validate_passes_then_fails_on_a_flipped_byte_and_on_damage(tiny, tmp_path, capsys):
+    name, _, root = tiny
     copy = tmp_path / root.name
     shutil.copytree(root, copy)
     assert cli_main(["validate", str(copy)]) == 0
@@ -103,6 +115,12 @@ def test_validate_passes_then_fails_on_a_flipped_byte(tiny, tmp_path, capsys):
     assert shard.relative_to(copy).as_posix() in out
     report = json.loads((copy / "_build" / "validation" / "report.json").read_text())
     assert any("cannot be read" in r["detail"] for r in report["results"] if not r["ok"])
+    # a missing shard, a file the manifest does not list, a sha256 and a row count the files do not match: each named
+    shard.write_bytes((root / shard.relative_to(copy)).read_bytes())
+    expected, _ = damage_published(fsspec.filesystem("file"), str(copy), [str(copy / MANIFEST)], registry.get(name))
+    assert cli_main(["validate", str(copy)]) == 1
+    said = capsys.readouterr().out
+    assert [e for e in expected if e not in said] == [], said
 
 
 def test_a_flipped_byte_is_caught_by_the_croissant_files_sha256(tiny, tmp_path):
@@ -216,7 +234,7 @@ def test_a_planted_bad_record_is_quarantined_and_counts_reconcile(tiny, tmp_path
     damaged = tmp_path / "raw"
     shutil.copytree(source, damaged)
     locator = registry.get(name).plant_bad_record(str(damaged))
-    built = _build(name, damaged, tmp_path / "out", max_bad_fraction=1.0)
+    built = build_dataset(name, damaged, tmp_path / "out", max_bad_fraction=1.0)
     rows = [json.loads(line) for f in sorted((built / "_build" / "quarantine").glob("*.jsonl"))
             for line in f.read_text().splitlines()]
     hits = [r for r in rows if r["locator"].startswith(locator)]

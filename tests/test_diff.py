@@ -12,10 +12,9 @@ import pyarrow.parquet as pq
 import yaml
 
 from benchwright import registry
-from benchwright.build import build
 from benchwright.cli import main as cli_main
 from benchwright.diff import _equal, diff_builds
-from benchwright.options import BuildOptions
+from tests.builds import build_dataset
 from tests.quality_builds import planted_wildbox
 from tests.test_object_storage import BUCKET
 from tests.test_object_storage import s3_endpoint as s3_endpoint  # the moto server fixture, reused
@@ -74,7 +73,7 @@ def test_wordeval_planted_case_removed_exactly(tmp_path):
     source = tmp_path / "raw"
     registry.part("wordeval", "synth")(str(source), scale="tiny")
     out = tmp_path / "out"
-    first = Path(build(ds, str(source), BuildOptions(out=str(out), progress=False)))
+    first = build_dataset(ds, source, out)
     old = tmp_path / "old" / "wordeval"
     shutil.copytree(first, old)
     # the unit keeps its first base document only: its cases on the second one are removed
@@ -82,7 +81,7 @@ def test_wordeval_planted_case_removed_exactly(tmp_path):
     doc = yaml.safe_load(units.read_text(encoding="utf-8"))
     next(u for u in doc["units"] if u["id"] == "tables_add")["max_bases"] = 1
     units.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    new = Path(build(ds, str(source), BuildOptions(out=str(out), progress=False)))
+    new = build_dataset(ds, source, out)
     removed = _ids(old, "atomic", "case_id") - _ids(new, "atomic", "case_id")
     assert removed and _ids(new, "atomic", "case_id") < _ids(old, "atomic", "case_id")
     assert all(case.startswith("tables_add--") for case in removed)

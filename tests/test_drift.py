@@ -1,5 +1,8 @@
 """Drift against the previous build: the metrics, the record a build keeps, the card and report, and
-``--drift-blocking`` failing a build (publishing nothing)."""
+``--drift-blocking`` failing a build (publishing nothing). The rows flagged run on every registered dataset's
+tiny build; the planted change (a video added, a box moved), its card and report and the blocking build on
+WildBox's. A rebuild of the same input over its build (drift carried, every byte the same) is a contract test
+(``tests/test_contract.py``)."""
 from __future__ import annotations
 
 import hashlib
@@ -15,8 +18,7 @@ from benchwright import registry
 from benchwright.cli import main as cli_main
 from benchwright.drift import DRIFT, compare, js_distance, normalised_wasserstein, spread, thresholds
 from benchwright.statistics import QUANTILE_LEVELS, _numeric
-from tests.quality_builds import planted_wildbox, tiny_wildbox
-from tests.wildbox_helpers import build_wildbox
+from tests.quality_builds import planted_wildbox, tiny_build
 
 
 def _tree(root) -> dict:
@@ -43,15 +45,34 @@ def test_wasserstein_from_quantiles_approximates_the_samples():
     assert _numeric(old[::-1]) == a
 
 
-def test_a_rebuild_of_the_same_input_is_byte_identical_report_and_card_included(tmp_path_factory, tmp_path):
-    source, built = tiny_wildbox(tmp_path_factory)
-    out = tmp_path / "out"
-    shutil.copytree(built, out / "wildbox")
-    again = build_wildbox(source, out)  # the first build is the previous one here
-    assert _tree(again) == _tree(built)  # the validation report's pages and the card too
-    drift = json.loads((again / DRIFT).read_text())
-    assert drift["previous"] is None and "no previous build" in drift["note"]
-    assert "There was no previous build at this output" in (again / "README.md").read_text()
+@pytest.mark.parametrize("name", registry.names())
+def test_drift_flags_a_config_that_lost_half_its_rows(name, tmp_path_factory, tmp_path):
+    """Every dataset's tiny build against a copy where one split (its first config's first split of 4 rows or
+    more) keeps the first half of each shard's rows: that split's row count is flagged (exceeded, |new - old| /
+    old), no other; a build against itself drifts nowhere."""
+    import pyarrow.parquet as pq
+
+    from benchwright.statistics import STATISTICS, compute_statistics
+    from benchwright.writer import write_parquet
+
+    dataset = registry.get(name)
+    _, root = tiny_build(name, tmp_path_factory)
+    stats = json.loads((root / STATISTICS).read_text())
+    assert not [c for c in compare(stats, stats, thresholds(dataset)) if c["exceeded"]]
+    config, split = next((config, split) for config in dataset.configs
+                         for split, entry in stats["configs"][config]["splits"].items() if entry["rows"] >= 4)
+    copy = tmp_path / name
+    shutil.copytree(root, copy)
+    for shard in sorted((copy / config).glob(f"{split}-*.parquet")):
+        table = pq.read_table(shard)
+        write_parquet(table.slice(0, table.num_rows // 2), str(shard))
+    before = stats["configs"][config]["splits"][split]["rows"]
+    after = sum(pq.ParquetFile(f).metadata.num_rows for f in (copy / config).glob(f"{split}-*.parquet"))
+    rows = {c["target"]: c for c in compare(stats, compute_statistics(dataset, copy), thresholds(dataset))
+            if c["metric"] == "rows"}
+    assert after <= before / 2 and rows[f"{config}/{split}"]["exceeded"]
+    assert rows[f"{config}/{split}"]["value"] == pytest.approx((before - after) / before, abs=1e-6)
+    assert [t for t, c in rows.items() if c["exceeded"]] == [f"{config}/{split}"]
 
 
 def test_the_planted_build_records_its_drift_on_the_card_and_in_the_report(tmp_path_factory):

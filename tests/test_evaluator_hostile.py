@@ -1,5 +1,5 @@
 """Hostile input to every evaluator (issue 25, items 3 and 6): the corpus's evaluator cases
-(``tests/hostile.py``: predictions, KITTI result folders, judge files, case folders), and property
+(each dataset's hook in ``tests/hostile/``: predictions, KITTI result folders, judge files, case folders), and property
 tests over damaged prediction files per evaluator. Whatever the file holds, an evaluator gives a
 metric (with a warning when it says little) or an error of the project's naming the file and the
 record or line, in under 1 KB: never a traceback, never a value it guessed."""
@@ -23,9 +23,9 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 @pytest.fixture(scope="module")
 def wordeval_case():
-    from benchwright.wordeval.cases import build_case
+    from tests.hostile.wordeval import good_case
 
-    return build_case("font_bold", 0, "report")
+    return good_case()
 
 
 def outcome_problem(case: hostile.Case, run) -> str | None:
@@ -48,8 +48,8 @@ def outcome_problem(case: hostile.Case, run) -> str | None:
     return None if matching else f"{case.outcome} without a message holding the reason: {said}"
 
 
-def test_every_evaluator_case_meets_its_outcome(tmp_path, kitti_dir, wordeval_case):
-    cases = hostile.evaluator_cases(tmp_path, kitti_dir, wordeval_case)
+def test_every_evaluator_case_meets_its_outcome(tmp_path, fixtures_dir):
+    cases = hostile.evaluator_cases(tmp_path, fixtures_dir)
     assert len(cases) >= 50
     problems = [f"{case.dataset} / {case.format} / {case.name}: {why}"
                 for case, run in cases if (why := outcome_problem(case, run)) is not None]

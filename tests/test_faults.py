@@ -8,7 +8,13 @@ the build sends itself SIGKILL after finalize wrote the manifest, and in the mid
 
 Builds that are killed or run at once are child processes forked from a forkserver that imported
 the build's modules once (a fresh interpreter spends most of a tiny build importing); the child runs
-the same ``benchwright.cli.main`` as the command line. Builds nobody kills run in this process."""
+the same ``benchwright.cli.main`` as the command line. Builds nobody kills run in this process.
+
+These run on WildBox only: staging, the lock, publishing and cleaning up are the core's, the same code for
+every dataset, and each kill needs builds of its own (a tiny build is about 10 s of CPU, a WordEval or
+VLM one three times that). What a dataset's build brings to them, the checks of ``validate`` on a damaged
+build and a second build of the same input over the output, run on every registered dataset in
+``tests/test_contract.py``."""
 from __future__ import annotations
 
 import json
@@ -25,8 +31,9 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from benchwright import published
+from benchwright import published, registry
 from benchwright.cli import main as cli_main
+from tests.builds import damage_published
 from tests.test_object_storage import BUCKET, _remote_hashes, s3_endpoint  # noqa: F401 (fixture)
 from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
@@ -174,55 +181,14 @@ def test_a_local_lock_file_tells_a_killed_holder_from_an_earlier_releases_leftov
     assert not lock.exists()  # a failed build removes it too
 
 
-def _damage(fs, build: str, manifests: list[str]):
-    """Damage a published build four ways at once: a missing shard, a file the manifest does not list,
-    a shard whose sha256 the manifest does not give, a row count the files do not hold (in every copy
-    of the manifest: on S3 the root one and the build's own). Returns (what validate must name, undo)."""
-    missing, changed = sorted(fs.glob(f"{build}/boxes/*.parquet"))[:2]
-    extra = f"{build}/boxes/notes.txt"
-    saved = {p: fs.cat_file(p) for p in (missing, *manifests)}
-    fs.rm(missing)
-    fs.pipe_file(extra, b"left here by hand\n")
-    for path in manifests:
-        manifest = json.loads(saved[path])
-        listed = next(f for f in manifest["files"] if f["path"] == f"boxes/{Path(changed).name}")
-        listed["sha256"] = "0" * 64
-        manifest["counters"]["written.segments"] += 1
-        fs.pipe_file(path, json.dumps(manifest).encode())
-
-    def undo():
-        fs.rm(extra)
-        for path, data in saved.items():
-            fs.pipe_file(path, data)
-
-    return [f"boxes/{Path(missing).name} is listed but missing", "boxes/notes.txt is not in the manifest",
-            f"boxes/{Path(changed).name}: sha256", "config 'segments': the writer counted"], undo
-
-
 def _validate_names_damage(url: str, fs, build: str, manifests: list[str], capsys) -> None:
-    expected, undo = _damage(fs, build, manifests)
+    expected, undo = damage_published(fs, build, manifests, registry.get("wildbox"))
     capsys.readouterr()
     assert cli_main(["validate", url]) == 1
     said = capsys.readouterr().out
     assert [e for e in expected if e not in said] == [], said
     undo()
     assert cli_main(["validate", url]) == 0
-
-
-def test_validate_names_a_missing_shard_an_extra_file_and_a_manifest_that_does_not_match(
-        concurrent_local, tmp_path, capsys):
-    copy = tmp_path / "wildbox"
-    shutil.copytree(concurrent_local[0], copy)
-    _validate_names_damage(str(copy), fsspec.filesystem("file"), str(copy), [str(copy / "_build" / "manifest.json")],
-                           capsys)
-
-
-def test_a_second_build_of_the_same_input_over_the_output_gives_the_same_bytes(concurrent_local, sources, tmp_path):
-    root, _ = concurrent_local
-    out = tmp_path / "out"
-    shutil.copytree(root.parent, out)
-    assert cli_main(["build", "wildbox", "--source", str(sources[0]), "--out", str(out)]) == 0
-    assert published_hashes(out / "wildbox") == published_hashes(root)
 
 
 # -- object storage ------------------------------------------------------------------------------

@@ -172,10 +172,10 @@ def test_a_mapping_of_any_shape_is_refused_with_a_named_error_or_accepted(doc):
 @pytest.fixture(scope="module")
 def wildbox_segment(tmp_path_factory):
     """One real segment of the tiny synthetic source: its JSON files are damaged at random below."""
-    from benchwright.wildbox.synth import write_wildbox_source
+    from benchwright.wildbox.synth import write_source
 
     root = tmp_path_factory.mktemp("wb") / "raw"
-    write_wildbox_source(root, scale="tiny", seed=0)
+    write_source(root, scale="tiny", seed=0)
     seg = sorted(p.parent.parent for p in root.glob("*/*/vggt_results/cameras.json"))[0]
     files = {name: json.loads((seg / "vggt_results" / name).read_text())
              for name in ("cameras.json", "tracking_summary.json")}
@@ -254,10 +254,10 @@ def test_omni3d_reader_on_damaged_documents(data):
 
 @pytest.fixture(scope="module")
 def tiny_catalogue(tmp_path_factory):
-    from benchwright.wordeval.synth import write_catalogue_source
+    from benchwright.wordeval.synth import write_source
 
     root = tmp_path_factory.mktemp("cat") / "catalogue"
-    write_catalogue_source(root, scale="tiny")
+    write_source(root, scale="tiny")
     return root
 
 

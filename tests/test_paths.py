@@ -119,7 +119,7 @@ FOLDER_NAME = (st.lists(st.sampled_from(FOLDER_PIECES), min_size=1, max_size=10)
 # One build per run (the build is the expensive part): the four drawn names share it, each run draws new ones,
 # and a failing draw is printed. Hypothesis tries the simplest draw first (four one-piece names, the same every
 # run): ``assume`` passes it over, unbuilt, so the one build is of a random draw (whitespace-only names are in the
-# corpus, tests/hostile.py). The source is the tiny one the data-quality tests share (made once per test run);
+# corpus, tests/hostile/). The source is the tiny one the data-quality tests share (made once per test run);
 # its smallest videos (one segment each) are copied under the drawn names.
 @settings(max_examples=1, deadline=None, database=None, phases=[Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,

@@ -102,12 +102,12 @@ def test_integer_ranges_come_from_the_features():
 
     assert integer_ranges(wb.BOXES)["track_id"] == (-2**31, 2**31 - 1, "int32")
     assert integer_ranges(wb.FRAMES)["objects[].track_id"] == (-2**31, 2**31 - 1, "int32")
-    assert integer_ranges(wsb.FEATURES["tasks"])["absolute_id"][:2] == (-2**63, 2**63 - 1)
+    assert integer_ranges(wsb.CONFIGS["tasks"])["absolute_id"][:2] == (-2**63, 2**63 - 1)
     assert record_problems(wb.FRAMES, {"frame_index": 3, "objects": [{"track_id": 3_000_000_000}]}) == [
         "objects[].track_id = 3000000000 does not fit the column's int32 (-2,147,483,648 to 2,147,483,647)"]
     assert record_problems(wb.BOXES, {"track_id": True, "frame_index": 2**31 - 1}) == []
     with pytest.raises(RecordError, match=r"tasks.absolute_id = 10000000000000000000 does not fit") as err:
-        check_records(wsb.FEATURES, {"tasks": {"absolute_id": 10**19}, "rubrics": [{"index": 1}]}, "tasks.json#x")
+        check_records(wsb.CONFIGS, {"tasks": {"absolute_id": 10**19}, "rubrics": [{"index": 1}]}, "tasks.json#x")
     assert err.value.locator == "tasks.json#x"
 
 

@@ -1,5 +1,7 @@
-"""The same pipeline on other runners: PortableRunner with external SDK workers, Dataflow's option check; what
-FnApiRunner's multi_threading mode shares between two bundles of one process (LibreOffice's profile)."""
+"""The same pipeline on other runners: PortableRunner with external SDK workers (WildBox: a second build, on the
+Beam job service, compared with the tiny build the suite makes once), Dataflow's option check (every
+registered dataset's graph, from its tiny source); what FnApiRunner's multi_threading mode shares between two
+bundles of one process (LibreOffice's profile)."""
 from __future__ import annotations
 
 import os
@@ -12,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from benchwright import registry
 from benchwright.cli import main as cli_main
 from benchwright.formats.ooxml import libreoffice
-from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+from tests.quality_builds import tiny_build
+from tests.wildbox_helpers import build_wildbox, published_hashes
 
 
 def free_port() -> int:
@@ -57,23 +61,23 @@ def portable_services():
             p.wait(timeout=30)
 
 
-def test_portable_runner_with_external_workers_gives_the_same_bytes(portable_services, tmp_path):
+def test_portable_runner_with_external_workers_gives_the_same_bytes(portable_services, tmp_path, tmp_path_factory):
     job_port, pool_port = portable_services
-    source = tiny_source(tmp_path / "raw")
-    reference = build_wildbox(source, tmp_path / "direct")
+    source, reference = tiny_build("wildbox", tmp_path_factory)
     portable = build_wildbox(source, tmp_path / "portable", runner="PortableRunner", beam_args=[
         f"--job_endpoint=localhost:{job_port}", "--environment_type=EXTERNAL",
         f"--environment_config=localhost:{pool_port}"])
     assert published_hashes(portable) == published_hashes(reference)
 
 
-def test_dataflow_options_are_checked_by_a_dry_run(tmp_path, capsys):
-    source = tiny_source(tmp_path / "raw")
-    common = ["build", "wildbox", "--source", str(source), "--out", str(tmp_path / "out"),
+@pytest.mark.parametrize("name", registry.names())
+def test_dataflow_options_are_checked_by_a_dry_run(name, tmp_path, tmp_path_factory, capsys):
+    source, _ = tiny_build(name, tmp_path_factory)
+    common = ["build", name, "--source", str(source), "--out", str(tmp_path / "out"),
               "--runner", "DataflowRunner", "--dry_run=True", "--region", "europe-west1"]
     assert cli_main(common + ["--project", "demo-project", "--temp_location", "gs://demo-bucket/tmp"]) == 0
     assert "dry run" in capsys.readouterr().out
-    assert not (tmp_path / "out" / "wildbox").exists()
+    assert not (tmp_path / "out" / name).exists()
     with pytest.raises(Exception, match="project"):
         cli_main(common)
 

@@ -1,5 +1,7 @@
 """Per-build statistics (columnar, deterministic) and the checks derived from the data's meaning:
-references between configs, WildBox cuboid geometry, class shares, image bytes that decode."""
+references between configs, WildBox cuboid geometry, class shares, image bytes that decode. What holds for
+every dataset runs on every registered dataset's tiny build (made once per test run); what is particular to
+WildBox (nested columns, cuboids, class-share bounds) on WildBox's."""
 from __future__ import annotations
 
 import json
@@ -12,13 +14,28 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchwright import registry
-from benchwright.statistics import STATISTICS, compute_statistics, write_statistics
+from benchwright.statistics import STATISTICS, compute_statistics, image_statistics, write_statistics
 from benchwright.validate import check_data, check_images, check_proportions, check_references
 from benchwright.writer import write_parquet
-from tests.quality_builds import tiny_wildbox
+from tests.quality_builds import tiny_build, tiny_wildbox
 from tests.wildbox_helpers import damaged_box_copy
 
 WILDBOX = registry.get("wildbox")
+
+
+def image_columns(name: str) -> list[tuple[str, str]]:
+    """(config, column) of every top-level Image feature of a registered dataset (its schema, not its pipeline:
+    read when the tests are collected)."""
+    import importlib
+
+    from datasets import Image
+
+    schema = importlib.import_module(f"benchwright.schemas.{name}")
+    return [(config, column) for config, features in schema.CONFIGS.items()
+            for column, feature in features.items() if isinstance(feature, Image)]
+
+
+WITH_IMAGES = [name for name in registry.names() if image_columns(name)]
 
 
 @pytest.fixture(scope="module")
@@ -62,34 +79,80 @@ def test_statistics_are_stored_listed_and_agree_with_the_files(built):
     assert image["width"]["min"] == _read(built, "frames", "validation").column("width").to_numpy().min()
 
 
-def test_statistics_do_not_depend_on_row_order(built, tmp_path):
-    copy = tmp_path / "wildbox"
-    shutil.copytree(built, copy)
-    _rewrite(copy, "boxes", lambda t: t.take(pa.array(np.arange(t.num_rows)[::-1])))
-    assert compute_statistics(WILDBOX, copy) == compute_statistics(WILDBOX, built)
+@pytest.mark.parametrize("name", registry.names())
+def test_every_datasets_statistics_agree_with_its_files(name, tmp_path_factory):
+    """Per config and split of the tiny build: the rows, and for every top-level number its count, min, max and
+    mean and for every ClassLabel its count per name, as pyarrow reads them from the Parquet files."""
+    from datasets import ClassLabel
+
+    dataset = registry.get(name)
+    _, root = tiny_build(name, tmp_path_factory)
+    stats = json.loads((root / STATISTICS).read_text())
+    assert STATISTICS in {f["path"] for f in json.loads((root / "_build/manifest.json").read_text())["files"]}
+    assert set(stats["configs"]) == set(dataset.configs)
+    numbers = labels = 0
+    for config, features in dataset.configs.items():
+        splits = stats["configs"][config]["splits"]
+        assert set(splits) == {f.name.split("-")[0] for f in (root / config).glob("*.parquet")}
+        for split, entry in splits.items():
+            table = _read(root, config, split)
+            assert entry["rows"] == table.num_rows, (config, split)
+            for column, feature in features.items():
+                arr, got = table.column(column), entry["columns"][column]
+                assert got["count"] == len(arr) - arr.null_count, (config, split, column)
+                if isinstance(feature, ClassLabel):
+                    codes = pc.drop_null(arr).to_pylist()
+                    assert dict(map(tuple, got["values"])) == {feature.names[c]: codes.count(c) for c in set(codes)}
+                    labels += 1
+                elif pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+                    values = np.sort(pc.drop_null(arr).to_numpy(zero_copy_only=False).astype(np.float64))
+                    values = values[np.isfinite(values)]
+                    if len(values):
+                        assert (got["min"], got["max"]) == (values[0], values[-1]), (config, split, column)
+                        assert got["mean"] == pytest.approx(values.mean()), (config, split, column)
+                    numbers += 1
+    assert numbers + labels  # WordEval and VLM have no ClassLabel
 
 
-def _with_first_image(built, tmp_path, change) -> tuple:
-    """A copy of ``built`` whose first train frame's image bytes are ``change(bytes)``; (copy, that frame's id)."""
-    copy = tmp_path / "wildbox"
-    shutil.copytree(built, copy)
-    first = sorted((copy / "frames").glob("train-*.parquet"))[0]
+@pytest.mark.parametrize("name", registry.names())
+def test_statistics_do_not_depend_on_row_order(name, tmp_path_factory, tmp_path):
+    dataset = registry.get(name)
+    _, root = tiny_build(name, tmp_path_factory)
+    copy = tmp_path / name
+    shutil.copytree(root, copy)
+    for config in dataset.configs:
+        _rewrite(copy, config, lambda t: t.take(pa.array(np.arange(t.num_rows)[::-1])))
+    assert compute_statistics(dataset, copy) == compute_statistics(dataset, root)
+
+
+def _with_first_image(name: str, root, tmp_path, change) -> tuple:
+    """A copy of the build ``root`` whose first image (of the dataset's first Image column, first shard) is
+    ``change(bytes)``; (copy, config, split, column, that row's id)."""
+    config, column = image_columns(name)[0]
+    copy = tmp_path / name
+    shutil.copytree(root, copy)
+    first = sorted((copy / config).glob("*.parquet"))[0]
     table = pq.read_table(first)
-    images = table.column("image").to_pylist()
-    images[0] = {"bytes": change(images[0]["bytes"]), "path": images[0]["path"]}
-    table = table.set_column(table.schema.get_field_index("image"), "image", pa.array(images, table.schema.field("image").type))
+    images = table.column(column).to_pylist()
+    i = next(i for i, image in enumerate(images) if image and image["bytes"])
+    images[i] = {"bytes": change(images[i]["bytes"]), "path": images[i]["path"]}
+    table = table.set_column(table.schema.get_field_index(column), column, pa.array(images, table.schema.field(column).type))
     write_parquet(table, str(first))
-    return copy, table.column("frame_id")[0].as_py()
+    split = first.name.split("-")[0]
+    return copy, config, split, column, table.column(registry.get(name).id_columns[config])[i].as_py()
 
 
-def test_an_image_that_does_not_decode_is_counted_and_named(built, tmp_path):
-    """A truncated JPEG keeps its header: the build's header reading passes it, decoding every image
+@pytest.mark.parametrize("name", WITH_IMAGES)
+def test_an_image_that_does_not_decode_is_counted_and_named(name, tmp_path_factory, tmp_path):
+    """A truncated image keeps its header: the build's header reading passes it, decoding every image
     (build --decode-images, and benchwright validate whatever the build did) names it."""
-    copy, victim = _with_first_image(built, tmp_path, lambda data: data[: len(data) // 2])
-    header = compute_statistics(WILDBOX, copy)["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    dataset = registry.get(name)
+    copy, config, split, column, victim = _with_first_image(name, tiny_build(name, tmp_path_factory)[1], tmp_path,
+                                                            lambda data: data[: len(data) // 2])
+    header = compute_statistics(dataset, copy)["configs"][config]["splits"][split]["columns"][column]
     assert (header["checked"], header["failures"]) == ("header", 0)
-    stats = compute_statistics(WILDBOX, copy, decode_images=True)
-    image = stats["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+    stats = compute_statistics(dataset, copy, decode_images=True)
+    image = stats["configs"][config]["splits"][split]["columns"][column]
     assert (image["checked"], image["failures"], image["failed_examples"]) == ("decode", 1, [victim])
     assert {k: v for k, v in image.items() if k not in ("checked", "failures", "failed_examples", "width", "height",
                                                        "formats")} == {k: v for k, v in header.items() if k not in (
@@ -97,18 +160,31 @@ def test_an_image_that_does_not_decode_is_counted_and_named(built, tmp_path):
     failed = [r for r in check_images(stats) if not r["ok"]]
     assert len(failed) == 1 and victim in failed[0]["detail"] and "decode" in failed[0]["check"]
     # the build's own checks read the stored (header) statistics; validate decodes every image
-    write_statistics(WILDBOX, copy)
-    assert all(r["ok"] for r in check_data(WILDBOX, copy) if r["kind"] == "image")
-    failed = [r for r in check_data(WILDBOX, copy, decode_images=True) if r["kind"] == "image" and not r["ok"]]
+    write_statistics(dataset, copy)
+    assert all(r["ok"] for r in check_images(json.loads((copy / STATISTICS).read_text())))
+    failed = [r for r in check_images(image_statistics(dataset, copy)) if not r["ok"]]
     assert len(failed) == 1 and victim in failed[0]["detail"]
 
 
-def test_an_image_whose_header_does_not_read_fails_the_header_check(built, tmp_path):
-    copy, victim = _with_first_image(built, tmp_path, lambda data: b"\xff\xd8\xff\xe0 not a JPEG")
-    image = write_statistics(WILDBOX, copy)["configs"]["frames"]["splits"]["train"]["columns"]["image"]
+@pytest.mark.parametrize("name", WITH_IMAGES)
+def test_an_image_whose_header_does_not_read_fails_the_header_check(name, tmp_path_factory, tmp_path):
+    dataset = registry.get(name)
+    copy, config, split, column, victim = _with_first_image(name, tiny_build(name, tmp_path_factory)[1], tmp_path,
+                                                            lambda data: b"\xff\xd8\xff\xe0 not a JPEG")
+    image = write_statistics(dataset, copy)["configs"][config]["splits"][split]["columns"][column]
     assert (image["checked"], image["failures"], image["failed_examples"]) == ("header", 1, [victim])
-    failed = [r for r in check_data(WILDBOX, copy) if r["kind"] == "image" and not r["ok"]]
+    failed = [r for r in check_images(json.loads((copy / STATISTICS).read_text())) if not r["ok"]]
     assert len(failed) == 1 and "headers read" in failed[0]["check"] and victim in failed[0]["detail"]
+
+
+def test_the_build_checks_and_validate_read_the_images_as_they_should(built, tmp_path):
+    """WildBox: the build's checks (``check_data``) read the stored header statistics, ``validate``'s decode
+    every image: a truncated frame passes the first and is named by the second."""
+    copy, config, split, column, victim = _with_first_image("wildbox", built, tmp_path,
+                                                            lambda data: data[: len(data) // 2])
+    assert all(r["ok"] for r in check_data(WILDBOX, copy) if r["kind"] == "image")
+    failed = [r for r in check_data(WILDBOX, copy, decode_images=True) if r["kind"] == "image" and not r["ok"]]
+    assert len(failed) == 1 and victim in failed[0]["detail"]
 
 
 def test_statistics_stored_before_the_header_reading_still_read(built):
@@ -123,15 +199,34 @@ def test_statistics_stored_before_the_header_reading_still_read(built):
     assert [(r["ok"], r["check"]) for r in check_images(stats)] == [(False, "frames: image bytes decode (train)")]
 
 
-def test_references_between_configs_are_checked(built, tmp_path):
-    assert all(r["ok"] for r in check_references(WILDBOX, built))
-    copy = tmp_path / "wildbox"
-    shutil.copytree(built, copy)
-    _rewrite(copy, "boxes", lambda t: t.set_column(t.schema.get_field_index("frame_id"), "frame_id",
-                                                   pc.binary_join_element_wise(t.column("frame_id"), "x", "")))
-    failed = {r["check"]: r["detail"] for r in check_references(WILDBOX, copy) if not r["ok"]}
-    assert set(failed) == {"boxes: frame_id -> frames.frame_id"}
-    assert "x'" in failed["boxes: frame_id -> frames.frame_id"]
+@pytest.mark.parametrize("name", registry.names())
+def test_references_between_configs_are_checked(name, tmp_path_factory, tmp_path):
+    """Every declared reference holds on the tiny build; the first one on a top-level column (a string, or a
+    list of strings) fails, naming a value, once that column's values name no row."""
+    dataset = registry.get(name)
+    _, root = tiny_build(name, tmp_path_factory)
+    results = check_references(dataset, root)
+    assert len(results) == sum(map(len, dataset.references.values())) and all(r["ok"] for r in results)
+    if not dataset.references:
+        return
+    config, column, target = next((c, col, t) for c, refs in dataset.references.items() for col, t in refs.items()
+                                  if "." not in col)
+    copy = tmp_path / name
+    shutil.copytree(root, copy)
+
+    def dangle(table):
+        values = [None if v is None else [x + "x" for x in v] if isinstance(v, list) else v + "x"
+                  for v in table.column(column).to_pylist()]
+        at = table.schema.get_field_index(column)
+        return table.set_column(at, column, pa.array(values, table.schema.field(column).type))
+
+    _rewrite(copy, config, dangle)
+    failed = {r["check"]: r["detail"] for r in check_references(dataset, copy) if not r["ok"]}
+    check = f"{config}: {column} -> {target}.{dataset.id_columns[target]}"
+    assert check in failed and "x'" in failed[check], failed
+
+
+def test_a_nested_reference_is_checked(built, tmp_path):
     # a nested reference (frames' objects' box_id, read as that one Parquet leaf) dangles once the boxes' ids change
     renamed = tmp_path / "renamed" / "wildbox"
     shutil.copytree(built, renamed)

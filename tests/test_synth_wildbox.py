@@ -15,8 +15,8 @@ from benchwright.wildbox.synth import (
     RELEASE_VIDEOS_PER_SPECIES,
     SCALES,
     VGGT_RESOLUTION,
-    plan_wildbox_source,
-    write_wildbox_source,
+    plan_source,
+    write_source,
 )
 
 CORNER_SIGNS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
@@ -27,7 +27,7 @@ CORNER_SIGNS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
 def tiny(tmp_path_factory):
     parent = tmp_path_factory.mktemp("wildbox_tiny")
     calls = []
-    summary = write_wildbox_source(parent / "src", "tiny", seed=0, progress=lambda d, t, unit: calls.append((d, t)))
+    summary = write_source(parent / "src", "tiny", seed=0, progress=lambda d, t, unit: calls.append((d, t)))
     return parent / "src", summary, calls
 
 
@@ -291,8 +291,8 @@ def test_segments_have_different_reconstruction_scales(tiny):
 
 def test_same_seed_is_byte_identical_and_another_seed_differs(tiny, tmp_path):
     root, _, _ = tiny
-    write_wildbox_source(tmp_path / "again", "tiny", seed=0)
-    write_wildbox_source(tmp_path / "other", "tiny", seed=1)
+    write_source(tmp_path / "again", "tiny", seed=0)
+    write_source(tmp_path / "other", "tiny", seed=1)
     reference = _tree_digest(root)
     assert _tree_digest(tmp_path / "again") == reference
     other = _tree_digest(tmp_path / "other")
@@ -305,15 +305,15 @@ def test_refuses_a_non_empty_output_folder_and_unknown_scales(tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "keep.txt").write_text("x")
     with pytest.raises(FileExistsError):
-        write_wildbox_source(tmp_path / "busy", "tiny")
+        write_source(tmp_path / "busy", "tiny")
     assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["keep.txt"]
     with pytest.raises(ValueError):
-        write_wildbox_source(tmp_path / "new", "huge")
+        write_source(tmp_path / "new", "huge")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345])
 def test_full_plan_has_the_release_totals(seed):
-    plan = plan_wildbox_source("full", seed)
+    plan = plan_source("full", seed)
     totals = plan.totals()
     assert (totals["videos"], totals["segments"], totals["frames"], totals["cuboids"]) == (64, 345, 59_758, 237_505)
     assert {sp: r["videos"] for sp, r in totals["per_species"].items()} == RELEASE_VIDEOS_PER_SPECIES
@@ -334,7 +334,7 @@ def test_full_plan_has_the_release_totals(seed):
 @pytest.mark.parametrize("scale", sorted(SCALES))
 def test_every_scale_plan_hits_its_declared_totals(scale):
     cfg = SCALES[scale]
-    totals = plan_wildbox_source(scale, 7).totals()
+    totals = plan_source(scale, 7).totals()
     assert (totals["videos"], totals["segments"], totals["frames"], totals["cuboids"]) == (
         cfg.videos, cfg.segments, cfg.frames, cfg.cuboids)
     assert all(r["videos"] >= 2 for r in totals["per_species"].values())
@@ -344,7 +344,7 @@ def test_label_defects_change_only_the_labels_and_the_build_reports_them(tiny, t
     from tests.wildbox_helpers import build_wildbox
 
     root, clean_summary, _ = tiny
-    defects = write_wildbox_source(tmp_path / "defects", "tiny", seed=0, label_defects=True)
+    defects = write_source(tmp_path / "defects", "tiny", seed=0, label_defects=True)
     assert clean_summary["defect_flips"] == clean_summary["defect_legs"] == 0
     assert defects["defect_flips"] > 0 and defects["defect_legs"] == defects["cuboids"]
     clean, bad = _tree_digest(root), _tree_digest(tmp_path / "defects")

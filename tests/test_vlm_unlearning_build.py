@@ -12,14 +12,13 @@ import pytest
 from PIL import Image
 
 from benchwright import registry
-from benchwright.build import build
 from benchwright.hashing import stable_hash64
 from benchwright.layout import MANIFEST
 from benchwright.loaders.vlm_unlearning import load, rows
-from benchwright.options import BuildOptions
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning.routing import random_route, route_size
 from benchwright.vlm_unlearning.views import IMAGE_ONLY_PROMPT, render_text
+from tests.builds import build_dataset
 
 TRAIN_HEAD, TEST_HEAD = 24, 12
 DUPLICATE_ID = "Ads_303871"  # the real train file holds this id twice (two different records)
@@ -68,9 +67,8 @@ def real(tmp_path_factory, fixtures_dir):
     scores_file = root.parent / "scores.json"
     scores_file.write_text(json.dumps(scores))
     out = tmp_path_factory.mktemp("vlguard-out")
-    options = BuildOptions(out=str(out), progress=False, max_bad_fraction=1.0)
     dataset = registry.get("vlm_unlearning").configured(routing_scores=str(scores_file), format="vlguard")
-    built = Path(build(dataset, str(root), options))
+    built = build_dataset(dataset, root, out, max_bad_fraction=1.0)
     return {"root": root, "train": train, "test": test, "broken": broken_ids, "scores": scores, "built": built}
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from benchwright import geometry
 from benchwright.baselines import wildbox as bw
+from benchwright.baselines.wildbox.common import _box_center
 from benchwright.schemas import wildbox as schema
 
 from tests.wildbox_helpers import build_wildbox, tiny_source
@@ -193,7 +194,7 @@ def test_segment_lift_takes_each_frames_scale_from_its_segment():
     p = bw.predict_lift(train, target, mode="segment")
     assert p["center_cam"][:, 2] == pytest.approx(z_true, rel=1e-9)
     hom = np.einsum("nij,nj->ni", target["K"], p["center_cam"])   # still on the rays through the box centres
-    assert hom[:, :2] / hom[:, 2:] == pytest.approx(bw._box_center(target["bbox2d_tight"]))
+    assert hom[:, :2] / hom[:, 2:] == pytest.approx(_box_center(target["bbox2d_tight"]))
     # It reads other frames of the same segment only: segment b alone gives the same depths.
     alone = {k: np.asarray(v)[6:] for k, v in target.items()}
     assert bw.segment_depth(bw.class_priors(train), alone) == pytest.approx(z_true[6:], rel=1e-12)

@@ -267,7 +267,7 @@ def test_the_card_lists_every_exported_field(built):
 
 
 def test_two_builds_are_byte_identical_in_memory_and_multiprocessing(source, built, tmp_path):
-    again = build_wildbox(source, tmp_path / "mp", mode="multi_processing", workers=2)
+    again = build_wildbox(source, tmp_path / "mp", running_mode="multi_processing", num_workers=2)
     a, b = published_hashes(built), published_hashes(again)
     assert a == b
     assert any(p.endswith(".parquet") for p in a) and any(p.startswith("exports/") for p in a)

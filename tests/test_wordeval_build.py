@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchwright.build import build
 from benchwright.cli import main as cli_main
-from benchwright.options import BuildOptions
 from benchwright.pipelines.wordeval import WordEval
+from tests.builds import build_dataset
 from tests.wildbox_helpers import published_hashes
 
 # Two composition templates and every unit they use, plus a few more: every path of the pipeline.
@@ -30,9 +29,8 @@ def subset_dataset(libreoffice: str = "none") -> WordEval:
 
 
 def build_subset(out: Path, **kw) -> Path:
-    options = BuildOptions(out=str(out), running_mode=kw.pop("mode", "in_memory"), num_workers=kw.pop("workers", 1),
-                           max_bad_fraction=kw.pop("max_bad_fraction", 0.01), progress=False)
-    return Path(build(subset_dataset(**kw), None, options))
+    options = {k: kw.pop(k) for k in ("running_mode", "num_workers", "max_bad_fraction") if k in kw}
+    return build_dataset(subset_dataset(**kw), None, out, **options)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +83,7 @@ def test_case_folders_evaluate_reference_pass_and_input_fail(built, capsys):
 
 
 def test_two_builds_are_byte_identical(built, tmp_path):
-    again = build_subset(tmp_path / "again", libreoffice="all", mode="multi_processing", workers=2)
+    again = build_subset(tmp_path / "again", libreoffice="all", running_mode="multi_processing", num_workers=2)
     assert published_hashes(again) == published_hashes(built)
 
 
@@ -99,7 +97,7 @@ def test_a_case_failing_a_gate_is_quarantined_not_published(monkeypatch, tmp_pat
         return ["planted: test gate failure"] if planted else real(data, locator, **kw)
 
     monkeypatch.setattr(gate, "gate_docx", strict)
-    out = build_subset(tmp_path / "out", mode="in_memory", max_bad_fraction=1.0)
+    out = build_subset(tmp_path / "out", max_bad_fraction=1.0)
     rows = [json.loads(line) for f in (out / "_build" / "quarantine").glob("*.jsonl")
             for line in f.read_text().splitlines()]
     assert rows and all("planted" in r["reason"] for r in rows)

@@ -12,7 +12,7 @@ from benchwright.evaluation import wordeval as ev
 from benchwright.formats.ooxml import gate_docx, libreoffice
 from benchwright.formats.ooxml.safety import Limits, UnsafeDocxError, blocking_flags, parse_xml, read_members, scan_flags
 from benchwright.wordeval.cases import build_case, read_case_dir, write_case_dir
-from tests import hostile
+from tests.hostile import wordeval as hostile_wordeval
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +35,13 @@ def _with(case_bytes: bytes, **changes) -> bytes:
     return _zip(members)
 
 
-CT = hostile.OOXML_CT
+CT = hostile_wordeval.OOXML_CT
 
 
 def hostile_inputs(good: bytes) -> dict[str, tuple[bytes, str]]:
-    """The corpus's edited-.docx cases (``tests/hostile.py``), by name; each is checked in process there
+    """The corpus's edited-.docx cases (``tests/hostile/wordeval.py``), by name; each is checked in process there
     (``tests/test_hostile_inputs.py``), here under the isolated evaluator's limits."""
-    return {case.name: (data, case.reason) for case, data in hostile.wordeval_docx_cases(good)}
+    return {case.name: (data, case.reason) for case, data in hostile_wordeval.wordeval_docx_cases(good)}
 
 
 def test_limits_are_enforced_while_inflating():
@@ -270,7 +270,7 @@ def _with_keymap(good: bytes, vba: bool) -> bytes:
     if vba:
         overrides["/word/vbaProject.bin"] = "application/vnd.ms-office.vbaProject"
         extra["word/vbaProject.bin"] = b"Attribute VB_Name = \"evil\""
-    ct, rels = hostile.declared_parts(good, overrides, {
+    ct, rels = hostile_wordeval.declared_parts(good, overrides, {
         "rId98": ("http://schemas.microsoft.com/office/2006/relationships/keyMapCustomizations", "customizations.xml")})
     return _with(good, **{"[Content_Types].xml": ct, "word/_rels/document.xml.rels": rels,
                           "word/customizations.xml": KEYMAP, **extra})

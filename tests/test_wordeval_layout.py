@@ -84,3 +84,20 @@ def test_no_dead_code_in_the_wordeval_domain_and_the_ooxml_format():
             if not any(uses.search(src) for src in sources):
                 dead.append(f"{path.relative_to(repo)}: {name}")
     assert not dead, dead
+
+
+def test_paragraph_operations_keep_the_xml_in_the_ooxml_format():
+    # issue 26.7: an operation calls python-docx's proxies or formats/ooxml's functions (paragraph.py),
+    # as python-docx's proxies leave the XML to docx.oxml; the operation module finds, makes and moves
+    # no element itself
+    import ast
+
+    tree = ast.parse((DOMAIN / "ops" / "paragraph_formatting.py").read_text(encoding="utf-8"))
+    element_calls = {"find", "findall", "iterfind", "iter", "xpath", "addnext", "addprevious", "getparent", "getnext",
+                     "getprevious", "remove", "append", "insert", "makeelement", "set", "deepcopy"}
+    xml_helpers = {"qn", "w_el", "border_el", "get_or_add", "insert_child", "etree"}
+    found = sorted({f"{node.lineno}: {node.func.attr}" for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute) and node.func.attr in element_calls}
+                   | {f"{node.lineno}: {node.id}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Name) and node.id in xml_helpers})
+    assert not found, found

@@ -9,6 +9,7 @@ import pytest
 
 from benchwright.formats.ooxml import gate_docx
 from benchwright.formats.ooxml.checks import check_package
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import RT, qn
 from benchwright.formats.ooxml.package import Package
 from benchwright.formats.ooxml.schema_order import get_or_add
@@ -17,7 +18,7 @@ from benchwright.wordeval import text as T
 from benchwright.wordeval.basedocs import _fix_template
 from benchwright.wordeval.cases import CaseBuildError, NotApplicable, build_case, iter_cases
 from benchwright.wordeval.catalogue import load_catalogue
-from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, w_el
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
 from benchwright.wordeval.ops.tables import cell_set_text
 from benchwright.wordeval.ops.tables_of_contents import _toc_field
 

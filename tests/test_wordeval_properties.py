@@ -11,8 +11,8 @@ from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops.common import scope_objects
 from benchwright.wordeval.properties import claims, core_accessors, property_for, registry
-from benchwright.wordeval import snapshot
-from benchwright.wordeval.snapshot import _flat_key, extract_snapshot
+from benchwright.wordeval.snapshot import extract_snapshot, extraction, parts
+from benchwright.wordeval.snapshot.cascade import _flat_key
 
 # the snapshot key of a property in a flattened container: scope prefix + the location's key
 PREFIX = {"run": "chars.", "paragraph": "para.", "table": "tbl.", "row": "row{row}.", "cell": "cell*."}
@@ -122,7 +122,7 @@ def test_set_property_and_the_snapshot_go_through_the_same_accessor(com, monkeyp
         monkeypatch.setattr(Locus, name, spy)
         if prop.scope == "core":
             monkeypatch.setattr(type(prop.locus), name, spy)
-    monkeypatch.setattr(snapshot, "_STYLES_CACHE", {})    # styles parsed afresh, not from an earlier case
-    monkeypatch.setattr(snapshot, "_STYLE_RECORDS_CACHE", {})
+    monkeypatch.setattr(extraction, "_STYLES_CACHE", {})    # styles parsed afresh, not from an earlier case
+    monkeypatch.setattr(parts, "_STYLE_RECORDS_CACHE", {})
     extract_snapshot(case["reference_docx"])
     assert prop.spec["locus"] in seen

@@ -52,7 +52,7 @@ def test_every_item_edited_pairs_in_order_with_bounded_work(similarity):
     calls = []
 
     def counting(a, b):
-        from benchwright.wordeval.snapshot import _ratio
+        from benchwright.wordeval.snapshot.alignment import _ratio
         calls.append(1)
         return _ratio(a, b)
 

@@ -13,16 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchwright import registry
-from benchwright.build import build
 from benchwright.layout import MANIFEST, QUARANTINE_DIR
-from benchwright.options import BuildOptions
 from benchwright.schemas import workspace_bench as schema
+from tests.builds import build_dataset
 
 DATASET = registry.get("workspace_bench")
-
-
-def _build(source: Path, out: Path, **kw) -> Path:
-    return Path(build(DATASET, str(source), BuildOptions(out=str(out), progress=False, **kw)))
 
 
 def _rows(root: Path, config: str, split: str = "full") -> list[dict]:
@@ -45,7 +40,7 @@ def website(fixtures_dir, tmp_path_factory):
     tasks = json.loads((source / "tasks.json").read_text())["full"]
     lite = [t for t in tasks if t["absolute_id"] in (3, 7)]
     (source / "tasks-lite.js").write_text("window.WORKSPACE_BENCH_LITE_TASKS = " + json.dumps(lite, indent=2) + ";\n")
-    return source, _build(source, tmp_path_factory.mktemp("website-out"))
+    return source, build_dataset("workspace_bench", source, tmp_path_factory.mktemp("website-out"))
 
 
 def test_the_real_website_release_builds_with_its_own_lite_list(website):
@@ -79,7 +74,7 @@ def test_a_plain_folder_of_real_files_is_one_workspace(fixtures_dir, tmp_path):
     docs = sorted((fixtures_dir / "docx" / "python-docx").glob("*.docx"))[:5]
     for d in docs:
         shutil.copy(d, source / d.name)
-    root = _build(source, tmp_path / "out")
+    root = build_dataset("workspace_bench", source, tmp_path / "out")
     files = _rows(root, "files")
     on_disk = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
     assert sorted(f["path"] for f in files) == on_disk
@@ -119,7 +114,7 @@ def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path)
         (source / rel).parent.mkdir(parents=True, exist_ok=True)
         (source / rel).write_text(text, encoding="utf-8")
     (source / "latest.csv").symlink_to("data.csv")
-    root = _build(source, tmp_path / "out")
+    root = build_dataset("workspace_bench", source, tmp_path / "out")
     rows = {f["path"]: f for f in _rows(root, "files")}
     assert sorted(rows) == sorted([*files, "latest.csv"])
     assert {f["workspace"] for f in rows.values()} == {"project"} and not (root / "tasks").exists()

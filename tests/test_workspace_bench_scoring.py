@@ -30,7 +30,7 @@ def write_build(root: Path, records: list[dict], lite_ids=(), files: list[dict] 
     schema and the card's YAML, so ``datasets.load_dataset(root, config)`` reads it) from release task
     records through ``task_rows``; ``files`` are FILES rows (full split; those of Lite tasks and the role
     workspaces repeated in lite)."""
-    rows = {c: {"full": [], "lite": []} for c in schema.FEATURES}
+    rows = {c: {"full": [], "lite": []} for c in schema.CONFIGS}
     for record in records:
         task, rubrics, edges, _ = task_rows(record, "website")
         for split in ("full", "lite") if record["absolute_id"] in lite_ids else ("full",):
@@ -42,13 +42,13 @@ def write_build(root: Path, records: list[dict], lite_ids=(), files: list[dict] 
         rows["files"]["full"].append(f)
         if f["task_id"] is None or f["task_id"] in lite_tasks:
             rows["files"]["lite"].append(f)
-    for config, features in schema.FEATURES.items():
+    for config, features in schema.CONFIGS.items():
         for split, split_rows in rows[config].items():
             if split_rows:
                 table = rows_to_table([features.encode_example(r) for r in split_rows], features)
                 write_parquet(table, str(root / shard_file_name(config, split, 0, 1)))
     card = types.SimpleNamespace(license="cc-by-4.0", task_categories=(), tags=(), pretty_name="test",
-                                 configs=schema.FEATURES)
+                                 configs=schema.CONFIGS)
     (root / "README.md").write_text(f"---\n{card_yaml(card, root)}\n---\n")
     return root
 

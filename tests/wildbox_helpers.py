@@ -4,20 +4,17 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from benchwright.build import build
-from benchwright.options import BuildOptions
-from benchwright.pipelines.wildbox import DATASET
-from benchwright.wildbox.synth import write_wildbox_source
+from benchwright.wildbox.synth import write_source
+from tests.builds import build_dataset
 
 
 def tiny_source(path: Path, seed: int = 0) -> Path:
-    write_wildbox_source(path, scale="tiny", seed=seed)
+    write_source(path, scale="tiny", seed=seed)
     return path
 
 
-def build_wildbox(source: Path, out: Path, mode: str = "in_memory", workers: int = 1, **kw) -> Path:
-    options = BuildOptions(out=str(out), running_mode=mode, num_workers=workers, progress=False, **kw)
-    return Path(build(DATASET, str(source), options))
+def build_wildbox(source: Path, out: Path, **options) -> Path:
+    return build_dataset("wildbox", source, out, **options)
 
 
 def published_hashes(root: Path) -> dict[str, str]:

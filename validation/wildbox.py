@@ -69,7 +69,7 @@ def _object_parts(files: list[Path]):
 
 
 # ---------------------------------------------------------------------------------------------
-# Geometry derived from the boxes' meaning (docs/CONVENTIONS.md): every stored cuboid is a proper
+# Geometry derived from the boxes' meaning (docs/reference/wildbox.md, "Box conventions"): every stored cuboid is a proper
 # rotation, its corners, Euler angles and depth are what its centre, dimensions and rotation say.
 
 CUBOID_COLUMNS = ("center_cam", "dimensions", "R_cam", "corners_cam", "yaw_pitch_roll", "depth")

@@ -11,7 +11,7 @@ FULL = schema.SPLITS[0]
 
 
 def _read(root: Path, config: str, columns: list[str]) -> dict[str, list]:
-    return read_config(root, config, schema.FEATURES[config], FULL, columns).to_pydict()
+    return read_config(root, config, schema.CONFIGS[config], FULL, columns).to_pydict()
 
 
 def _check(name: str, bad: list, ok_detail: str) -> dict:

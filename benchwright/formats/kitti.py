@@ -1,6 +1,6 @@
 """KITTI object and tracking text format: parse, convert to the canonical cuboid and back.
 
-The canonical cuboid is the Omni3D one (docs/CONVENTIONS.md): 3D centre, [W, H, L], full
+The canonical cuboid is the Omni3D one (docs/reference/wildbox.md, "Box conventions"): 3D centre, [W, H, L], full
 rotation. KITTI stores the bottom-face centre and a yaw only, so a box converts back to KITTI
 only when its pitch and roll are ~0 (``geometry.kitti_representable``).
 """

@@ -298,9 +298,6 @@ class Mapping:
     image_root: str = "images"
     benchmark: str = ""
 
-    def source_fields(self) -> list[str]:
-        return sorted(set(self.fields.values()))
-
 
 def parse_mapping(doc, where: str) -> Mapping:
     """The mapping YAML's content, checked: a missing, misspelt or mistyped key is a ``SourceError``

@@ -1,6 +1,6 @@
 """Synthetic WildBox source: drone segments written in the raw release layout.
 
-``write_wildbox_source(out_dir, scale, seed)`` writes, for every video and segment::
+``write_source(out_dir, scale, seed)`` writes, for every video and segment::
 
     <out>/<VIDEO>/<SEG>/frame_000001.jpg ...            frames, 1-based file numbers
     <out>/<VIDEO>/<SEG>/metadata.json                    start_time, end_time, frame_numbers
@@ -30,7 +30,7 @@ What the files hold
   ``frames`` (cameras[].frame_index), ``confidences``, ``class_name``.
   The animal's local axes are x = body axis (forward, extent = body length L), y = down (extent =
   height H), z = x cross y (extent = width W). So (l, w, h) = (L, H, W) and the Omni3D
-  ``[W, H, L]`` the parser derives (reverse of (l, w, h), docs/CONVENTIONS.md) is in the order of
+  ``[W, H, L]`` the parser derives (reverse of (l, w, h), docs/reference/wildbox.md) is in the order of
   ``schemas.wildbox.SPECIES_DIMENSIONS_M``. Box bottoms sit on the terrain.
   ``bbox_2d`` is the extent of the animal's full (unoccluded) silhouette, clipped to the frame and
   expressed at VGGT resolution; it is the fallback when a mask is missing.
@@ -52,7 +52,7 @@ What the files hold
   0.11-0.14 H above the terrain, and 1% floating fragments; the build's label-quality checks
   report them.
 
-Allocation (``plan_wildbox_source``)
+Allocation (``plan_source``)
 ------------------------------------
 The plan is computed before any rendering and is cheap. Every scale declares exact totals
 (videos per species, segments, frames, cuboids) and per-item bounds; they are split with a
@@ -133,7 +133,7 @@ SPECIES_COLOR_RGB = {
 
 
 @dataclass(frozen=True)
-class ScaleConfig:
+class Scale:
     """How big a synthetic source is. Totals are exact; bounds are inclusive."""
 
     name: str
@@ -155,23 +155,23 @@ class ScaleConfig:
         return sum(self.videos_per_species.values())
 
 
-SCALES: dict[str, ScaleConfig] = {
+SCALES: dict[str, Scale] = {
     # Tests: a few seconds; every species has 2 videos so both splits can hold every species.
-    "tiny": ScaleConfig(
+    "tiny": Scale(
         name="tiny", videos_per_species={sp: 2 for sp in SPECIES},
         segments=18, frames=72, cuboids=200, image_size=(320, 180),
         segments_per_video=(1, 2), frames_per_segment=(3, 5), animals_per_segment=(2, 4),
         ground_points=600, animal_points=30,
     ),
     # The demo: a minute or two.
-    "default": ScaleConfig(
+    "default": Scale(
         name="default", videos_per_species={sp: 3 for sp in SPECIES},
         segments=40, frames=1500, cuboids=6000, image_size=(640, 360),
         segments_per_video=(1, 4), frames_per_segment=(20, 60), animals_per_segment=(2, 8),
         ground_points=4000,
     ),
     # The release's counts (wildbox.md), with small frames to keep disk and time sane.
-    "full": ScaleConfig(
+    "full": Scale(
         name="full", videos_per_species=dict(RELEASE_VIDEOS_PER_SPECIES),
         segments=345, frames=59_758, cuboids=237_505, image_size=(160, 90),
         segments_per_video=(1, 12), frames_per_segment=(30, 800), animals_per_segment=(1, 16),
@@ -270,7 +270,7 @@ class VideoPlan:
 
 @dataclass(frozen=True)
 class SourcePlan:
-    scale: ScaleConfig
+    scale: Scale
     seed: int
     videos: tuple[VideoPlan, ...]
 
@@ -336,17 +336,17 @@ def _video_names(rng: np.random.Generator, n: int) -> list[str]:
     return names
 
 
-def _scale_config(scale: str | ScaleConfig) -> ScaleConfig:
-    if isinstance(scale, ScaleConfig):
+def _scale(scale: str | Scale) -> Scale:
+    if isinstance(scale, Scale):
         return scale
     if scale not in SCALES:
         raise ValueError(f"unknown WildBox synth scale {scale!r}; choose one of {sorted(SCALES)}")
     return SCALES[scale]
 
 
-def plan_wildbox_source(scale: str | ScaleConfig = "default", seed: int = 0) -> SourcePlan:
+def plan_source(scale: str | Scale = "default", seed: int = 0) -> SourcePlan:
     """Videos, segments, frames and tracks of a synthetic source, without rendering anything."""
-    cfg = _scale_config(scale)
+    cfg = _scale(scale)
     rng = _rng("wildbox-synth", seed, cfg.name, "plan")
     video_species = [sp for sp in SPECIES for _ in range(cfg.videos_per_species.get(sp, 0))]
     names = _video_names(rng, len(video_species))
@@ -457,7 +457,7 @@ class _Scene:
     grain: np.ndarray               # (H, W, 3) int16 sensor noise
 
 
-def _simulate(seg: SegmentPlan, cfg: ScaleConfig, rng: np.random.Generator) -> _Scene:
+def _simulate(seg: SegmentPlan, cfg: Scale, rng: np.random.Generator) -> _Scene:
     F, A, sp = seg.frames, len(seg.tracks), seg.species
     width, height = cfg.image_size
     t = np.arange(F) * (FRAME_STRIDE / SOURCE_FPS)
@@ -677,7 +677,7 @@ def _render_frame(scene: _Scene, k: int, animals: list[int], species: str, width
     return frame, label, extents
 
 
-def _point_cloud(scene: _Scene, seg: SegmentPlan, cfg: ScaleConfig, rng: np.random.Generator
+def _point_cloud(scene: _Scene, seg: SegmentPlan, cfg: Scale, rng: np.random.Generator
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Ground points back-projected from a few frames plus points on the animals' surfaces
     (ground frame, metres) and their RGB colours in [0, 1]."""
@@ -807,7 +807,7 @@ def _add_label_defects(tracks: dict, n_frames: int, rng: np.random.Generator, st
             stats["defect_flips"] += 1
 
 
-def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path, label_defects: bool = False) -> dict:
+def _write_segment(seg: SegmentPlan, cfg: Scale, seed: int, out_dir: Path, label_defects: bool = False) -> dict:
     rng = _rng("wildbox-synth", seed, cfg.name, seg.video, seg.name)
     scene = _simulate(seg, cfg, rng)
     width, height = cfg.image_size
@@ -891,11 +891,11 @@ def _write_segment(seg: SegmentPlan, cfg: ScaleConfig, seed: int, out_dir: Path,
     return stats
 
 
-def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "default", seed: int = 0,
-                         progress: Callable[[int, int], None] | None = None, label_defects: bool = False) -> dict:
+def write_source(out_dir: str | Path, scale: str | Scale = "default", seed: int = 0,
+                 progress: Callable[[int, int, str], None] | None = None, label_defects: bool = False) -> dict:
     """Write a synthetic raw WildBox source under ``out_dir`` (which must be absent or empty).
 
-    ``scale`` is a name in ``SCALES`` ("tiny", "default", "full") or a ``ScaleConfig``.
+    ``scale`` is a name in ``SCALES`` ("tiny", "default", "full") or a ``Scale``.
     ``label_defects``: also write the release's known label defects (``DEFECT_*``: rotation sign
     flips, boxes without legs, floating fragments); the clean labels are the default.
     Segments are generated and written one at a time (``full`` streams; nothing is kept in
@@ -907,7 +907,7 @@ def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "defaul
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FileExistsError(f"{out} exists and is not an empty folder; choose a new output folder")
-    plan = plan_wildbox_source(scale, seed)
+    plan = plan_source(scale, seed)
     cfg = plan.scale
     totals = plan.totals()
     out.mkdir(parents=True, exist_ok=True)
@@ -932,7 +932,10 @@ def write_wildbox_source(out_dir: str | Path, scale: str | ScaleConfig = "defaul
     }
 
 
+# The name pipelines/wildbox.py declares (``synth``) until that declaration names ``write_source``
+write_wildbox_source = write_source
+
 __all__ = [
-    "SCALES", "ScaleConfig", "SourcePlan", "VideoPlan", "SegmentPlan", "TrackPlan",
-    "plan_wildbox_source", "write_wildbox_source",
+    "SCALES", "Scale", "SourcePlan", "VideoPlan", "SegmentPlan", "TrackPlan",
+    "plan_source", "write_source",
 ]

@@ -516,6 +516,57 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
         rng, roles, locator, target, native, human, tmpl = _resolve_unit(unit, seed, base_doc, cat)
         steps.append({"unit": unit, "target": target, "native": native, "human": human, "template": tmpl,
                       "rng": rng, "roles": roles})
+    _bind(template, steps, seed, base_doc, cat)
+    locator = f"{template['id']}@{base_doc}#seed={seed}"
+
+    def run():
+        wd = WordDoc(base_document(base_doc), locator)
+        prepared: set[str] = set()
+        for s in steps:
+            u = s["unit"]
+            for i, step in enumerate(u["precondition"]):
+                # units that prepare the same object (the same operation with the same parameters,
+                # e.g. the shape "Panel" several shape units edit) share it: prepared once
+                key = json.dumps({k: step.get(k) for k in ("operation", "property", "params", "value")},
+                                 sort_keys=True, default=str)
+                if key in prepared:
+                    continue
+                prepared.add(key)
+                apply_step(wd, step, s["target"], s["roles"], cat, _rng(u["id"], base_doc, seed, "pre", i), locator)
+        input_docx = wd.to_bytes()
+        ref = WordDoc(input_docx, locator)
+        for s in steps:
+            s["ref_target"] = _apply_unit(ref, s["unit"], s["target"], s["native"])
+        return input_docx, ref.to_bytes()
+
+    input_docx, reference_docx = _run_operations(
+        run, locator, f"template {template['id']!r} on base document {base_doc!r} (seed {seed})")
+    parts = [render_instruction(s["template"], s["target"], s["human"], s["unit"]) for s in steps]
+    instruction = "Make these edits in order: " + " ".join(f"({i + 1}) {p}" for i, p in enumerate(parts))
+    oracle = _composite_oracle(template, steps)
+    _check_observable(reference_docx, input_docx, oracle, locator)
+    atomic = _atomic_case_ids(steps, base_doc, seed, atomic_ids)
+    return {
+        "case_id": case_id,
+        "instruction": instruction,
+        "input_docx": input_docx,
+        "reference_docx": reference_docx,
+        "oracle": json.dumps(oracle, sort_keys=True, ensure_ascii=False),
+        "command": oracle["command"],
+        "subsystem": oracle["subsystem"],
+        "com_object": oracle["com_object"],
+        "properties": oracle["properties"],
+        "unit_id": "+".join(s["unit"]["id"] for s in steps),
+        "seed": int(seed),
+        "base_document": base_doc,
+        "template": template["id"],
+        "atomic_case_ids": atomic,
+    }
+
+
+def _bind(template: dict, steps: list[dict], seed: int, base_doc: str, cat: Catalogue) -> None:
+    """Apply the template's binding rules to its resolved ``steps``: a shared target or paragraph,
+    a shared parameter, or two steps kept on different paragraphs (``apart``)."""
     for rule in template.get("bind") or []:
         src, dst = steps[rule["from"]], steps[rule["to"]]
         what = rule["what"]
@@ -543,32 +594,10 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                 rng, roles, _, target, native, human, tmpl = _resolve_unit(
                     dst["unit"], seed, base_doc, cat, "apart", attempt)
                 dst.update(target=target, native=native, human=human, template=tmpl, rng=rng, roles=roles)
-    locator = f"{template['id']}@{base_doc}#seed={seed}"
 
-    def run():
-        wd = WordDoc(base_document(base_doc), locator)
-        prepared: set[str] = set()
-        for s in steps:
-            u = s["unit"]
-            for i, step in enumerate(u["precondition"]):
-                # units that prepare the same object (the same operation with the same parameters,
-                # e.g. the shape "Panel" several shape units edit) share it: prepared once
-                key = json.dumps({k: step.get(k) for k in ("operation", "property", "params", "value")},
-                                 sort_keys=True, default=str)
-                if key in prepared:
-                    continue
-                prepared.add(key)
-                apply_step(wd, step, s["target"], s["roles"], cat, _rng(u["id"], base_doc, seed, "pre", i), locator)
-        input_docx = wd.to_bytes()
-        ref = WordDoc(input_docx, locator)
-        for s in steps:
-            s["ref_target"] = _apply_unit(ref, s["unit"], s["target"], s["native"])
-        return input_docx, ref.to_bytes()
 
-    input_docx, reference_docx = _run_operations(
-        run, locator, f"template {template['id']!r} on base document {base_doc!r} (seed {seed})")
-    parts = [render_instruction(s["template"], s["target"], s["human"], s["unit"]) for s in steps]
-    instruction = "Make these edits in order: " + " ".join(f"({i + 1}) {p}" for i, p in enumerate(parts))
+def _composite_oracle(template: dict, steps: list[dict]) -> dict:
+    """The composition's oracle: every step's oracle (its targets located in the reference) merged."""
     oracles = [make_oracle(s["unit"], s["target"], s["native"], s.get("ref_target")) for s in steps]
     oracle = {
         "version": ORACLE_VERSION, "unit_id": None, "template": template["id"], "mode": "effective",
@@ -582,7 +611,12 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
         "com_object": "+".join(dict.fromkeys(o["com_object"] for o in oracles)),
         "properties": list(dict.fromkeys(p for o in oracles for p in o["properties"])),
     }
-    _check_observable(reference_docx, input_docx, oracle, locator)
+    return oracle
+
+
+def _atomic_case_ids(steps: list[dict], base_doc: str, seed: int, atomic_ids: set[str] | None) -> list[str]:
+    """The atomic case of each step: ``<unit>--<base>--s<seed>``, or with ``atomic_ids`` the case that
+    exists (that one, else the unit's case on this base document, else any case of the unit)."""
     atomic = [f"{s['unit']['id']}--{base_doc}--s{seed}" for s in steps]
     if atomic_ids is not None:
         # the exact (unit, base, seed) case, else the unit's case on this base document (an
@@ -596,22 +630,7 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
             if cands:
                 linked.append(cands[0])
         atomic = linked
-    return {
-        "case_id": case_id,
-        "instruction": instruction,
-        "input_docx": input_docx,
-        "reference_docx": reference_docx,
-        "oracle": json.dumps(oracle, sort_keys=True, ensure_ascii=False),
-        "command": oracle["command"],
-        "subsystem": oracle["subsystem"],
-        "com_object": oracle["com_object"],
-        "properties": oracle["properties"],
-        "unit_id": "+".join(s["unit"]["id"] for s in steps),
-        "seed": int(seed),
-        "base_document": base_doc,
-        "template": template["id"],
-        "atomic_case_ids": atomic,
-    }
+    return atomic
 
 
 def iter_compositions(catalogue: Catalogue | None = None, seeds: Iterable[int] = (0, 1),

@@ -24,6 +24,7 @@ from docx.oxml.parser import parse_xml
 from lxml import etree
 
 from benchwright.errors import RecordError
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import CT, NS, RT, qn
 from benchwright.formats.ooxml.package import normalize_members
 from benchwright.formats.ooxml.schema_order import insert_child
@@ -54,17 +55,6 @@ class PreconditionError(RecordError):
 
 class AnchorError(PreconditionError):
     """The target anchor (paragraph, phrase, table, section, bookmark, ...) is not in the document."""
-
-
-def w_el(tag: str, **attrs) -> etree._Element:
-    """New WordprocessingML element: ``w_el("w:ind", left="720")`` (attributes in the w namespace)."""
-    from docx.oxml.parser import OxmlElement
-    el = OxmlElement(tag)
-    for k, v in attrs.items():
-        if v is None:
-            continue
-        el.set(qn(k) if ":" in k else qn("w:" + k), str(v))
-    return el
 
 
 class WordDoc:
@@ -545,5 +535,5 @@ def set_paragraph_text(p, text: str) -> None:
     p.append(make_run(text, first_rpr))
 
 
-__all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "w_el", "split_run",
+__all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "split_run",
            "make_run", "set_paragraph_text", "AUTHOR", "AUTHOR_INITIALS", "W_NS_DECL"]

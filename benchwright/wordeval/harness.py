@@ -428,13 +428,7 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
     run_dir = Path(run_dir)
     done = scored_records(run_dir)
     todo = [c for c in cases if c["case_id"] not in done]
-    from benchwright.fields import clip
-    from benchwright.wordeval.cases import CASE_FILE_ROOM, CASE_FOLDERS
-
-    for c in todo:  # the run's files are named after case ids: one the build would not publish is refused
-        problem = CASE_FOLDERS.lexical_problem(c["case_id"], single=True, room=CASE_FILE_ROOM)
-        if problem:
-            raise BenchwrightError(f"case id {clip(c['case_id'])} {problem}")
+    _refuse_unpublishable_ids(todo)
     live = _Live()
     local = threading.local()
     agent_workers: list[AgentWorker] = []
@@ -480,30 +474,49 @@ def run_cases(cases: list[dict], read_input: Callable[[dict], bytes], agent: Age
         scored = phase.task(agent.spec if len(agent.spec) <= 30 else agent.spec[:29] + "…", len(cases),
                             "cases scored", started=False)
         scored.update(len(cases) - len(todo))  # a resumed run: its rate counts from the cases it runs
-        pool = ThreadPoolExecutor(max(1, workers))
-        pending = set()
-        try:
-            queue = iter(todo)
-            for case in queue:                 # at most 2 x workers in flight: an interrupt leaves little
-                pending.add(pool.submit(one, case))
-                if len(pending) >= 2 * max(1, workers):
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        f.result()
-                        scored.advance()
-            for f in pending:
-                f.result()
-                scored.advance()
-        except BaseException:
-            for f in pending:
-                f.cancel()
-            live.kill_all()                     # an interrupted run leaves no agent running
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            for w in agent_workers:
-                w.close()
+        _run_all(one, todo, workers, scored, live, agent_workers)
     return {"ran": len(todo), "skipped": len(cases) - len(todo)}
+
+
+def _refuse_unpublishable_ids(cases: list[dict]) -> None:
+    """The run's files are named after case ids: one the build would not publish is refused."""
+    from benchwright.fields import clip
+    from benchwright.wordeval.cases import CASE_FILE_ROOM, CASE_FOLDERS
+
+    for c in cases:
+        problem = CASE_FOLDERS.lexical_problem(c["case_id"], single=True, room=CASE_FILE_ROOM)
+        if problem:
+            raise BenchwrightError(f"case id {clip(c['case_id'])} {problem}")
+
+
+def _run_all(one: Callable[[dict], dict], cases: list[dict], workers: int, scored, live: _Live,
+             agent_workers: list[AgentWorker]) -> None:
+    """``one(case)`` for every case on ``workers`` threads, advancing ``scored`` as each finishes; an
+    interruption cancels what has not started and kills every agent still running (``live``), and the
+    agents' workers are closed either way."""
+    pool = ThreadPoolExecutor(max(1, workers))
+    pending = set()
+    try:
+        queue = iter(cases)
+        for case in queue:                 # at most 2 x workers in flight: an interrupt leaves little
+            pending.add(pool.submit(one, case))
+            if len(pending) >= 2 * max(1, workers):
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                    scored.advance()
+        for f in pending:
+            f.result()
+            scored.advance()
+    except BaseException:
+        for f in pending:
+            f.cancel()
+        live.kill_all()                     # an interrupted run leaves no agent running
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for w in agent_workers:
+            w.close()
 
 
 def _failed_checks(report: dict) -> str:

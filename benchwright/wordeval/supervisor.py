@@ -230,23 +230,7 @@ def supervise(argv: list[str], memory_mb: int, timeout_s: float, containment: st
     if timeout_s > 0:                 # 0: no limit of its own (a long-lived worker: the harness times each case)
         signal.setitimer(signal.ITIMER_REAL, max(0.001, timeout_s - (time.monotonic() - t0)))
     try:
-        if from_init is not None:
-            # the init answers when the agent ends; the init itself ends only if something killed it
-            buf = b""
-            while not buf.endswith(b"\n"):
-                select.select([from_init], [], [])
-                chunk = os.read(from_init, 4096)
-                if not chunk:
-                    break
-                buf += chunk
-            if buf:
-                status = json.loads(buf)["status"]
-        else:
-            while True:
-                pid, st, _ = os.wait4(-1, 0)   # orphans re-parented here are reaped on the way
-                if pid == child:
-                    status = st
-                    break
+        status = _agent_status(child, from_init)
     except _Deadline:
         timed_out = True
     except _Stop:
@@ -264,6 +248,36 @@ def supervise(argv: list[str], memory_mb: int, timeout_s: float, containment: st
     left = [c for c in (_command(p) for p in inside if p != agent) if c]
     if mode == "pid-namespace":
         _kill(child)                   # the init: the kernel kills the rest of its namespace
+    status = _sweep(me, child if mode != "pid-namespace" else None, status)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    report({"event": "ended", "status": status, "timed_out": timed_out, "interrupted": interrupted,
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_kb": usage.ru_maxrss,
+            "left_running": left[:LISTED], "left_running_count": len(left), "containment": mode})
+    return 0
+
+
+def _agent_status(child: int, from_init: int | None):
+    """The agent's wait status: the namespace's init answers when the agent ends (``from_init``; None
+    when the init ended without answering, which only something killing it does); otherwise the agent
+    is reaped, and orphans re-parented here are reaped on the way."""
+    if from_init is not None:
+        buf = b""
+        while not buf.endswith(b"\n"):
+            select.select([from_init], [], [])
+            chunk = os.read(from_init, 4096)
+            if not chunk:
+                break
+            buf += chunk
+        return json.loads(buf)["status"] if buf else None
+    while True:
+        pid, st, _ = os.wait4(-1, 0)
+        if pid == child:
+            return st
+
+
+def _sweep(me: int, agent: int | None, status):
+    """Kill and reap every process below ``me`` until none is left (or ``SWEEP_FOR_S`` has passed);
+    returns ``status``, or the wait status of ``agent`` when it is reaped here before it had one."""
     deadline = time.monotonic() + SWEEP_FOR_S
     while True:
         for pid in descendants(me):
@@ -273,18 +287,14 @@ def supervise(argv: list[str], memory_mb: int, timeout_s: float, containment: st
                 pid, st, _ = os.wait4(-1, os.WNOHANG)
                 if pid == 0:
                     break
-                if pid == child and status is None and mode != "pid-namespace":
+                if pid == agent and status is None:
                     status = st
         except ChildProcessError:
             break                      # no child left: as a subreaper, nothing is left below it
         if time.monotonic() > deadline:
             break
         time.sleep(0.01)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    report({"event": "ended", "status": status, "timed_out": timed_out, "interrupted": interrupted,
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_kb": usage.ru_maxrss,
-            "left_running": left[:LISTED], "left_running_count": len(left), "containment": mode})
-    return 0
+    return status
 
 
 def main(args: list[str]) -> int:

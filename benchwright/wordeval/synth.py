@@ -1,7 +1,7 @@
 """WordEval's raw source: a unit catalogue folder (``benchwright synth wordeval``).
 
 WordEval's input is declarative: planned editing units, composition templates, the property
-registry and the base documents' roles (``catalogue/``). ``write_catalogue_source`` writes that
+registry and the base documents' roles (``catalogue/``). ``write_source`` writes that
 folder where a build can read it like any other source (``benchwright build wordeval --source``):
 ``default`` and ``full`` are the shipped catalogue, ``tiny`` keeps a few composition templates and
 the units they use plus one unit per subsystem of a few subsystems (a quick build for tests).
@@ -25,8 +25,8 @@ TINY_UNITS = ("tables_add",)
 SCALES = ("tiny", "default", "full")
 
 
-def write_catalogue_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
-                           progress: Callable[[int, int], None] | None = None) -> dict:
+def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
+                 progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Write a catalogue folder under ``out_dir`` (absent or empty); returns a summary.
     ``seed`` is accepted for the common ``synth`` interface: the catalogue has no randomness here
     (the build draws each case's parameters from its own seeds)."""
@@ -63,3 +63,7 @@ def write_catalogue_source(out_dir: str | Path, scale: str = "default", seed: in
     cat = load_catalogue(str(out))
     return {"scale": scale, "units": len(cat.units), "templates": len(cat.templates),
             "subsystems": len(cat.subsystems), "out": str(out)}
+
+
+# The name pipelines/wordeval.py declares (``synth``) until that declaration names ``write_source``
+write_catalogue_source = write_source

@@ -357,7 +357,24 @@ def task_rows(record: dict, source_format: str, data_sizes: dict | None = None,
         "rubric_type_original": label, "persona": persona, "difficulty": difficulty,
     } for i, (text, label) in enumerate(zip(rubrics, labels))]
 
-    endpoints = Endpoints(manifest, outputs)
+    edge_rows, problems, resolved = _edge_rows(graph, Endpoints(manifest, outputs), task_id, locator)
+    manifest_bytes = _manifest_bytes(manifest, data_sizes, locator, problems)
+    task_row = {
+        "task_id": task_id, "absolute_id": absolute_id, "persona": persona, "role": role,
+        "instruction": record["task"], "difficulty": difficulty, "output_files": outputs,
+        "tested_capabilities": capabilities, "collaboration_type": collaboration,
+        "rubric_count": len(rubrics), "file_count": len(manifest), "data_manifest": manifest,
+        **graph_statistics(resolved, [m["filename"] for m in manifest]),
+        "manifest_bytes": manifest_bytes, "lite_rule_selected": None, "source_format": source_format,
+    }
+    return task_row, rubric_rows, edge_rows, problems
+
+
+def _edge_rows(graph: list, endpoints: Endpoints, task_id: str,
+               locator: str) -> tuple[list[dict], list[dict], list[tuple]]:
+    """(TASK_EDGES rows, problems, resolved (from, to) nodes) of a task's ``file_dep_graph``: an edge
+    that is not {from, to} file names, or names neither a manifest file nor a declared output, is a
+    problem (quarantined), not a row."""
     edge_rows, problems, resolved = [], [], []
     for i, edge in enumerate(graph):
         where = _below(locator, f"file_dep_graph[{i}]")
@@ -373,7 +390,12 @@ def task_rows(record: dict, source_format: str, data_sizes: dict | None = None,
         resolved.append((src[0], dst[0]))
         edge_rows.append({"task_edge_id": f"{task_id}/{i}", "task_id": task_id, "src": edge["from"],
                           "dst": edge["to"], "src_kind": src[1], "dst_kind": dst[1]})
+    return edge_rows, problems, resolved
 
+
+def _manifest_bytes(manifest: list[dict], data_sizes: dict | None, locator: str, problems: list[dict]) -> int:
+    """The bytes of a task's data files (0 without ``data_sizes``); a manifest entry with no data file
+    is appended to ``problems``."""
     manifest_bytes = 0
     if data_sizes is not None:
         for i, m in enumerate(manifest):
@@ -383,13 +405,4 @@ def task_rows(record: dict, source_format: str, data_sizes: dict | None = None,
                                  "reason": f"no data file {m['stored_relpath']!r} in the task's folder"})
             else:
                 manifest_bytes += int(size)
-
-    task_row = {
-        "task_id": task_id, "absolute_id": absolute_id, "persona": persona, "role": role,
-        "instruction": record["task"], "difficulty": difficulty, "output_files": outputs,
-        "tested_capabilities": capabilities, "collaboration_type": collaboration,
-        "rubric_count": len(rubrics), "file_count": len(manifest), "data_manifest": manifest,
-        **graph_statistics(resolved, [m["filename"] for m in manifest]),
-        "manifest_bytes": manifest_bytes, "lite_rule_selected": None, "source_format": source_format,
-    }
-    return task_row, rubric_rows, edge_rows, problems
+    return manifest_bytes

@@ -130,10 +130,10 @@ def plan_source(scale: str = "default", seed: int = 0) -> SourcePlan:
     return SourcePlan(scale, seed, workspaces, tasks, lite_ids)
 
 
-def write_source(out: str | Path, scale: str = "default", seed: int = 0,
-                 progress: Callable[..., None] | None = None) -> dict:
-    """Write the synthetic release under ``out`` (absent or empty); returns a summary of counts."""
-    out = Path(out)
+def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
+                 progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Write the synthetic release under ``out_dir`` (absent or empty); returns a summary of counts."""
+    out = Path(out_dir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise BenchwrightError(f"{out} is not an empty folder")
     plan = plan_source(scale, seed)

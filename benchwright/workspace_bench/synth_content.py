@@ -61,7 +61,6 @@ FULL_MANIFEST_TYPE_COUNTS = {
 }
 MANIFEST_TYPES = tuple(FULL_MANIFEST_TYPE_COUNTS)
 assert len(MANIFEST_TYPES) == 24 and sum(FULL_MANIFEST_TYPE_COUNTS.values()) == 3854
-GROUP_OF_TYPE = {t: g for g, ts in MANIFEST_TYPE_GROUPS.items() for t in ts}
 
 # How much a persona's tasks lean on each manifest type (the type allocation multiplies these by
 # the files still to place).
@@ -81,7 +80,6 @@ PERSONA_TYPE_AFFINITY = {
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December")
-YEARS = (2023, 2024, 2025)
 
 # Name parts for unique file stems: adjective x noun gives 2,500 stems per persona vocabulary. No
 # version words (draft, final, revised, v1): two unrelated stems must never look like versions.

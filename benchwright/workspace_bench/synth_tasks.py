@@ -44,7 +44,6 @@ FULL_RUBRIC_TYPES = {"Outcome Evaluation": 3863, "Basic Evaluation": 1843, "Proc
                      "Result Evaluation": 169, "Results Assessment": 24, "Basic Assessment": 8,
                      "Process Assessment": 7}
 FULL_RUBRICS = 7399
-FULL_FILES = 3854
 FULL_FILE_BUCKETS = {"1-5": 305, "6-20": 50, "21-50": 20, "50+": 13}
 FULL_WITHOUT_DEPS = 13
 LEGACY = ("Results Assessment", "Basic Assessment", "Process Assessment")

@@ -5,6 +5,9 @@
 - :mod:`.package`  ``Package`` (members, relationships, content types) and deterministic writing
   (``write_zip``, ``normalize_docx``)
 - :mod:`.schema_order`  child order from the XSDs (``insert_child``, ``get_or_add``)
+- :mod:`.accessors`  one ``Locus`` per location: find, decode, write in schema order
+- :mod:`.elements`  new elements made as python-docx makes them (``w_el``, ``border_el``)
+- :mod:`.paragraph`  paragraph markup python-docx's proxies lack (add after, remove, line spacing, borders)
 - :mod:`.xsd`      XSD validation with a local resolver and markup-compatibility processing
 - :mod:`.checks`   id / relationship / content-type / field-balance / content checks
 - :mod:`.gate`     ``gate_docx(bytes) -> list[str]``

@@ -98,38 +98,11 @@ def check_ids(pkg: Package) -> list[str]:
         main = pkg.main_part()
     except Exception:  # noqa: BLE001
         return problems
-    # bookmarks: paired per part, names unique in the document
-    names = Counter()
-    for part in stories:
-        root = pkg.xml(part)
-        starts = _ids(root, "w:bookmarkStart")
-        ends = set(_ids(root, "w:bookmarkEnd"))
-        for bid, n in Counter(starts).items():
-            if n > 1:
-                problems.append(f"ids: duplicate bookmark id {bid} in {part}")
-        for bid in set(starts) - ends:
-            problems.append(f"ids: bookmarkStart {bid} without bookmarkEnd in {part}")
-        for bid in ends - set(starts):
-            problems.append(f"ids: bookmarkEnd {bid} without bookmarkStart in {part}")
-        for el in root.iter(qn("w:bookmarkStart")):
-            names[el.get(qn("w:name"))] += 1
-    for nm, n in names.items():
-        if n > 1:
-            problems.append(f"ids: bookmark name {nm!r} used {n} times")
+    problems += _bookmark_problems(pkg, stories)
     # comments, footnotes, endnotes referenced from stories exist in their parts
-    def defined(reltail: str, tag: str) -> tuple[set[str], str | None]:
-        parts = pkg.related(main, reltail)
-        if not parts:
-            return set(), None
-        root = pkg.xml(parts[0])
-        ids = _ids(root, tag)
-        for i, n in Counter(ids).items():
-            if n > 1:
-                problems.append(f"ids: duplicate {tag} id {i} in {parts[0]}")
-        return set(ids), parts[0]
-    comments, cpart = defined("comments", "w:comment")
-    footnotes, _ = defined("footnotes", "w:footnote")
-    endnotes, _ = defined("endnotes", "w:endnote")
+    comments, cpart = _defined_ids(pkg, main, "comments", "w:comment", problems)
+    footnotes, _ = _defined_ids(pkg, main, "footnotes", "w:footnote", problems)
+    endnotes, _ = _defined_ids(pkg, main, "endnotes", "w:endnote", problems)
     drawing_ids = Counter()
     revision_ids = Counter()
     for part in stories:
@@ -163,7 +136,49 @@ def check_ids(pkg: Package) -> list[str]:
     for rid, n in revision_ids.items():
         if n > 1:
             problems.append(f"ids: duplicate revision id {rid} ({n} times)")
-    # numbering references
+    return problems + _numbering_problems(pkg, main, stories)
+
+
+def _bookmark_problems(pkg: Package, stories) -> list[str]:
+    """Bookmarks paired per part, their names unique in the document."""
+    problems = []
+    names = Counter()
+    for part in stories:
+        root = pkg.xml(part)
+        starts = _ids(root, "w:bookmarkStart")
+        ends = set(_ids(root, "w:bookmarkEnd"))
+        for bid, n in Counter(starts).items():
+            if n > 1:
+                problems.append(f"ids: duplicate bookmark id {bid} in {part}")
+        for bid in set(starts) - ends:
+            problems.append(f"ids: bookmarkStart {bid} without bookmarkEnd in {part}")
+        for bid in ends - set(starts):
+            problems.append(f"ids: bookmarkEnd {bid} without bookmarkStart in {part}")
+        for el in root.iter(qn("w:bookmarkStart")):
+            names[el.get(qn("w:name"))] += 1
+    for nm, n in names.items():
+        if n > 1:
+            problems.append(f"ids: bookmark name {nm!r} used {n} times")
+    return problems
+
+
+def _defined_ids(pkg: Package, main: str, reltail: str, tag: str, problems: list[str]) -> tuple[set[str], str | None]:
+    """(ids, part) of the ``tag`` elements of the main part's ``reltail`` part (comments, footnotes,
+    endnotes); a repeated id is appended to ``problems``."""
+    parts = pkg.related(main, reltail)
+    if not parts:
+        return set(), None
+    root = pkg.xml(parts[0])
+    ids = _ids(root, tag)
+    for i, n in Counter(ids).items():
+        if n > 1:
+            problems.append(f"ids: duplicate {tag} id {i} in {parts[0]}")
+    return set(ids), parts[0]
+
+
+def _numbering_problems(pkg: Package, main: str, stories) -> list[str]:
+    """Every w:num refers to an abstractNum, every numId used in a story or style to a w:num."""
+    problems = []
     numparts = pkg.related(main, "numbering")
     nums, abstracts = set(), set()
     if numparts:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import copy
 
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, make_run
 
 
 def operation(name: str):
@@ -147,10 +148,6 @@ def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
     if scope == "core":
         return [(None, wd.doc.core_properties)]
     raise ValueError(f"unknown scope {scope!r}")
-
-
-def border_el(tag: str, style: str, size: int, color: str, space: int = 1):
-    return w_el(tag, val=style, sz=size, space=space, color=color)
 
 
 def field_runs(code: str, result: str, rpr=None, locked: bool = False) -> list:

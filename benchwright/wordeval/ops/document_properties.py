@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from docx.oxml.parser import parse_xml
 
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import NS, qn
 from benchwright.formats.ooxml.schema_order import get_or_add
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, w_el
+from benchwright.wordeval.docmodel import AnchorError, WordDoc
 from benchwright.wordeval.ops.common import operation
 
 

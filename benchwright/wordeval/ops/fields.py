@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from benchwright.formats.ooxml.accessors import set_locus
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import qn
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run
 from benchwright.wordeval.ops.common import (
     field_runs, find_fields, operation, paragraphs_for, runs_for, story_container,
 )

@@ -4,9 +4,10 @@ from __future__ import annotations
 from docx.oxml.parser import parse_xml
 
 from benchwright.formats.ooxml.accessors import set_locus
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add
-from benchwright.wordeval.docmodel import W_NS_DECL, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import W_NS_DECL, WordDoc, make_run
 from benchwright.wordeval.ops.common import operation, runs_for, sect_prs
 
 

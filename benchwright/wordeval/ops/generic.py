@@ -2,9 +2,10 @@
 property registry (``catalogue/properties.yaml``), set on every object the target resolves to."""
 from __future__ import annotations
 
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import insert_child
-from benchwright.wordeval.docmodel import WordDoc, w_el
+from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops.common import operation, scope_objects
 from benchwright.wordeval.properties import property_for
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from benchwright.formats.ooxml.accessors import set_locus
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import RT, qn
 from benchwright.formats.ooxml.schema_order import get_or_add
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run
 from benchwright.wordeval.ops.common import operation, runs_for, story_container, unwrap
 
 

@@ -1,45 +1,27 @@
 """Operations of the paragraph formatting units (``catalogue/units/02_paragraph_formatting.yaml``)."""
 from __future__ import annotations
 
-import copy
-
 from docx.shared import Twips
 
-from benchwright.formats.ooxml.ns import qn
-from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
-from benchwright.wordeval.ops.common import border_el, operation, paragraphs_for
+from benchwright.formats.ooxml import paragraph as oxml
+from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run
+from benchwright.wordeval.ops.common import operation, paragraphs_for
 
 
 @operation("insert_paragraph_after")
 def insert_paragraph_after(wd: WordDoc, target: dict, params: dict) -> None:
     p = paragraphs_for(wd, target)[-1]
-    new = w_el("w:p")
     style = params.get("style")
-    ppr = p.find(qn("w:pPr"))
-    if style:
-        sid = wd.style(style, "paragraph").style_id
-        new_ppr = w_el("w:pPr")
-        new_ppr.append(w_el("w:pStyle", val=sid))
-        new.append(new_ppr)
-    elif ppr is not None:
-        new_ppr = copy.deepcopy(ppr)
-        for c in list(new_ppr):
-            if c.tag in (qn("w:sectPr"), qn("w:pPrChange"), qn("w:rPr"), qn("w:numPr")):
-                new_ppr.remove(c)
-        if len(new_ppr):
-            new.append(new_ppr)
-    new.append(make_run(params["text"]))
-    p.addnext(new)
+    sid = wd.style(style, "paragraph").style_id if style else None
+    oxml.add_paragraph_after(p, make_run(params["text"]), sid)
 
 
 @operation("delete_paragraph")
 def delete_paragraph(wd: WordDoc, target: dict, params: dict) -> None:
     for p in paragraphs_for(wd, target):
-        ppr = p.find(qn("w:pPr"))
-        if ppr is not None and ppr.find(qn("w:sectPr")) is not None:
+        if oxml.ends_section(p):
             raise AnchorError(wd.locator, "refusing to delete a paragraph that ends a section")
-        p.getparent().remove(p)
+        oxml.remove_paragraph(p)
 
 
 LINE_SPACING_PRESETS = {"single": (240, "auto"), "onehalf": (360, "auto"), "double": (480, "auto"),
@@ -51,9 +33,7 @@ def set_line_spacing(wd: WordDoc, target: dict, params: dict) -> None:
     """ParagraphFormat.LineSpacingRule / LineSpacing (w:spacing line + lineRule)."""
     line, rule = LINE_SPACING_PRESETS[params["spacing"]] if "spacing" in params else (params["line"], params["rule"])
     for p in paragraphs_for(wd, target):
-        sp = get_or_add(get_or_add(p, "w:pPr"), "w:spacing")
-        sp.set(qn("w:line"), str(line))
-        sp.set(qn("w:lineRule"), rule)
+        oxml.set_line_spacing(p, line, rule)
 
 
 @operation("add_tab_stop")
@@ -86,10 +66,4 @@ def clear_tab_stop(wd: WordDoc, target: dict, params: dict) -> None:
 def set_paragraph_border(wd: WordDoc, target: dict, params: dict) -> None:
     sides = params.get("sides", ["top", "left", "bottom", "right"])
     for p in paragraphs_for(wd, target):
-        pbdr = get_or_add(get_or_add(p, "w:pPr"), "w:pBdr")
-        for side in sides:
-            old = pbdr.find(qn("w:" + side))
-            if old is not None:
-                pbdr.remove(old)
-            insert_child(pbdr, border_el("w:" + side, params.get("style", "single"), params.get("size", 4),
-                                       params.get("color", "auto")))
+        oxml.set_borders(p, sides, params.get("style", "single"), params.get("size", 4), params.get("color", "auto"))

@@ -5,10 +5,11 @@ import copy
 
 from docx.shared import Twips
 
+from benchwright.formats.ooxml.elements import border_el, w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, w_el
-from benchwright.wordeval.ops.common import border_el, operation, paragraphs_for, scope_objects, sect_prs
+from benchwright.wordeval.docmodel import AnchorError, WordDoc
+from benchwright.wordeval.ops.common import operation, paragraphs_for, scope_objects, sect_prs
 
 
 @operation("set_orientation")

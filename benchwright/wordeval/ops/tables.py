@@ -6,11 +6,12 @@ import re
 
 from docx.shared import Twips
 
+from benchwright.formats.ooxml.elements import border_el, w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import PreconditionError, WordDoc, make_run, set_paragraph_text, w_el
-from benchwright.wordeval.ops.common import border_el, cells_for, operation, paragraphs_for, scope_objects
+from benchwright.wordeval.docmodel import PreconditionError, WordDoc, make_run, set_paragraph_text
+from benchwright.wordeval.ops.common import cells_for, operation, paragraphs_for, scope_objects
 
 
 def cell_set_text(tc, text: str) -> None:

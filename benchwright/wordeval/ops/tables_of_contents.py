@@ -4,10 +4,11 @@ from __future__ import annotations
 import copy
 import re
 
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import qn
 from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run
 from benchwright.wordeval.ops.common import field_runs, find_fields, operation, paragraphs_for
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 import copy
 
 from benchwright.formats.ooxml.accessors import set_locus
+from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import FIXED_DATE, qn
 from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AUTHOR, WordDoc, make_run, w_el
+from benchwright.wordeval.docmodel import AUTHOR, WordDoc, make_run
 from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for, unwrap
 
 
