@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from benchwright import geometry
 from benchwright.arguments import ArgumentParser
+from benchwright.formats import geometry
 from benchwright.schemas import wildbox as schema
 
 # Share of validation boxes per species (very unbalanced, like the release).

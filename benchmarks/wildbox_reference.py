@@ -23,7 +23,7 @@ def run(source: str, out: str) -> dict:
     from benchwright.writer import num_shards_for, shard_file_name, stable_hashes, write_parquet
     from benchwright.pipelines.wildbox import DATASET
     from benchwright.splits import assign, majority, split_of
-    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.stages import annotate_segment
     from benchwright.wildbox.sources import discover, parse_unit
     from benchwright.errors import RecordError
 

@@ -10,8 +10,8 @@ import cv2
 import numpy as np
 import pyarrow.compute as pc
 
-from benchwright import geometry
 from benchwright.card import FIGURES_DIR, markdown_table, pyplot, save_figure
+from benchwright.formats import geometry
 from benchwright.loaders.wildbox import OMNI3D_FIELD_NOTES, read_config
 from benchwright.schemas import wildbox as schema
 from benchwright.tables import read_row

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchwright import geometry
+from benchwright.formats import geometry
 
 __all__ = [
     "iou_2d_matrix", "iou_2d_pairs", "bev_area", "bev_iou_pairs",

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import fields, geometry
+from benchwright import fields
 from benchwright.arrays import group_pairs
 from benchwright.errors import RecordError, SourceError
 from benchwright.evaluation import ap as apm
 from benchwright.evaluation import iou as ioum
-from benchwright.formats import kitti
+from benchwright.formats import geometry, kitti
 
 
 KITTI_DIFFICULTIES = ("easy", "moderate", "hard")

@@ -3,7 +3,7 @@
 Read top to bottom, a record goes: ReadSegments (one parser per raw format, all producing a ``RawSegment``:
 ``benchwright.wildbox.sources``) -> VideoSplits (video-level, stratified by species, stable) -> AnnotateSegments
 (frames, geometry, masks, record checks, normalisation, support points, tables; one numpy batch per segment:
-``benchwright.wildbox.annotate``) -> the core writer. Every refusal is a quarantine or filtered row.
+``benchwright.wildbox.stages``) -> the core writer. Every refusal is a quarantine or filtered row.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from benchwright.schemas import wildbox as schema
 from benchwright.splits import AssignSplits, SplitRule, WriteSplits, read_previous, split_of
 from benchwright.stage import outputs, run_stage
 from benchwright.validation import wildbox as checks
-from benchwright.wildbox.annotate import annotate_segment
+from benchwright.wildbox.stages import annotate_segment
 from benchwright.wildbox.config import Config
 from benchwright.wildbox.sources import UNIT_OF, discover, merge_segments, parse_unit
 
@@ -86,7 +86,7 @@ class WildBox(Dataset):
     Config = Config
     pretty_name = "WildBox: monocular 3D wildlife detection from drone video"
     configs = schema.CONFIGS
-    id_columns = {"frames": "frame_id", "boxes": "box_id", "segments": "segment_id"}
+    id_columns = schema.ID_COLUMNS
     splits = schema.SPLITS
     units = (Unit("segment", "segments"), Unit("frame", "frames"), Unit("box", "boxes", primary=True))
     license = "cc-by-nc-sa-4.0"
@@ -101,7 +101,7 @@ class WildBox(Dataset):
     # size on disk (benchwright.output_faults): tiny 2.3 MB of input -> 13.4 MB, default 150.5 MB -> 914.5 MB
     # (exports copy the frames; 2026-12-02); the fit's fixed part is below zero, so none
     output_per_input_byte, output_fixed_bytes = 6.08, 0
-    synth = "benchwright.wildbox.synth:write_wildbox_source"
+    synth = "benchwright.wildbox.synth:write_source"
     evaluator = "benchwright.evaluation.wildbox:run_cli"
     baselines = "benchwright.baselines.wildbox:run_cli"
     # what the yaw-only KITTI export loses, measured with the evaluator's exact 3D IoU (written beside the export)

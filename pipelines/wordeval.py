@@ -20,8 +20,8 @@ from benchwright.schemas import wordeval as schema
 from benchwright.stage import outputs, run_stage
 from benchwright.wordeval.config import Config
 from benchwright.wordeval.sources import read_catalogue
-from benchwright.wordeval.stages import (LIBREOFFICE_BATCH, LITE, SPLIT, Gates, build_atomic, build_compositional,
-                                         copy_catalogue, libreoffice_gate, stratum, templates_of, with_lite)
+from benchwright.wordeval.stages import (LIBREOFFICE_BATCH, Gates, build_atomic, build_compositional, copy_catalogue,
+                                         libreoffice_gate, stratum, templates_of, with_lite)
 from benchwright.writer import ToTables
 
 
@@ -102,10 +102,10 @@ class WordEval(Dataset):
     name = "wordeval"
     Config = Config
     pretty_name = "WordEval: Word-native document editing cases with deterministic oracles"
-    configs = schema.FEATURES
-    id_columns = {"atomic": "case_id", "compositional": "case_id"}
-    splits = (SPLIT, LITE)
-    subset_splits = {LITE: SPLIT}
+    configs = schema.CONFIGS
+    id_columns = schema.ID_COLUMNS
+    splits = schema.SPLITS
+    subset_splits = schema.SUBSET_SPLITS
     units = (Unit("atomic_case", "atomic", primary=True), Unit("compositional_case", "compositional"))
     license = "mit"
     description = ("Word-native document editing cases: an input .docx, a natural-language instruction, a reference "
@@ -117,7 +117,7 @@ class WordEval(Dataset):
     # size on disk (benchwright.output_faults): the shipped catalogue's 0.2 MB of YAML -> 62.1 MB of cases
     # (docs/SCALING.md); a smaller catalogue makes fewer cases per byte (tiny: 2.5 MB), so this over-says it
     output_per_input_byte, output_fixed_bytes = 313.0, 0
-    synth = "benchwright.wordeval.synth:write_catalogue_source"
+    synth = "benchwright.wordeval.synth:write_source"
     evaluator = "benchwright.evaluation.wordeval:run_cli"
     baselines = "benchwright.baselines.wordeval:run_cli"
     references = {"compositional": {"atomic_case_ids": "atomic"}}  # a composition's atomic cases are published
@@ -147,7 +147,7 @@ class WordEval(Dataset):
         lite = beam.pvalue.AsSingleton(published | "ChooseLite" >> ChooseLite(settings.lite_seed))
         tables = {config: (cases
                            | f"{config.capitalize()}Lite" >> beam.FlatMap(with_lite, lite)
-                           | f"{config.capitalize()}Tables" >> ToTables(schema.FEATURES[config], 50, 200))
+                           | f"{config.capitalize()}Tables" >> ToTables(schema.CONFIGS[config], 50, 200))
                   for config, cases in published.items()}
         return tables, stages
 

@@ -24,7 +24,7 @@ from benchwright.schemas import workspace_bench as schema
 from benchwright.stage import outputs, run_stage
 from benchwright.workspace_bench.config import Config
 from benchwright.workspace_bench.sources import Source, open_source
-from benchwright.workspace_bench.stages import (FULL, LITE, choose_lite, implicit_edges, list_files, read_task,
+from benchwright.workspace_bench.stages import (LITE, choose_lite, implicit_edges, list_files, read_task,
                                                 resolve_edges, scan_one, shipped_lite_list, task_items, task_row,
                                                 with_splits, workspace_index, write_quality)
 from benchwright.writer import ToTables
@@ -95,13 +95,12 @@ class WorkspaceBench(Dataset):
     name = "workspace_bench"
     Config = Config
     pretty_name = "Workspace-Bench: workspaces, file dependency graphs, tasks and rubrics"
-    configs = schema.FEATURES
-    id_columns = {"tasks": "task_id", "rubrics": "rubric_id", "files": "file_id", "edges": "edge_id",
-                  "task_edges": "task_edge_id"}
+    configs = schema.CONFIGS
+    id_columns = schema.ID_COLUMNS
     splits = schema.SPLITS
-    subset_splits = {LITE: FULL}
+    subset_splits = schema.SUBSET_SPLITS
     optional_keys = {"files": ("task_id",)}  # a role workspace's file belongs to no task
-    optional_configs = tuple(schema.FEATURES)  # a website release has no files, a folder no tasks
+    optional_configs = tuple(schema.CONFIGS)  # a website release has no files, a folder no tasks
     units = (Unit("task", "tasks", primary=True), Unit("rubric", "rubrics"), Unit("task_edge", "task_edges"),
              Unit("file", "files", primary=True), Unit("lite_task", "tasks", split=LITE))
     license = "cc-by-4.0"
@@ -138,7 +137,7 @@ class WorkspaceBench(Dataset):
             "edges": workspaces["edges"] | "EdgeRows" >> beam.FlatMap(lambda e, lt: with_splits(e, e["task_id"], lt),
                                                                       lite),
         }
-        tables = {config: pcoll | f"{config}Tables" >> ToTables(schema.FEATURES[config], 100, 2000)
+        tables = {config: pcoll | f"{config}Tables" >> ToTables(schema.CONFIGS[config], 100, 2000)
                   for config, pcoll in rows.items()}
         return tables, [workspaces, tasks]
 

@@ -39,5 +39,3 @@ COMPOSITIONAL = Features({
 })
 CONFIGS = {"atomic": ATOMIC, "compositional": COMPOSITIONAL}
 ID_COLUMNS = {"atomic": "case_id", "compositional": "case_id"}
-# The name pipelines/wordeval.py reads until its declaration reads CONFIGS
-FEATURES = CONFIGS

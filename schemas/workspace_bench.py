@@ -142,5 +142,3 @@ TASK_EDGES = Features({
 CONFIGS = {"tasks": TASKS, "rubrics": RUBRICS, "files": FILES, "edges": EDGES, "task_edges": TASK_EDGES}
 ID_COLUMNS = {"tasks": "task_id", "rubrics": "rubric_id", "files": "file_id", "edges": "edge_id",
               "task_edges": "task_edge_id"}
-# The name pipelines/workspace_bench.py reads until its declaration reads CONFIGS
-FEATURES = CONFIGS

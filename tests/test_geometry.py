@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from shapely.geometry import MultiPoint
 
-from benchwright import geometry as g
+from benchwright.formats import geometry as g
 
 K = np.array([[100.0, 0, 50], [0, 100.0, 40], [0, 0, 1]])
 
@@ -278,7 +278,7 @@ def test_mask_extent_equals_numpy_on_release_shaped_masks():
 GROUND_SCRIPT = """
 import sys
 import numpy as np
-from benchwright import geometry as g
+from benchwright.formats import geometry as g
 rng = np.random.default_rng(11)
 ground = np.c_[rng.uniform(-30, 30, (60_000, 2)), rng.normal(0, 0.02, 60_000)]
 cloud = np.concatenate([ground, rng.uniform(-30, 30, (40_000, 3))])[rng.permutation(100_000)]

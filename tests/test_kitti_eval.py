@@ -14,7 +14,7 @@ import shutil
 import numpy as np
 import pytest
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.evaluation import iou
 from benchwright.evaluation import kitti as kitti_eval
 from benchwright.evaluation import wildbox as ev

@@ -2,7 +2,7 @@ import cv2
 import numpy as np
 import pytest
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.errors import RecordError
 from benchwright.formats import kitti
 

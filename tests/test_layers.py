@@ -19,7 +19,7 @@ FOLDERS = {"benchwright": "benchwright", "schemas": "benchwright.schemas", "load
 # domain code (no Beam); the readers and checks of a built dataset and its card; the pipelines, which produce it;
 # its consumers, the evaluators and the baselines (the pipelines name them as "module:function" strings, never
 # import them: the producer does not depend on its consumers). A module imports from its own rank or below.
-FORMATS = ("benchwright.geometry", "benchwright.formats")
+FORMATS = ("benchwright.formats",)
 DOMAIN = ("benchwright.wildbox", "benchwright.wordeval", "benchwright.workspace_bench", "benchwright.vlm_unlearning")
 RANKS = {"core": 0, "schemas": 1, "formats": 2, "domain": 3, "loaders": 4, "validation": 5, "cards": 6,
          "pipelines": 7, "evaluation": 8, "baselines": 9, "benchmarks": 10, "cli": 10}

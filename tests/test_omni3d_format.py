@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.errors import RecordError, SourceError
 from benchwright.formats import omni3d
 

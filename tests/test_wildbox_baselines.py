@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.baselines import wildbox as bw
 from benchwright.baselines.wildbox.common import _box_center
 from benchwright.schemas import wildbox as schema

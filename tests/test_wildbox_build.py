@@ -376,7 +376,7 @@ def test_refreshing_the_card_adds_results_and_keeps_validate_green(built, tmp_pa
 def test_visibility_is_the_unoccluded_share_of_the_silhouette(built):
     import numpy as np
 
-    from benchwright import geometry
+    from benchwright.formats import geometry
     from benchwright.loaders.wildbox import kitti_occlusion
 
     boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
@@ -402,7 +402,7 @@ def test_rotation_flips_are_reported_not_blocking(built):
     import numpy as np
     import pyarrow as pa
 
-    from benchwright import geometry
+    from benchwright.formats import geometry
     from benchwright.validation.wildbox import rotation_flip_check
 
     report = json.loads((built / "_build" / "validation" / "report.json").read_text())
@@ -626,7 +626,7 @@ def test_kitti_export_writes_the_boxes_as_from_canonical_does(built, tmp_path, r
     import numpy as np
     import pyarrow as pa
 
-    from benchwright import geometry
+    from benchwright.formats import geometry
     from benchwright.errors import RecordError
     from benchwright.formats import kitti
     from benchwright.loaders import wildbox as loader
@@ -687,7 +687,7 @@ def test_kitti_export_writes_the_boxes_as_from_canonical_does(built, tmp_path, r
 
 def annotated(source: Path, segment: str) -> tuple[dict, list]:
     """One raw segment through the pipeline's parser and annotation, without Beam: (tables, rejects)."""
-    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.stages import annotate_segment
     from benchwright.wildbox.sources import parse_wildbox_segment
     from benchwright.stage import Reject
 

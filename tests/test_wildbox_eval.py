@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.arrays import group_pairs
 from benchwright.benchmarks.wildbox_eval import jitter_predictions, synth_ground_truth
 from benchwright.errors import RecordError

@@ -6,7 +6,7 @@ from scipy.spatial import ConvexHull, HalfspaceIntersection
 from scipy.spatial.transform import Rotation
 from shapely.geometry import MultiPoint
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.evaluation import iou
 
 TOL = 1e-5

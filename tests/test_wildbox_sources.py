@@ -166,7 +166,7 @@ def test_species_come_from_the_authors_species_folders_when_the_class_name_is_ge
     """A plain "zebra" (or the authors' default "object") prompt names no species: the species folder decides,
     as in the authors' preparation, and the boxes say so (species_from). A class name that names another
     species than its folder is quarantined, naming both."""
-    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.stages import annotate_segment
     from benchwright.wildbox.sources import discover, parse_unit
     from benchwright.schemas.wildbox import SPECIES, SPECIES_FROM
     from benchwright.stage import Reject

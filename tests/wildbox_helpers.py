@@ -57,7 +57,7 @@ def wildbox_stage_rows(source: Path) -> tuple[list[dict], dict[str, set]]:
     import dataclasses
 
     from benchwright.errors import RecordError
-    from benchwright.wildbox.annotate import annotate_segment
+    from benchwright.wildbox.stages import annotate_segment
     from benchwright.wildbox.segments import RawSegment
     from benchwright.wildbox.sources import discover, merge_segments, parse_unit
     from benchwright.stage import Reject

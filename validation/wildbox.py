@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from benchwright import geometry
 from benchwright.drift import DriftThreshold
+from benchwright.formats import geometry
 from benchwright.schemas import wildbox as schema
 from benchwright.tables import fixed_size_matrix, parquet_leaf_path
 from benchwright.wildbox.checks import consecutive

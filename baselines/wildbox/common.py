@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.schemas import wildbox as schema
 
 HEADS = ("trivial", "lift", "learned")

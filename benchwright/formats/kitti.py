@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import geometry
 from benchwright.errors import RecordError, SourceError
 from benchwright.fields import clip
+from benchwright.formats import geometry
 from benchwright.utf8 import decode
 
 DONTCARE = "DontCare"

@@ -1,11 +1,11 @@
-"""WildBox's record checks, run while a segment is annotated (``benchwright.wildbox.annotate``): each returns
+"""WildBox's record checks, run while a segment is annotated (``benchwright.wildbox.stages``): each returns
 (observation index, reason) pairs, and the annotation refuses those observations. The checks of the written tables
 are ``validation/wildbox.py``'s."""
 from __future__ import annotations
 
 import numpy as np
 
-from benchwright import geometry
+from benchwright.formats import geometry
 
 # A mask box and the projected cuboid box of the same animal must overlap at least this much
 # (IoU). The cuboid encloses legs, neck and tail the mask may miss, so the bound is loose; a

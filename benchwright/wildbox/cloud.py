@@ -1,5 +1,5 @@
 """A WildBox segment's reconstruction (its VGGT point cloud): each box's support points and the height of its bottom
-above the terrain's plane, the "support points" step of the annotation (``benchwright.wildbox.annotate``)."""
+above the terrain's plane, the "support points" step of the annotation (``benchwright.wildbox.stages``)."""
 from __future__ import annotations
 
 import tempfile
@@ -7,7 +7,7 @@ import tempfile
 import fsspec
 import numpy as np
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.wildbox.segments import RawSegment
 
 # Ground plane (geometry.ground_plane, deterministic RANSAC + least squares) on the segment's

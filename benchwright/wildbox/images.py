@@ -11,7 +11,7 @@ import numpy as np
 import PIL.Image
 from fsspec.implementations.local import LocalFileSystem
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.wildbox.segments import RawSegment
 
 # A marker ending a JPEG scan's entropy-coded data: 0xFF then a byte that is neither a stuffed zero nor a

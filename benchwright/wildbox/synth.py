@@ -932,9 +932,6 @@ def write_source(out_dir: str | Path, scale: str | Scale = "default", seed: int 
     }
 
 
-# The name pipelines/wildbox.py declares (``synth``) until that declaration names ``write_source``
-write_wildbox_source = write_source
-
 __all__ = [
     "SCALES", "Scale", "SourcePlan", "VideoPlan", "SegmentPlan", "TrackPlan",
     "plan_source", "write_source",

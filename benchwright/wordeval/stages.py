@@ -11,9 +11,9 @@ import posixpath
 import fsspec
 
 from benchwright.records import FILTERED, SPLIT_COLUMN, Reject
+from benchwright.schemas.wordeval import SPLITS
 
-SPLIT = "test"
-LITE = "lite"       # a subset of test (Dataset.subset_splits)
+SPLIT, LITE = SPLITS  # every case is in test; lite repeats the test rows of the Lite cases (SUBSET_SPLITS)
 CATALOGUE = "_build/catalogue"  # the catalogue a build was made from (the plan the replay agents re-apply)
 LIBREOFFICE_BATCH = 40  # documents per soffice call
 DOCX_FILES = ("input_docx", "reference_docx")

@@ -64,6 +64,3 @@ def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
     return {"scale": scale, "units": len(cat.units), "templates": len(cat.templates),
             "subsystems": len(cat.subsystems), "out": str(out)}
 
-
-# The name pipelines/wordeval.py declares (``synth``) until that declaration names ``write_source``
-write_catalogue_source = write_source

@@ -145,7 +145,7 @@ def read_task(item, data_sizes: dict):
     source_file = "/".join(where.rstrip("/").split("/")[-3:]) if kind == release.RUNNER else where
     task, rubrics, edges, problems = release.task_rows(record, kind, sizes, source_file=source_file)
     # an integer no column of its rows can hold (an absolute_id of 10^19) refuses the task, not the build
-    check_records(schema.FEATURES, {"tasks": task, "rubrics": rubrics, "task_edges": edges},
+    check_records(schema.CONFIGS, {"tasks": task, "rubrics": rubrics, "task_edges": edges},
                   release.task_locator(record, kind, source_file))
     yield Read("rubric", len(rubrics))
     yield Read("task_edge", len(edges))

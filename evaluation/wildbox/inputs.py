@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import fields, geometry, strict_json
+from benchwright import fields, strict_json
 from benchwright.errors import RecordError, SourceError
 from benchwright.evaluation.wildbox.protocol import (
     _SHAPES, FIRST_CATEGORY_ID, GT_COLUMNS, IGNORE_MODES, N_CLASSES, OMNI3D_IGNORE, SPECIES,
 )
-from benchwright.formats import kitti
+from benchwright.formats import geometry, kitti
 from benchwright.loaders import wildbox as wbl
 from benchwright.schemas import wildbox as schema
 

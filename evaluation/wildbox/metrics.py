@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from benchwright import geometry
 from benchwright.arrays import group_pairs
 from benchwright.evaluation import ap as apm
 from benchwright.evaluation import iou as ioum
@@ -19,6 +18,7 @@ from benchwright.evaluation.wildbox.protocol import (
     BEV_THRESHOLDS, DEFAULT_AP_BEV_PROTOCOL, DEPTH_BUCKETS, N_CLASSES, NHD_COMPONENTS, NHD_IOU, OMNI3D_IGNORE,
     SCALE_GRID, SPECIES,
 )
+from benchwright.formats import geometry
 
 
 # ==================================================================================== metrics

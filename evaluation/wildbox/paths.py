@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwright import geometry
 from benchwright.errors import SourceError
 from benchwright.evaluation import iou as ioum
 from benchwright.evaluation.kitti import evaluate_kitti
 from benchwright.evaluation.wildbox.inputs import _frame_image_ids, load_ground_truth, load_predictions
 from benchwright.evaluation.wildbox.metrics import evaluate
+from benchwright.formats import geometry
 from benchwright.hashing import stable_int_id
 from benchwright.loaders import wildbox as wbl
 from benchwright.tables import fixed_size_matrix

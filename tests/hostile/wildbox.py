@@ -424,7 +424,7 @@ def _omni3d_annotation(ann_id: int, image_id: int, K: list, size: tuple) -> dict
     """A valid WildBox Omni3D annotation: an elephant-sized box 8 units ahead, its 2D boxes its projection."""
     import numpy as np
 
-    from benchwright import geometry
+    from benchwright.formats import geometry
 
     center, dims, R = np.array([0.5, 1.0, 8.0]), np.array([1.5, 1.6, 3.0]), np.eye(3)
     corners = geometry.corners(center, dims, R[None])

@@ -1,7 +1,8 @@
 """Batched cuboid geometry in the camera frame (+x right, +y down, +z forward).
 
-One implementation shared by the pipelines, the evaluator and the baselines, so a box means
-the same thing everywhere (see docs/CONVENTIONS.md). Every function takes a leading batch
+One implementation shared by WildBox's annotation, the KITTI and Omni3D formats, the evaluator and the
+baselines, so a box means the same thing everywhere (see docs/CONVENTIONS.md): the 3D formats' own convention,
+kept with them. Every function takes a leading batch
 axis: centres (N, 3), dimensions [W, H, L] (N, 3), rotations (N, 3, 3), corners (N, 8, 3).
 """
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""WildBox's annotation of one segment, one numpy batch per segment: a ``RawSegment`` (``benchwright.wildbox.segments``)
-becomes its frames, boxes and segments rows.
+"""What WildBox's pipeline stages do to one segment, its annotation, one numpy batch per segment (the parsers that
+read it are ``benchwright.wildbox.sources``'): a ``RawSegment`` (``benchwright.wildbox.segments``) becomes its frames,
+boxes and segments rows.
 
 The steps run in this order, each filling in the segment's ``Annotation`` and yielding a ``Reject`` for what it
 refuses (the observation's box, or a frame with its boxes): the input checks on the raw observations; the frames
@@ -16,7 +17,7 @@ import posixpath
 import numpy as np
 import pyarrow as pa
 
-from benchwright import geometry
+from benchwright.formats import geometry
 from benchwright.hashing import stable_int_id
 from benchwright.records import FILTERED, QUARANTINE, Read, Reject
 from benchwright.schemas import wildbox as schema
