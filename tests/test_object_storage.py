@@ -301,7 +301,7 @@ def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoi
 
     dataset = registry.get("vlm_unlearning")
     assert check_target(dataset, BuildOptions(out=out, progress=False)) is None
-    published.mirror(url, tmp_path / "again")
+    published.mirror(published.committed(url)[1], tmp_path / "again")  # the committed build, not the dataset URL's root
     line = replacing(dataset, url, tmp_path / "again", None)
     assert re.fullmatch(r"\[vlm_unlearning\] replacing the build of \d{4}-\d\d-\d\d \d\d:\d\d UTC, [\d,]+ rows; diff: "
                         r"[\d,]+ rows \(\+0\), files 0 changed, 0 added, 0 removed, \d+ unchanged; input unchanged", line), line
