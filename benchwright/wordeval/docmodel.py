@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import functools
 import io
-import re
 
 import docx
 from docx.opc.packuri import PackURI
@@ -25,8 +24,9 @@ from lxml import etree
 
 from benchwright.errors import RecordError
 from benchwright.formats.ooxml.elements import w_el
-from benchwright.formats.ooxml.ns import CT, NS, RT, qn
+from benchwright.formats.ooxml.ns import CT, NS, RT, W_NS_DECL, qn
 from benchwright.formats.ooxml.package import normalize_members
+from benchwright.formats.ooxml.run import make_run, set_paragraph_text, split_run
 from benchwright.formats.ooxml.schema_order import insert_child
 from benchwright.wordeval import text as T
 
@@ -40,8 +40,6 @@ def _register_xml_parts() -> None:
 
 _register_xml_parts()
 
-W_NS_DECL = ('xmlns:w="%s" xmlns:r="%s" xmlns:mc="%s" xmlns:w14="%s" mc:Ignorable="w14"'
-             % (NS["w"], NS["r"], NS["mc"], NS["w14"]))
 AUTHOR = "WordEval"
 AUTHOR_INITIALS = "WE"
 
@@ -457,82 +455,6 @@ def add_builtin_style(styles_el, name: str, kind: str | None = None, locator: st
         else:
             el.remove(r)
     return sid
-
-
-# ---------------------------------------------------------------------- run splitting
-
-
-def _child_text_len(c) -> int:
-    if c.tag in (qn("w:t"), qn("w:delText")):
-        return len(c.text or "")
-    if c.tag in (qn("w:tab"), qn("w:br"), qn("w:cr"), qn("w:noBreakHyphen"), qn("w:sym"), qn("w:footnoteReference"),
-                 qn("w:endnoteReference"), qn("w:drawing"), qn("w:pict"), qn("w:object"), qn("mc:AlternateContent")):
-        return 1
-    return 0
-
-
-def split_run(r, offset: int):
-    """Split run ``r`` at ``offset`` characters of its text; returns (left, right). Formatting is copied."""
-    if offset <= 0:
-        return None, r
-    right = copy.deepcopy(r)
-    # left keeps content before offset, right keeps content from offset
-    pos = 0
-    lchildren = [c for c in r if c.tag != qn("w:rPr")]
-    rchildren = [c for c in right if c.tag != qn("w:rPr")]
-    for lc, rc in zip(lchildren, rchildren):
-        n = _child_text_len(lc)
-        if pos + n <= offset:
-            right.remove(rc)
-        elif pos >= offset:
-            r.remove(lc)
-        else:
-            cut = offset - pos
-            text = lc.text or ""
-            lc.text = text[:cut]
-            rc.text = text[cut:]
-            for t in (lc, rc):
-                if t.text != t.text.strip() or " " in t.text:
-                    t.set(qn("xml:space"), "preserve")
-        pos += n
-    r.addnext(right)
-    return r, right
-
-
-_RUN_SPECIALS = {"\t": "w:tab", "\n": "w:br", "\r": "w:br", "\x0b": "w:br"}
-
-
-def make_run(text: str, rpr: etree._Element | None = None):
-    """One run with ``text``; tabs become ``w:tab`` and line breaks ``w:br`` (Word never has a
-    literal newline inside ``w:t``)."""
-    r = w_el("w:r")
-    if rpr is not None:
-        r.append(copy.deepcopy(rpr))
-    text = text.replace("\r\n", "\n")
-    for part in re.split("([\t\n\r\x0b])", text):
-        if part in _RUN_SPECIALS:
-            r.append(w_el(_RUN_SPECIALS[part]))
-        elif part:
-            t = w_el("w:t")
-            t.text = part
-            if part != part.strip():
-                t.set(qn("xml:space"), "preserve")
-            r.append(t)
-    return r
-
-
-def set_paragraph_text(p, text: str) -> None:
-    """Replace a paragraph's runs by one run with ``text``, keeping the first run's formatting."""
-    first_rpr = None
-    for r in p.iter(qn("w:r")):
-        rpr = r.find(qn("w:rPr"))
-        if rpr is not None:
-            first_rpr = copy.deepcopy(rpr)
-        break
-    for c in list(p):
-        if c.tag != qn("w:pPr"):
-            p.remove(c)
-    p.append(make_run(text, first_rpr))
 
 
 __all__ = ["WordDoc", "AnchorError", "PreconditionError", "add_builtin_style", "builtin_styles", "split_run",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from benchwright.formats.ooxml.ns import qn
+from benchwright.formats.ooxml.table import row_cells  # a row's cells, as the paragraph walk reads them
 
 W_P = qn("w:p")
 W_R = qn("w:r")
@@ -346,13 +347,3 @@ def iter_block_paragraphs(container) -> Iterator:
                 yield from iter_block_paragraphs(content)
         elif tag in (W_CUSTOMXML, W_INS, W_DEL, W_MOVETO, W_MOVEFROM):
             yield from iter_block_paragraphs(c)
-
-
-def row_cells(tr):
-    for c in tr:
-        if c.tag == W_TC:
-            yield c
-        elif c.tag in (W_SDT, W_CUSTOMXML):
-            content = c.find(W_SDTCONTENT) if c.tag == W_SDT else c
-            if content is not None:
-                yield from (x for x in content if x.tag == W_TC)

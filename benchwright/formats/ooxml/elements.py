@@ -24,4 +24,19 @@ def border_el(tag: str, style: str, size: int, color: str, space: int = 1):
     return w_el(tag, val=style, sz=size, space=space, color=color)
 
 
-__all__ = ["w_el", "border_el"]
+
+
+
+def detach(el) -> None:
+    """Take ``el`` out of its parent (a paragraph, table, run, mark ... deleted)."""
+    el.getparent().remove(el)
+
+
+def unwrap(el) -> None:
+    """Replace ``el`` by its children, in place (a hyperlink, insertion or simple field dissolved)."""
+    parent = el.getparent()
+    idx = parent.index(el)
+    for i, c in enumerate(list(el)):
+        parent.insert(idx + i, c)
+    parent.remove(el)
+__all__ = ["w_el", "border_el", "detach", "unwrap"]

@@ -25,6 +25,9 @@ NS = {
     "xml": "http://www.w3.org/XML/1998/namespace",
 }
 W = NS["w"]
+# The namespace declarations of a WordprocessingML fragment parsed on its own (w14 ignorable, as Word writes it).
+W_NS_DECL = ('xmlns:w="%s" xmlns:r="%s" xmlns:mc="%s" xmlns:w14="%s" mc:Ignorable="w14"'
+             % (NS["w"], NS["r"], NS["mc"], NS["w14"]))
 R = NS["r"]
 # ISO/IEC 29500 Strict conformance: every namespace and relationship type lives under this prefix
 # (e.g. http://purl.oclc.org/ooxml/wordprocessingml/main) instead of schemas.openxmlformats.org.

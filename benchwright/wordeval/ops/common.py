@@ -1,14 +1,14 @@
 """Shared by every subsystem's operations: the ``operation`` marker, anchors resolved to the
-elements an operation edits (paragraphs, runs, cells, sections, scopes) and the
-field, border and unwrap helpers several subsystems use."""
+elements an operation edits (paragraphs, runs, cells, sections, scopes) and the fields of a story;
+``field_runs`` and ``unwrap`` (:mod:`benchwright.formats.ooxml.fields`, :mod:`~benchwright.formats.ooxml.elements`)
+are named here for the subsystems that share them."""
 from __future__ import annotations
 
-import copy
-
-from benchwright.formats.ooxml.elements import w_el
-from benchwright.formats.ooxml.ns import qn
+from benchwright.formats.ooxml import table as table_oxml
+from benchwright.formats.ooxml.elements import unwrap
+from benchwright.formats.ooxml.fields import field_runs
 from benchwright.wordeval import text as T
-from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc, make_run
+from benchwright.wordeval.docmodel import AnchorError, PreconditionError, WordDoc
 
 
 def operation(name: str):
@@ -43,7 +43,7 @@ def paragraphs_for(wd: WordDoc, target: dict) -> list:
     if "paragraph" in target:
         return [wd.paragraph(target["paragraph"], container)]
     if "table" in target:
-        return [p for tc in cells_for(wd, target) for p in tc.iter(qn("w:p"))]
+        return [p for tc in cells_for(wd, target) for p in table_oxml.cell_paragraphs(tc)]
     raise AnchorError(wd.locator, f"target {target!r} names no paragraph")
 
 
@@ -74,7 +74,7 @@ def _all_text_runs(wd: WordDoc, p) -> list:
 
 def cells_for(wd: WordDoc, target: dict) -> list:
     tbl = wd.table(target["table"])
-    rows = tbl.findall(qn("w:tr"))
+    rows = table_oxml.rows(tbl)
 
     def cells(r: int) -> list:
         # a table smaller than the unit asks for is a precondition that does not hold, not a bug
@@ -130,7 +130,7 @@ def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
         tbl = wd.table(target["table"])
         proxy = wd.table_proxy(tbl)
         rows = target.get("rows") or [target["row"]]
-        trs = tbl.findall(qn("w:tr"))
+        trs = table_oxml.rows(tbl)
         if max(rows) > len(trs):
             raise PreconditionError(wd.locator, f"the table has {len(trs)} rows, no row {max(rows)}")
         return [(trs[r - 1], proxy.rows[r - 1]) for r in rows]
@@ -150,34 +150,6 @@ def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
     raise ValueError(f"unknown scope {scope!r}")
 
 
-def field_runs(code: str, result: str, rpr=None, locked: bool = False) -> list:
-    runs = []
-    r = w_el("w:r")
-    fc = w_el("w:fldChar", fldCharType="begin")
-    if locked:
-        fc.set(qn("w:fldLock"), "1")
-    r.append(fc)
-    runs.append(r)
-    r = w_el("w:r")
-    it = w_el("w:instrText")
-    it.text = f" {code} "
-    it.set(qn("xml:space"), "preserve")
-    r.append(it)
-    runs.append(r)
-    r = w_el("w:r")
-    r.append(w_el("w:fldChar", fldCharType="separate"))
-    runs.append(r)
-    if result:
-        runs.append(make_run(result))
-    r = w_el("w:r")
-    r.append(w_el("w:fldChar", fldCharType="end"))
-    runs.append(r)
-    if rpr is not None:
-        for r in runs:
-            r.insert(0, copy.deepcopy(rpr))
-    return runs
-
-
 def find_fields(wd: WordDoc, container, ftype: str | None) -> list:
     walker = T.ParagraphWalker()
     for p in T.iter_block_paragraphs(container):
@@ -185,9 +157,5 @@ def find_fields(wd: WordDoc, container, ftype: str | None) -> list:
     return [f for f in walker.fields if ftype is None or T.field_type(f.code) == ftype.upper()]
 
 
-def unwrap(el) -> None:
-    parent = el.getparent()
-    idx = parent.index(el)
-    for i, c in enumerate(list(el)):
-        parent.insert(idx + i, c)
-    parent.remove(el)
+__all__ = ["operation", "story_container", "paragraphs_for", "runs_for", "cells_for", "header_footer", "sect_prs",
+           "scope_objects", "field_runs", "find_fields", "unwrap"]
