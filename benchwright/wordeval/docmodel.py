@@ -247,6 +247,12 @@ class WordDoc:
         from docx.text.paragraph import Paragraph
         return Paragraph(p, self.doc._body)
 
+    def run_proxy(self, r):
+        """python-docx's ``Run`` of run element ``r``, its parent (a paragraph, or a hyperlink or field
+        inside one) standing as the paragraph."""
+        from docx.text.run import Run
+        return Run(r, self.proxy(r.getparent()))
+
     def text_range(self, p, phrase: str | None, occurrence: int = 1) -> tuple[int, int]:
         """Character offsets of ``phrase`` in the paragraph's display text (whole paragraph if None)."""
         txt = T.paragraph_text(p, "read")

@@ -39,7 +39,7 @@ def hyperlink_runs(h) -> list:
     return list(h.iter(qn("w:r")))
 
 
-def remove(h, hyperlink_style_id) -> None:
+def remove_link(h, hyperlink_style_id) -> None:
     """Hyperlink.Delete: the link goes, its runs stay, without the hyperlink character style
     (``hyperlink_style_id()``, asked only when a run has a character style)."""
     for r in h.iter(qn("w:r")):
@@ -88,5 +88,5 @@ def delete_bookmark(start) -> None:
     start.getparent().remove(start)
 
 
-__all__ = ["wrap_runs", "hyperlinks", "hyperlink_runs", "remove", "set_relationship", "set_tooltip", "set_text",
+__all__ = ["wrap_runs", "hyperlinks", "hyperlink_runs", "remove_link", "set_relationship", "set_tooltip", "set_text",
            "add_bookmark", "delete_bookmark"]

@@ -87,11 +87,6 @@ def set_paragraph_text(p, text: str) -> None:
     p.append(make_run(text, first_rpr))
 
 
-def runs(p) -> list:
-    """Every run of paragraph ``p``, those inside hyperlinks, fields and revisions included."""
-    return list(p.iter(qn("w:r")))
-
-
 def run_properties(r):
     """Run ``r``'s ``w:rPr``, or None."""
     return r.find(qn("w:rPr"))
@@ -162,3 +157,15 @@ def insert_after(anchor, el) -> None:
 def insert_before(anchor, el) -> None:
     """``el`` right before ``anchor``, its sibling."""
     anchor.addprevious(el)
+
+
+def break_run(break_type: str):
+    """A run holding one break (``w:br``) of ``break_type`` ("page", "column", "textWrapping")."""
+    r = w_el("w:r")
+    r.append(w_el("w:br", type=break_type))
+    return r
+
+
+__all__ = ["split_run", "make_run", "set_paragraph_text", "run_properties", "last_text_properties", "set_run_style",
+           "clear_direct_formatting", "map_text", "replace_text", "remove_content", "append_runs", "insert_after",
+           "insert_before", "break_run"]

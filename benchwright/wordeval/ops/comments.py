@@ -9,9 +9,8 @@ from benchwright.wordeval.ops.common import operation, runs_for
 
 @operation("add_comment")
 def add_comment(wd: WordDoc, target: dict, params: dict) -> None:
-    from docx.text.run import Run
     runs = runs_for(wd, target)
-    proxies = [Run(r, wd.proxy(r.getparent())) for r in runs]
+    proxies = [wd.run_proxy(r) for r in runs]
     wd.doc.add_comment(proxies, text=params["text"], author=params.get("author", AUTHOR),
                        initials=params.get("initials", AUTHOR_INITIALS))
 

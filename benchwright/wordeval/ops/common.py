@@ -112,12 +112,8 @@ def sect_prs(wd: WordDoc, target: dict) -> list:
 
 def scope_objects(wd: WordDoc, scope: str, target: dict) -> list[tuple]:
     """(xml element, python-docx proxy or None) pairs the property is set on."""
-    from docx.text.run import Run
     if scope == "run":
-        out = []
-        for r in runs_for(wd, target):
-            out.append((r, Run(r, wd.proxy(r.getparent()))))
-        return out
+        return [(r, wd.run_proxy(r)) for r in runs_for(wd, target)]
     if scope == "paragraph":
         return [(p, wd.proxy(p)) for p in paragraphs_for(wd, target)]
     if scope in ("style", "style_paragraph"):

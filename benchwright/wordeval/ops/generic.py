@@ -2,24 +2,10 @@
 property registry (``catalogue/properties.yaml``), set on every object the target resolves to."""
 from __future__ import annotations
 
-from benchwright.formats.ooxml.elements import w_el
-from benchwright.formats.ooxml.ns import qn
-from benchwright.formats.ooxml.schema_order import insert_child
+from benchwright.formats.ooxml.section import ensure_page_margins as ensure_pgmar  # the self-test names it here
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops.common import operation, scope_objects
 from benchwright.wordeval.properties import property_for
-
-
-# The page margins Word (and LibreOffice's import) use for a section without w:pgMar.
-WORD_DEFAULT_PGMAR = (("top", 1440), ("right", 1800), ("bottom", 1440), ("left", 1800), ("header", 720),
-                      ("footer", 720), ("gutter", 0))
-
-
-def ensure_pgmar(sect_pr) -> None:
-    """A section without ``w:pgMar`` gets all seven margins (every attribute of CT_PageMar is
-    required; python-docx would write only the one it sets) at the values Word used for it."""
-    if sect_pr.find(qn("w:pgMar")) is None:
-        insert_child(sect_pr, w_el("w:pgMar", **dict(WORD_DEFAULT_PGMAR)))
 
 
 @operation("set_property")

@@ -1,33 +1,16 @@
 """Operations of the headers footers units (``catalogue/units/07_headers_footers.yaml``)."""
 from __future__ import annotations
 
-import copy
-
+from benchwright.formats.ooxml import story as oxml
 from benchwright.formats.ooxml.accessors import set_locus
-from benchwright.formats.ooxml.ns import qn
-from benchwright.wordeval import text as T
+from benchwright.formats.ooxml.run import append_runs, remove_content
 from benchwright.wordeval.docmodel import WordDoc, make_run, set_paragraph_text
 from benchwright.wordeval.ops.common import field_runs, header_footer, operation, scope_objects
 
 
-def _story_paragraphs(root) -> list:
-    """The paragraphs of a header or footer story outside tables, in order: its own and those in
-    block content controls (a real footer may hold all its text in one, as Apache POI's
-    Bug54849.docx does; python-docx's ``paragraphs`` sees only the direct ones)."""
-    out = []
-    for c in root:
-        if c.tag == T.W_P:
-            out.append(c)
-        elif c.tag in (T.W_SDT, T.W_CUSTOMXML):
-            content = c.find(T.W_SDTCONTENT) if c.tag == T.W_SDT else c
-            if content is not None:
-                out.extend(_story_paragraphs(content))
-    return out
-
-
 def _first_paragraph(hf):
     """The story's first paragraph outside tables (one is added to a story that has none)."""
-    paras = _story_paragraphs(hf._element)
+    paras = oxml.story_paragraphs(hf._element)
     return paras[0] if paras else hf.add_paragraph()._p
 
 
@@ -46,12 +29,8 @@ def set_header_text(wd: WordDoc, target: dict, params: dict) -> None:
         set_paragraph_text(p, params["text"])
         if params.get("alignment"):
             set_locus(p, "w:pPr/w:jc@w:val", "attr", params["alignment"])
-        for extra in _story_paragraphs(hf._element)[1:]:
-            parent = extra.getparent()
-            parent.remove(extra)
-            if parent.tag == T.W_SDTCONTENT and not len(parent):     # a content control left empty
-                sdt = parent.getparent()
-                sdt.getparent().remove(sdt)
+        for extra in oxml.story_paragraphs(hf._element)[1:]:
+            oxml.remove_paragraph(extra)
 
 
 @operation("unlink_header")
@@ -60,14 +39,10 @@ def unlink_header(wd: WordDoc, target: dict, params: dict) -> None:
     kind = params.get("kind", "header")
     sec = wd.section(target.get("section"))
     hf = header_footer(sec, kind, params.get("hf_type", "primary"))
-    inherited = [copy.deepcopy(p) for p in hf._element.iter(qn("w:p"))] if hf.is_linked_to_previous else None
+    inherited = oxml.copied_paragraphs(hf._element) if hf.is_linked_to_previous else None
     hf.is_linked_to_previous = False
     if inherited:
-        root = hf._element
-        for c in list(root):
-            root.remove(c)
-        for p in inherited:
-            root.append(p)
+        oxml.replace_content(hf._element, inherited)
     if params.get("text") is not None:
         set_paragraph_text(_first_paragraph(hf), params["text"])
 
@@ -76,16 +51,7 @@ def unlink_header(wd: WordDoc, target: dict, params: dict) -> None:
 def clear_header(wd: WordDoc, target: dict, params: dict) -> None:
     sec = wd.section(target.get("section"))
     hf = header_footer(sec, params.get("kind", "header"), params.get("hf_type", "primary"))
-    root = hf._element
-    first = _first_paragraph(hf)
-    for c in list(root):
-        if c is not first:
-            root.remove(c)
-    if first.getparent() is not root:       # it was in a content control, now removed: the story keeps it
-        root.append(first)
-    for c in list(first):
-        if c.tag != qn("w:pPr"):
-            first.remove(c)
+    oxml.clear_to(hf._element, _first_paragraph(hf))
 
 
 @operation("add_page_number")
@@ -97,16 +63,11 @@ def add_page_number(wd: WordDoc, target: dict, params: dict) -> None:
         hf.is_linked_to_previous = False
         # a footer whose content is all in a table has no paragraph of its own: add one
         p = hf.paragraphs[0]._p if hf.paragraphs else hf.add_paragraph()._p
-        for c in list(p):
-            if c.tag != qn("w:pPr"):
-                p.remove(c)
+        remove_content(p)
         if params.get("prefix"):
-            p.append(make_run(params["prefix"]))
-        for r in field_runs("PAGE", "1"):
-            p.append(r)
+            append_runs(p, [make_run(params["prefix"])])
+        append_runs(p, field_runs("PAGE", "1"))
         if params.get("of_total"):
-            p.append(make_run(" of "))
-            for r in field_runs("NUMPAGES", "1"):
-                p.append(r)
+            append_runs(p, [make_run(" of ")] + field_runs("NUMPAGES", "1"))
         if params.get("alignment"):
             set_locus(p, "w:pPr/w:jc@w:val", "attr", params["alignment"])

@@ -34,7 +34,7 @@ def _hyperlink(wd: WordDoc, target: dict):
 
 @operation("remove_hyperlink")
 def remove_hyperlink(wd: WordDoc, target: dict, params: dict) -> None:
-    oxml.remove(_hyperlink(wd, target), lambda: _ensure_hyperlink_style(wd))
+    oxml.remove_link(_hyperlink(wd, target), lambda: _ensure_hyperlink_style(wd))
 
 
 @operation("set_hyperlink")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from docx.shared import Pt, RGBColor, Twips
 
-from benchwright.formats.ooxml.ns import qn
+from benchwright.formats.ooxml.elements import detach
+from benchwright.formats.ooxml.styles import remove_references
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
 
@@ -12,10 +13,9 @@ from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
 def apply_char_style(wd: WordDoc, target: dict, params: dict) -> None:
     """Range.Style = a character style; a built-in one the document lacks (Strong, Emphasis, ...) is
     added first, as Word does and as :func:`apply_paragraph_style` does for paragraph styles."""
-    from docx.text.run import Run
     st = wd.style(params["style"], "character")
     for r in runs_for(wd, target):
-        Run(r, wd.proxy(r.getparent())).style = st
+        wd.run_proxy(r).style = st
 
 
 @operation("apply_paragraph_style")
@@ -58,21 +58,14 @@ def add_paragraph_style(wd: WordDoc, target: dict, params: dict) -> None:
 
 @operation("add_character_style")
 def add_character_style(wd: WordDoc, target: dict, params: dict) -> None:
-    from docx.text.run import Run
     st = _add_style(wd, params["name"], "character", params)
     for r in runs_for(wd, target) if target else []:
-        Run(r, wd.proxy(r.getparent())).style = st
+        wd.run_proxy(r).style = st
 
 
 @operation("delete_style")
 def delete_style(wd: WordDoc, target: dict, params: dict) -> None:
     st = wd.style(target["style"], create=False)
     sid = st.style_id
-    for root in wd._all_story_roots() + [wd.styles_el]:
-        for el in list(root.iter(qn("w:pStyle"), qn("w:rStyle"))):
-            if el.get(qn("w:val")) == sid and el.getparent() is not None:
-                el.getparent().remove(el)
-        for el in list(root.iter(qn("w:basedOn"), qn("w:next"))):
-            if el.get(qn("w:val")) == sid and el.getparent() is not None:
-                el.getparent().remove(el)
-    st.element.getparent().remove(st.element)
+    remove_references(wd._all_story_roots() + [wd.styles_el], sid)
+    detach(st.element)

@@ -1,29 +1,26 @@
 """Operations of the tables of contents units (``catalogue/units/15_tables_of_contents.yaml``)."""
 from __future__ import annotations
 
-import copy
 import re
 
-from benchwright.formats.ooxml.elements import w_el
-from benchwright.formats.ooxml.ns import qn
-from benchwright.formats.ooxml.schema_order import get_or_add, insert_child
+from benchwright.formats.ooxml import toc as oxml
+from benchwright.formats.ooxml.fields import FieldSpanError, end_run
+from benchwright.formats.ooxml.run import append_runs, insert_before
+from benchwright.formats.ooxml.styles import paragraph_style_id, style_element, style_name
 from benchwright.wordeval import text as T
 from benchwright.wordeval.docmodel import AnchorError, WordDoc, make_run
 from benchwright.wordeval.ops.common import field_runs, find_fields, operation, paragraphs_for
 
 
 def _heading_level(wd: WordDoc, p) -> int | None:
-    ppr = p.find(qn("w:pPr"))
-    ps = ppr.find(qn("w:pStyle")) if ppr is not None else None
-    if ps is None:
+    sid = paragraph_style_id(p)
+    if sid is None:
         return None
-    sid = ps.get(qn("w:val"))
-    for st in wd.styles_el.findall(qn("w:style")):
-        if st.get(qn("w:styleId")) == sid:
-            name = st.find(qn("w:name")).get(qn("w:val")).lower()
-            m = re.fullmatch(r"heading ([1-9])", name)
-            return int(m.group(1)) if m else None
-    return None
+    st = style_element(wd.styles_el, sid)
+    if st is None:
+        return None
+    m = re.fullmatch(r"heading ([1-9])", style_name(st).lower())
+    return int(m.group(1)) if m else None
 
 
 def _toc_entries(wd: WordDoc, switches: str) -> list[tuple[int, str]]:
@@ -34,11 +31,11 @@ def _toc_entries(wd: WordDoc, switches: str) -> list[tuple[int, str]]:
     for p in T.iter_block_paragraphs(wd.body):
         if cap:
             if any(T.field_type(f.code) == "SEQ" and cap.group(1) in f.code for f in find_fields(wd, p, None)):
-                out.append((1, T.paragraph_read_text(p)))
+                out += [(1, T.paragraph_read_text(p))]
             continue
         lvl = _heading_level(wd, p)
         if lvl is not None and lo <= lvl <= hi:
-            out.append((lvl, T.paragraph_read_text(p)))
+            out += [(lvl, T.paragraph_read_text(p))]
     return out
 
 
@@ -51,23 +48,12 @@ def _toc_paragraphs(wd: WordDoc, code: str) -> list:
     if not entries:
         entries = [(1, "No table of contents entries found.")]
     for i, (lvl, text) in enumerate(entries):
-        p = w_el("w:p")
-        ppr = w_el("w:pPr")
-        ppr.append(w_el("w:pStyle", val=sids[min(lvl, 3)]))
-        if not no_pages:
-            # the right-aligned, dot-leader tab for the page number sits on each TOC paragraph, as Word writes it
-            tabs = w_el("w:tabs")               # after w:pStyle in CT_PPr order
-            tabs.append(w_el("w:tab", val="right", leader="dot", pos=9350))
-            ppr.append(tabs)
-        p.append(ppr)
+        p = oxml.entry_paragraph(sids[min(lvl, 3)], page_tab=not no_pages)
         if i == 0:
-            for r in field_runs(code, "")[:3]:
-                p.append(r)
-        p.append(make_run(text if no_pages else text + "\t1"))
-        paras.append(p)
-    end = w_el("w:r")
-    end.append(w_el("w:fldChar", fldCharType="end"))
-    paras[-1].append(end)
+            append_runs(p, field_runs(code, "")[:3])
+        append_runs(p, [make_run(text if no_pages else text + "\t1")])
+        paras += [p]
+    append_runs(paras[-1], [end_run()])
     return paras
 
 
@@ -86,7 +72,7 @@ def insert_toc(wd: WordDoc, target: dict, params: dict) -> None:
     p = paragraphs_for(wd, target)[0]
     code = params.get("code", 'TOC \\o "1-3" \\h \\z \\u')
     for q in _toc_paragraphs(wd, code):
-        p.addprevious(q)
+        insert_before(p, q)
 
 
 @operation("update_toc")
@@ -107,83 +93,18 @@ def delete_toc(wd: WordDoc, target: dict, params: dict) -> None:
     _replace_field_paragraphs(wd, _toc_field(wd, "TOC"), [])
 
 
-_RANGE_MARKS = {qn("w:bookmarkStart"): qn("w:bookmarkEnd"), qn("w:commentRangeStart"): qn("w:commentRangeEnd"),
-                qn("w:permStart"): qn("w:permEnd")}
-_RANGE_MARKS.update({v: k for k, v in list(_RANGE_MARKS.items())})
-
-
-def _top_child(p, el):
-    while el.getparent() is not p:
-        el = el.getparent()
-    return el
-
-
-def _field_end(f):
-    """The ``end`` fldChar of a complex field that may span paragraphs."""
-    depth, on = 0, False
-    for p in f.paragraphs:
-        for fc in p.iter(qn("w:fldChar")):
-            on = on or fc is f.begin
-            if not on:
-                continue
-            t = fc.get(qn("w:fldCharType"))
-            depth += 1 if t == "begin" else -1 if t == "end" else 0
-            if depth == 0:
-                return fc
-    raise AnchorError("<field>", "field has no end")
-
-
 def _replace_field_paragraphs(wd: WordDoc, f, new_paras: list) -> None:
-    """Replace a multi-paragraph field (a TOC) by ``new_paras`` as Word replaces the field's range:
-    what precedes the field in its first paragraph and follows it in its last stays; the last
-    paragraph's mark stays with its section break (deleting it would merge two sections); a
-    bookmark / comment / permission range with one end inside the field keeps that end, moved to
-    where the field was."""
+    """Replace a multi-paragraph field (a TOC) by ``new_paras`` as Word replaces the field's range
+    (:func:`benchwright.formats.ooxml.toc.replace_field_paragraphs`)."""
     if f.simple:
         raise AnchorError(wd.locator, "a table of contents spans paragraphs")
-    paras = f.paragraphs
-    first, last = paras[0], paras[-1]
-    begin_top, end_top = _top_child(first, f.begin), _top_child(last, _field_end(f))
-    before = [c for c in begin_top.itersiblings(preceding=True) if c.tag != qn("w:pPr")][::-1]
-    after = list(end_top.itersiblings())
-    keep = {id(c) for c in before + after}
-    removed = [c for p in paras for c in p if c.tag != qn("w:pPr") and id(c) not in keep]
-    inside = {(m.tag, m.get(qn("w:id"))) for c in removed for m in c.iter(*_RANGE_MARKS)}
-    marks = [m for c in removed for m in c.iter(*_RANGE_MARKS)
-             if (_RANGE_MARKS[m.tag], m.get(qn("w:id"))) not in inside]
-    last_ppr = last.find(qn("w:pPr"))
-    sect = last_ppr.find(qn("w:sectPr")) if last_ppr is not None else None
-    if not new_paras and (before or after or marks or sect is not None):
-        new_paras = [w_el("w:p")]       # the surviving paragraph mark
-        if last_ppr is not None:
-            new_paras[0].append(copy.deepcopy(last_ppr))
-    elif new_paras and sect is not None:
-        insert_child(get_or_add(new_paras[-1], "w:pPr"), copy.deepcopy(sect))
-    if new_paras:
-        head, tail = new_paras[0], new_paras[-1]
-        ppr = head.find(qn("w:pPr"))
-        pos = head.index(ppr) + 1 if ppr is not None else 0
-        for c in before + marks:
-            head.insert(pos, c)
-            pos += 1
-        for c in after:
-            tail.append(c)
-    container = first.getparent()
-    for q in new_paras:
-        first.addprevious(q)
-    for p in paras:
-        parent = p.getparent()
-        parent.remove(p)
-        if parent.tag == qn("w:sdtContent") and not len(parent) and parent is not container:
-            sdt = parent.getparent()
-            sdt.getparent().remove(sdt)
-    if container.tag == qn("w:sdtContent") and not len(container):
-        sdt = container.getparent()         # Word's "Table of Contents" content control, now empty
-        sdt.getparent().remove(sdt)
+    try:
+        oxml.replace_field_paragraphs(f.paragraphs, f.begin, new_paras)
+    except FieldSpanError as exc:
+        raise AnchorError("<field>", str(exc)) from None
 
 
 @operation("mark_toc_entry")
 def mark_toc_entry(wd: WordDoc, target: dict, params: dict) -> None:
     p = paragraphs_for(wd, target)[0]
-    for r in field_runs(f'TC "{params["text"]}" \\l {params.get("level", 1)}', ""):
-        p.append(r)
+    append_runs(p, field_runs(f'TC "{params["text"]}" \\l {params.get("level", 1)}', ""))
