@@ -159,13 +159,6 @@ def insert_before(anchor, el) -> None:
     anchor.addprevious(el)
 
 
-def break_run(break_type: str):
-    """A run holding one break (``w:br``) of ``break_type`` ("page", "column", "textWrapping")."""
-    r = w_el("w:r")
-    r.append(w_el("w:br", type=break_type))
-    return r
-
-
 __all__ = ["split_run", "make_run", "set_paragraph_text", "run_properties", "last_text_properties", "set_run_style",
            "clear_direct_formatting", "map_text", "replace_text", "remove_content", "append_runs", "insert_after",
-           "insert_before", "break_run"]
+           "insert_before"]

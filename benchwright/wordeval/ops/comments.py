@@ -34,7 +34,12 @@ def edit_comment(wd: WordDoc, target: dict, params: dict) -> None:
 
 @operation("set_comment_attr")
 def set_comment_attr(wd: WordDoc, target: dict, params: dict) -> None:
-    oxml.set_attribute(wd.comment(target["comment"]), params["attribute"], params["value"])
+    """Comment.Author / Initials through python-docx's ``Comment``; another attribute (its date) as OOXML names it."""
+    c = wd.comment(target["comment"])
+    if params["attribute"] in ("author", "initials"):
+        setattr(wd.doc.comments.get(int(oxml.comment_id(c))), params["attribute"], params["value"])
+    else:
+        oxml.set_attribute(c, params["attribute"], params["value"])
 
 
 @operation("reply_to_comment")

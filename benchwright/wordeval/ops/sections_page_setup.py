@@ -4,7 +4,6 @@ from __future__ import annotations
 from docx.shared import Twips
 
 from benchwright.formats.ooxml import section as oxml
-from benchwright.formats.ooxml.run import append_runs, break_run
 from benchwright.wordeval.docmodel import AnchorError, WordDoc
 from benchwright.wordeval.ops.common import operation, paragraphs_for, scope_objects, sect_prs
 
@@ -47,8 +46,12 @@ def insert_section_break(wd: WordDoc, target: dict, params: dict) -> None:
 
 @operation("insert_break")
 def insert_break(wd: WordDoc, target: dict, params: dict) -> None:
+    """Range.InsertBreak(wdPageBreak / wdColumnBreak): a run holding the break at the end of the paragraph."""
+    from docx.enum.text import WD_BREAK
     p = paragraphs_for(wd, target)[-1]
-    append_runs(p, [break_run(params.get("type", "page"))])
+    # w:br's type: python-docx writes none for a text-wrapping break (the default)
+    kind = {"page": WD_BREAK.PAGE, "column": WD_BREAK.COLUMN, "textWrapping": WD_BREAK.LINE}[params.get("type", "page")]
+    wd.proxy(p).add_run().add_break(kind)
 
 
 @operation("set_columns")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from docx.shared import Pt, RGBColor, Twips
 
-from benchwright.formats.ooxml.elements import detach
 from benchwright.formats.ooxml.styles import remove_references
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.ops.common import operation, paragraphs_for, runs_for
@@ -68,4 +67,4 @@ def delete_style(wd: WordDoc, target: dict, params: dict) -> None:
     st = wd.style(target["style"], create=False)
     sid = st.style_id
     remove_references(wd._all_story_roots() + [wd.styles_el], sid)
-    detach(st.element)
+    st.delete()
