@@ -6,8 +6,14 @@
   (``write_zip``, ``normalize_docx``)
 - :mod:`.schema_order`  child order from the XSDs (``insert_child``, ``get_or_add``)
 - :mod:`.accessors`  one ``Locus`` per location: find, decode, write in schema order
-- :mod:`.elements`  new elements made as python-docx makes them (``w_el``, ``border_el``)
-- :mod:`.paragraph`  paragraph markup python-docx's proxies lack (add after, remove, line spacing, borders)
+- :mod:`.elements`  new elements made as python-docx makes them (``w_el``, ``border_el``), ``detach``, ``unwrap``
+- the markup python-docx's proxies lack, which WordEval's operations call (the XML stays here, as python-docx
+  keeps its own in ``docx.oxml``): :mod:`.run` (``make_run``, ``split_run``, run edits), :mod:`.paragraph`
+  (add after, remove, line spacing, borders), :mod:`.table`, :mod:`.section`, :mod:`.story` (a header's or
+  footer's paragraphs), :mod:`.styles`, :mod:`.numbering`, :mod:`.fields` (complex and simple fields, content
+  controls), :mod:`.toc`, :mod:`.notes`, :mod:`.comments` (and commentsExtended), :mod:`.revisions` (tracked
+  changes), :mod:`.hyperlinks` (and bookmarks), :mod:`.drawing` (pictures, shapes, text boxes), :mod:`.docprops`
+  (custom properties, document variables)
 - :mod:`.xsd`      XSD validation with a local resolver and markup-compatibility processing
 - :mod:`.checks`   id / relationship / content-type / field-balance / content checks
 - :mod:`.gate`     ``gate_docx(bytes) -> list[str]``
