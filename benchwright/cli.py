@@ -26,7 +26,7 @@ from benchwright.options import RUNNING_MODES, BuildOptions
 def cmd_build(args, rest) -> int:
     from benchwright.build import build, check_target  # Beam and datasets (~3 s): only build and validate need them
 
-    names = list(registry.names()) if args.dataset == "all" else [args.dataset]
+    names = list(registry.published()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     given, rest = dataset_settings(args, names, rest)
@@ -124,7 +124,7 @@ def beam_args(args, rest: list[str]) -> list[str]:
     except argparse.ArgumentError as err:
         args.parser.error(str(err))
     if unknown:
-        names = list(registry.names()) if args.dataset == "all" else [args.dataset]
+        names = list(registry.published()) if args.dataset == "all" else [args.dataset]
         for option in (o.split("=", 1)[0] for o in unknown if o.startswith("--")):
             owners = _owners(option)
             if owners:  # another dataset's setting
@@ -412,7 +412,8 @@ def build_arguments(b: ArgumentParser) -> None:
     """The options of ``benchwright build`` (a dataset's settings are taken from what is left: ``dataset_settings``)."""
     b.add_argument("-h", "--help", action=_BuildHelp, help="show this help (and each dataset's settings) and exit")
     b.add_argument("dataset", choices=[*registry.names(), "all"], metavar="DATASET",
-                   help=f"{' | '.join(registry.names())} | all")
+                   help=f"{' | '.join(registry.names())} | all (every dataset but the template, "
+                        f"{', '.join(registry.TEMPLATE)})")
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out", help="the output folder or URL; the build goes to OUT/<dataset> "
                                                   "(default %(default)s)")
