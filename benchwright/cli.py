@@ -1,4 +1,4 @@
-"""``benchwright``: build, unlock, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
+"""``benchwright``: build, unlock, new, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
 
 ``build`` passes options to Beam: those after ``--`` or in ``--beam-arg`` as they are, and any other
 option only when Beam's own ``PipelineOptions`` knows it (``--runner DataflowRunner --project ...``);
@@ -141,6 +141,15 @@ def beam_args(args, rest: list[str]) -> list[str]:
 def _owners(option: str) -> list[str]:
     """The datasets that have the setting ``option``."""
     return [n for n in registry.names() if option in (o for o, _ in registry.settings(n).options())]
+
+
+def cmd_new(args, _) -> int:
+    from benchwright import scaffold
+
+    written = scaffold.create(args.name, args.root or scaffold.REPOSITORY)
+    print("\n".join(f"  wrote {path}" for path in written))
+    print(scaffold.next_steps(args.name))
+    return 0
 
 
 def cmd_synth(args, _) -> int:
@@ -363,6 +372,12 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="the seed of every random draw (default %(default)s)")
     s.add_argument("--label-defects", action="store_true",
                    help="wildbox: also write the release's known label defects (sign flips, legless boxes, fragments)")
+
+    n = command("new", cmd_new, help="a new dataset: a copy of the template dataset, registered (docs/ADDING_A_DATASET.md)",
+                description="Copy the template dataset's files to NAME's in the repository checkout, register NAME "
+                            "and print what to fill next (every place is marked SLOT).")
+    n.add_argument("name", metavar="NAME", help="the new dataset's name: a lower-case Python identifier")
+    n.add_argument("--root", help="the checkout to write into (default: the one benchwright is installed from)")
 
     v = command("validate", cmd_validate, help="re-check a published build (sha256, expectations, counts)")
     v.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")
