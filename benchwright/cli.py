@@ -373,11 +373,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--label-defects", action="store_true",
                    help="wildbox: also write the release's known label defects (sign flips, legless boxes, fragments)")
 
-    n = command("new", cmd_new, help="a new dataset: a copy of the template dataset, registered (docs/ADDING_A_DATASET.md)",
-                description="Copy the template dataset's files to NAME's in the repository checkout, register NAME "
-                            "and print what to fill next (every place is marked SLOT).")
-    n.add_argument("name", metavar="NAME", help="the new dataset's name: a lower-case Python identifier")
-    n.add_argument("--root", help="the checkout to write into (default: the one benchwright is installed from)")
+    new_arguments(command("new", cmd_new, help="a new dataset: a copy of the template dataset, registered "
+                                               "(docs/ADDING_A_DATASET.md)"))
 
     v = command("validate", cmd_validate, help="re-check a published build (sha256, expectations, counts)")
     v.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")
@@ -421,6 +418,14 @@ def parser() -> argparse.ArgumentParser:
         c.add_argument("dataset", choices=registry.names(), metavar="DATASET", help=" | ".join(registry.names()))
         c.set_defaults(part=part)
     return p
+
+
+def new_arguments(n: ArgumentParser) -> None:
+    """The options of ``benchwright new``."""
+    n.description = ("Copy the template dataset's files to NAME's in the repository checkout, register NAME and "
+                     "print what to fill next (every place is marked SLOT).")
+    n.add_argument("name", metavar="NAME", help="the new dataset's name: a lower-case Python identifier")
+    n.add_argument("--root", help="the checkout to write into (default: the one benchwright is installed from)")
 
 
 def build_arguments(b: ArgumentParser) -> None:
