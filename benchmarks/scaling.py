@@ -252,7 +252,7 @@ def _commit() -> str:
 
 def main(argv=None) -> None:
     p = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--datasets", default=",".join(registry.names()), help="comma-separated (default: all)")
+    p.add_argument("--datasets", default=",".join(registry.published()), help="comma-separated (default: every published dataset)")
     p.add_argument("--scales", default="tiny,default", help=f"comma-separated, of {', '.join(SCALES)}")
     p.add_argument("--work", help="where sources and outputs go (default: a temporary folder, removed)")
     p.add_argument("--keep", action="store_true", help="keep each run's source and output (default: removed after it)")

@@ -1,4 +1,4 @@
-"""``benchwright``: build, unlock, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
+"""``benchwright``: build, unlock, new, synth, validate, screenshot, diff, export, evaluate, baseline, run, info.
 
 ``build`` passes options to Beam: those after ``--`` or in ``--beam-arg`` as they are, and any other
 option only when Beam's own ``PipelineOptions`` knows it (``--runner DataflowRunner --project ...``);
@@ -26,7 +26,7 @@ from benchwright.options import RUNNING_MODES, BuildOptions
 def cmd_build(args, rest) -> int:
     from benchwright.target import check_target
 
-    names = list(registry.names()) if args.dataset == "all" else [args.dataset]
+    names = list(registry.published()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     given, rest = dataset_settings(args, names, rest)
@@ -126,7 +126,7 @@ def beam_args(args, rest: list[str]) -> list[str]:
     except argparse.ArgumentError as err:
         args.parser.error(str(err))
     if unknown:
-        names = list(registry.names()) if args.dataset == "all" else [args.dataset]
+        names = list(registry.published()) if args.dataset == "all" else [args.dataset]
         for option in (o.split("=", 1)[0] for o in unknown if o.startswith("--")):
             owners = _owners(option)
             if owners:  # another dataset's setting
@@ -143,6 +143,15 @@ def beam_args(args, rest: list[str]) -> list[str]:
 def _owners(option: str) -> list[str]:
     """The datasets that have the setting ``option``."""
     return [n for n in registry.names() if option in (o for o, _ in registry.settings(n).options())]
+
+
+def cmd_new(args, _) -> int:
+    from benchwright import scaffold
+
+    written = scaffold.create(args.name, args.root or scaffold.REPOSITORY)
+    print("\n".join(f"  wrote {path}" for path in written))
+    print(scaffold.next_steps(args.name))
+    return 0
 
 
 def cmd_synth(args, _) -> int:
@@ -366,6 +375,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--label-defects", action="store_true",
                    help="wildbox: also write the release's known label defects (sign flips, legless boxes, fragments)")
 
+    new_arguments(command("new", cmd_new, help="a new dataset: a copy of the template dataset, registered "
+                                               "(docs/ADDING_A_DATASET.md)"))
+
     v = command("validate", cmd_validate, help="re-check a published build (sha256, expectations, counts)")
     v.add_argument("path", help="the built dataset (OUT/<dataset>, local or a URL)")
     v.add_argument("-v", "--verbose", action="store_true", help="also print the checks that passed")
@@ -410,11 +422,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def new_arguments(n: ArgumentParser) -> None:
+    """The options of ``benchwright new``."""
+    n.description = ("Copy the template dataset's files to NAME's in the repository checkout, register NAME and "
+                     "print what to fill next (every place is marked SLOT).")
+    n.add_argument("name", metavar="NAME", help="the new dataset's name: a lower-case Python identifier")
+    n.add_argument("--root", help="the checkout to write into (default: the one benchwright is installed from)")
+
+
 def build_arguments(b: ArgumentParser) -> None:
     """The options of ``benchwright build`` (a dataset's settings are taken from what is left: ``dataset_settings``)."""
     b.add_argument("-h", "--help", action=_BuildHelp, help="show this help (and each dataset's settings) and exit")
     b.add_argument("dataset", choices=[*registry.names(), "all"], metavar="DATASET",
-                   help=f"{' | '.join(registry.names())} | all")
+                   help=f"{' | '.join(registry.names())} | all (every dataset but the template, "
+                        f"{', '.join(registry.TEMPLATE)})")
     b.add_argument("--source", help="raw input (any fsspec URL); default: the dataset's embedded default")
     b.add_argument("--out", default="./out", help="the output folder or URL; the build goes to OUT/<dataset> "
                                                   "(default %(default)s)")

@@ -327,7 +327,8 @@ TARGETS = {"wordeval": "folder", "workspace_bench": "s3", "vlm_unlearning": "fol
 
 
 def test_every_dataset_is_built_on_the_cluster():
-    assert set(TARGETS) | {"wildbox"} == set(registry.names())
+    # every published dataset (the template's code is the core's: its stages hold nothing a cluster treats apart)
+    assert set(TARGETS) | {"wildbox"} == set(registry.published())
 
 
 def built_on_s3(url: str) -> tuple[dict, dict]:

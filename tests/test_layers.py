@@ -9,6 +9,8 @@ from pathlib import Path
 
 import networkx as nx
 
+from benchwright import registry
+
 REPO = Path(__file__).resolve().parents[1]
 # folder -> import package (pyproject.toml's package-dir)
 FOLDERS = {"benchwright": "benchwright", "schemas": "benchwright.schemas", "loaders": "benchwright.loaders",
@@ -20,7 +22,7 @@ FOLDERS = {"benchwright": "benchwright", "schemas": "benchwright.schemas", "load
 # its consumers, the evaluators and the baselines (the pipelines name them as "module:function" strings, never
 # import them: the producer does not depend on its consumers). A module imports from its own rank or below.
 FORMATS = ("benchwright.formats",)
-DOMAIN = ("benchwright.wildbox", "benchwright.wordeval", "benchwright.workspace_bench", "benchwright.vlm_unlearning")
+DOMAIN = tuple(f"benchwright.{name}" for name in registry.names())  # every registered dataset's, the template's too
 RANKS = {"core": 0, "schemas": 1, "formats": 2, "domain": 3, "loaders": 4, "validation": 5, "cards": 6,
          "pipelines": 7, "evaluation": 8, "baselines": 9, "benchmarks": 10, "cli": 10}
 

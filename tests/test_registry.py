@@ -55,6 +55,9 @@ PINNED_TINY_ROWS = {
         "task_edges": {"full": 12, "lite": 5},
         "tasks": {"full": 7, "lite": 2},
     },
+    "template": {  # 24 records in two files, none refused
+        "records": {"test": 7, "train": 17},
+    },
     "vlm_unlearning": {  # 10 examples from 6 records (4 training, 2 test)
         **{view: {"forget": 4, "retain": 2, "test": 4} for view in ("multimodal", "text_only", "image_only")},
         **{f"{family}_g{gamma}": {"forget": 4} for family in ("modroute", "random") for gamma in (0.25, 0.5, 0.75)},
@@ -84,7 +87,7 @@ def test_every_dataset_uses_the_same_names(name):
     from datasets import Features
 
     dataset = registry.get(name)
-    assert registry.DATASETS[name] == f"benchwright.pipelines.{name}" and dataset.name == name
+    assert registry.module(name) == f"benchwright.pipelines.{name}" and dataset.name == name
     schema = importlib.import_module(f"benchwright.schemas.{name}")
     assert isinstance(schema.CONFIGS, dict) and all(isinstance(f, Features) for f in schema.CONFIGS.values())
     assert dataset.configs == schema.CONFIGS
@@ -101,12 +104,14 @@ def test_every_dataset_uses_the_same_names(name):
 
 
 def test_the_readme_shows_every_dataset_to_a_researcher():
-    """The README's contents, and a section per registered dataset (listed in the contents) with its reference
-    doc, one ``load_dataset`` line of one of its configs, and its citation when the dataset declares one."""
+    """The README's contents, and a section per published dataset (listed in the contents; not the template) with
+    its reference doc, one ``load_dataset`` line of one of its configs, and its citation when the dataset declares
+    one."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     contents = readme.split("\n## Contents\n", 1)[1].split("\n## ", 1)[0]
     sections = readme.split("\n### ")
-    for name in registry.names():
+    assert not [s for s in sections if s.split("\n", 1)[0].endswith(tuple(f"(`{t}`)" for t in registry.TEMPLATE))]
+    for name in registry.published():
         dataset = registry.get(name)
         (section,) = [s for s in sections if s.split("\n", 1)[0].endswith(f"(`{name}`)")]
         heading = section.split("\n", 1)[0]
