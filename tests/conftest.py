@@ -55,3 +55,13 @@ def wordeval_text_build(tmp_path_factory) -> Path:
     from tests.wordeval_helpers import build_tiny_with_text_units
 
     return made_once("wordeval-text", tmp_path_factory, build_tiny_with_text_units)
+
+
+@pytest.fixture(scope="session")
+def wordeval_cases(tmp_path_factory) -> dict:
+    """Every WordEval catalogue case (``cases.build_all()``: ~70 CPU-s), made once per run and shared by the
+    pytest-xdist workers (the catalogue, coverage, gates and oracle tests; ``build_all`` alone memoises per process)."""
+    from benchwright.wordeval.cases import build_all
+    from tests.quality_builds import made_once
+
+    return made_once("wordeval-cases", tmp_path_factory, lambda _: build_all())

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from benchwright.wordeval.cases import build_all, build_case, describe_target, resolve_param
+from benchwright.wordeval.cases import build_case, describe_target, resolve_param
 from benchwright.wordeval.catalogue import SUBSYSTEMS, load_catalogue, validate_catalogue
 
 
@@ -19,8 +19,8 @@ def cat():
 
 
 @pytest.fixture(scope="module")
-def built():
-    return build_all()
+def built(wordeval_cases):
+    return wordeval_cases
 
 
 def test_catalogue_is_valid(cat):

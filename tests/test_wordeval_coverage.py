@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 
 from benchwright.wordeval.basedocs import BASEDOC_DIR, base_document, basedocs_spec
-from benchwright.wordeval.cases import build_all
 from benchwright.wordeval.catalogue import load_catalogue
 
 
 @pytest.fixture(scope="module")
-def built():
-    return build_all()   # memoised per process: shared with the other WordEval tests
+def built(wordeval_cases):
+    return wordeval_cases
 
 
 def _real(name: str) -> bool:

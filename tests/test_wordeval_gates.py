@@ -16,14 +16,13 @@ from benchwright.formats.ooxml import gate_docx
 from benchwright.formats.ooxml import libreoffice
 from benchwright.formats.ooxml.checks import check_package
 from benchwright.formats.ooxml.package import Package
-from benchwright.wordeval.cases import NotApplicable, build_all, build_case
+from benchwright.wordeval.cases import NotApplicable, build_case
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import LIBREOFFICE_LOSSY, LIBREOFFICE_TEST_BASES
 
 
-def _unique_files():
+def _unique_files(built: dict):
     files = {}
-    built = build_all()
     for c in built["atomic"] + built["compositional"]:
         for kind in ("input_docx", "reference_docx"):
             files.setdefault(hashlib.sha256(c[kind]).hexdigest(), (f"{c['case_id']}:{kind}", c[kind]))
@@ -35,8 +34,8 @@ def _gate(item):
     return name, gate_docx(data, name)
 
 
-def test_every_generated_file_passes_the_gates():
-    files = list(_unique_files().values())
+def test_every_generated_file_passes_the_gates(wordeval_cases):
+    files = list(_unique_files(wordeval_cases).values())
     assert len(files) > 400
     with ProcessPoolExecutor(2) as pool:
         results = list(pool.map(_gate, files, chunksize=16))
@@ -58,8 +57,8 @@ def _mutate(data: bytes, name: str, fn) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def good():
-    return build_all()["atomic"][0]["reference_docx"]
+def good(wordeval_cases):
+    return wordeval_cases["atomic"][0]["reference_docx"]
 
 
 def test_gates_catch_schema_order(good):
@@ -69,7 +68,7 @@ def test_gates_catch_schema_order(good):
     assert any(p.startswith("xsd word/document.xml") for p in problems)
 
 
-def test_gates_catch_broken_ids_relationships_and_fields(good):
+def test_gates_catch_broken_ids_relationships_and_fields(good, wordeval_cases):
     bad = _mutate(good, "word/document.xml", lambda b: b.replace(
         b"<w:body>", b'<w:body><w:p><w:bookmarkStart w:id="77" w:name="a"/><w:r><w:fldChar w:fldCharType="begin"/>'
                      b'</w:r><w:r><w:t>x\nnewline</w:t></w:r><w:commentReference w:id="9"/></w:p>', 1))
@@ -82,7 +81,7 @@ def test_gates_catch_broken_ids_relationships_and_fields(good):
                      lambda b: b.replace(b'Target="styles.xml"', b'Target="missing.xml"'))
     assert any("targets missing part" in p for p in gate_docx(no_rel))
     import re
-    link = next(c for c in build_all()["atomic"] if c["unit_id"] == "hyperlink_add")["reference_docx"]
+    link = next(c for c in wordeval_cases["atomic"] if c["unit_id"] == "hyperlink_add")["reference_docx"]
     dangling = _mutate(link, "word/_rels/document.xml.rels",
                        lambda b: re.sub(rb'<Relationship [^>]*TargetMode="External"/>', b"", b))
     assert any("has no relationship" in p for p in gate_docx(dangling))
@@ -91,11 +90,11 @@ def test_gates_catch_broken_ids_relationships_and_fields(good):
     assert any(p.startswith("content types: no content type") for p in gate_docx(no_ct))
 
 
-def test_gates_catch_duplicate_drawing_ids():
+def test_gates_catch_duplicate_drawing_ids(wordeval_cases):
     import copy
     from benchwright.formats.ooxml.ns import qn
     from benchwright.wordeval.docmodel import WordDoc
-    case = next(c for c in build_all()["atomic"] if c["unit_id"] == "picture_add")
+    case = next(c for c in wordeval_cases["atomic"] if c["unit_id"] == "picture_add")
     assert gate_docx(case["reference_docx"]) == []
     wd = WordDoc(case["reference_docx"])
     p = next(d for d in wd.body.iter(qn("wp:docPr"))).getparent()
@@ -109,8 +108,8 @@ needs_lo = pytest.mark.skipif(not libreoffice.available(), reason="LibreOffice (
 
 
 @needs_lo
-def test_libreoffice_opens_a_sample_in_one_batch():
-    files = list(_unique_files().values())
+def test_libreoffice_opens_a_sample_in_one_batch(wordeval_cases):
+    files = list(_unique_files(wordeval_cases).values())
     sample = dict(files[:: max(1, len(files) // 20)][:20])
     sample["not-a-docx"] = b"this is not a document"
     res = libreoffice.libreoffice_gate(sample)

@@ -8,21 +8,21 @@ import pytest
 from benchwright.evaluation.wordeval import evaluate_docx, summarize
 from benchwright.wordeval.oracle import resolve_anchor
 from benchwright.wordeval.snapshot import align, extract_snapshot
-from benchwright.wordeval.cases import build_all, build_case
+from benchwright.wordeval.cases import build_case
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.selftest import char_style_alternative, mutate_untouched, xml_variant
 
 
 # Parametrised from the catalogue (cheap YAML); the cases are built when the first test runs
-# (build_all is memoised per process), never at collection time. Every unit and template must
+# (the session's ``wordeval_cases``), never at collection time. Every unit and template must
 # yield a case.
 CATALOGUE = load_catalogue()
 UNIT_IDS = sorted(CATALOGUE.units)
 TEMPLATE_IDS = sorted(CATALOGUE.templates)
 
 
-def _first_case(unit_id: str) -> dict:
-    case = next((c for c in build_all()["atomic"] if c["unit_id"] == unit_id), None)
+def _first_case(cases: dict, unit_id: str) -> dict:
+    case = next((c for c in cases["atomic"] if c["unit_id"] == unit_id), None)
     assert case is not None, f"unit {unit_id} built no case"
     return case
 
@@ -32,8 +32,8 @@ def _failed(report):
 
 
 @pytest.mark.parametrize("unit_id", UNIT_IDS)
-def test_unit_oracle(unit_id):
-    case = _first_case(unit_id)
+def test_unit_oracle(unit_id, wordeval_cases):
+    case = _first_case(wordeval_cases, unit_id)
     oracle = json.loads(case["oracle"])
     ref = case["reference_docx"]
     # 1. the reference passes
@@ -56,16 +56,16 @@ def test_unit_oracle(unit_id):
         assert rep["passed"], _failed(rep)
 
 
-def test_char_style_alternative_exists_for_effective_units():
+def test_char_style_alternative_exists_for_effective_units(wordeval_cases):
     with_alt = [u for u in CATALOGUE.units.values() if "char_style" in u["alternatives"]]
     assert len(with_alt) >= 6
     for u in with_alt:
-        assert char_style_alternative(_first_case(u["id"])) is not None
+        assert char_style_alternative(_first_case(wordeval_cases, u["id"])) is not None
 
 
 @pytest.mark.parametrize("template_id", TEMPLATE_IDS)
-def test_composition_oracle(template_id):
-    case = next((c for c in build_all()["compositional"] if c["template"] == template_id), None)
+def test_composition_oracle(template_id, wordeval_cases):
+    case = next((c for c in wordeval_cases["compositional"] if c["template"] == template_id), None)
     assert case is not None, f"template {template_id} built no case"
     oracle = json.loads(case["oracle"])
     ref = case["reference_docx"]
