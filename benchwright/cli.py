@@ -20,11 +20,13 @@ from benchwright import registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
+from benchwright.memory import collection_paused
 from benchwright.options import RUNNING_MODES, BuildOptions
 
 
 def cmd_build(args, rest) -> int:
-    from benchwright.build import build, check_target  # Beam and datasets (~3 s): only build and validate need them
+    with collection_paused():
+        from benchwright.build import build, check_target  # Beam and datasets (~3 s): only build and validate need them
 
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
@@ -159,7 +161,8 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    from benchwright.validate import validate_url  # great-expectations and datasets: slow to import
+    with collection_paused():
+        from benchwright.validate import validate_url  # great-expectations and datasets: slow to import
 
     ds = registry.get(_dataset_of(args.path))
     report, where = validate_url(ds, args.path)

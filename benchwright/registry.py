@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from benchwright.errors import BenchwrightError
+from benchwright.memory import collection_paused
 
 # Dataset id -> module defining DATASET. Adding a dataset = one line here (docs/ADDING_A_DATASET.md).
 DATASETS = {
@@ -35,7 +36,8 @@ def get(name: str):
     """The contract (``DATASET``) of dataset ``name``."""
     if name not in DATASETS:
         raise BenchwrightError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
-    return importlib.import_module(DATASETS[name]).DATASET
+    with collection_paused():  # its pipeline's imports: Beam, datasets, the stages' libraries
+        return importlib.import_module(DATASETS[name]).DATASET
 
 
 def settings(name: str) -> type:
@@ -48,7 +50,8 @@ def settings(name: str) -> type:
 def resolve(target: str):
     """``"package.module:attribute"`` -> the attribute (a contract's synth, evaluator, baselines)."""
     module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    with collection_paused():
+        return getattr(importlib.import_module(module), attr)
 
 
 def part(name: str, what: str):

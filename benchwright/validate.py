@@ -25,6 +25,7 @@ from benchwright.croissant import check_croissant
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
+from benchwright.memory import collection_paused
 from benchwright.tables import is_list_like, parquet_leaf_path
 from benchwright.writer import SPLIT_COLUMN, parse_shard_name
 
@@ -141,9 +142,10 @@ def import_expectations() -> None:
     """Import great-expectations (2-3 s), only in the process that validates: a build has its child that
     checks the data do it while the pipeline runs (``check_files``), never the CLI at start-up."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations  # noqa: F401
-    import great_expectations.expectations  # noqa: F401
-    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
+    with collection_paused():
+        import great_expectations  # noqa: F401
+        import great_expectations.expectations  # noqa: F401
+        from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
 
     # great-expectations sets this logger to INFO when imported, and it logs the temporary folder of every
     # ephemeral context it makes ("Created temporary directory ... for ephemeral docs site"): its warnings stay
