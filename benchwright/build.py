@@ -23,7 +23,7 @@ import apache_beam as beam
 import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
-from benchwright import __version__, output_faults, progress, published
+from benchwright import __version__, beam_graph, output_faults, progress, published
 from benchwright.card import card_baselines, render_card
 from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
@@ -34,7 +34,7 @@ from benchwright.forked import ForkedCall, HeldCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
-from benchwright.memory import release_freed_memory
+from benchwright.memory import freeze_long_lived, release_freed_memory
 from benchwright.options import DASK_RUNNER, BuildOptions
 from benchwright.prepared import Prepared, PreparedExports
 from benchwright.source_watch import SourceWatch
@@ -56,6 +56,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     replaced only when it is a build of this dataset, or with ``options.force`` (``check_target``).
     Returns the published folder's URL. Progress goes to stderr (``benchwright.progress``) unless
     ``options.progress`` is off."""
+    freeze_long_lived()  # the modules and earlier builds' survivors: no collection of this build visits them
     display = progress.Progress("auto" if options.progress else "off").prefixed(f"[{dataset.name}]")
     with progress.use(display):
         return _locked_build(dataset, source, options)
@@ -531,6 +532,7 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
 
 def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, options: BuildOptions,
                   channel: str | None) -> tuple[dict[str, int], dict]:
+    beam_graph.apply()  # the graph's repeated introspections done once (Beam 2.77.0 only)
     runner = options.make_runner([source], staging)
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     tracker = progress.attach(pipeline, channel) if channel is not None else None
