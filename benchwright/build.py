@@ -41,10 +41,13 @@ from benchwright.source_watch import SourceWatch
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
-from benchwright.validate import check_data, check_files, import_expectations, validate_build
+from benchwright.validate import check_data, check_files, prepare_expectations, validate_build
 from benchwright.writer import WriteConfig, WriteRejects
 
 log = logging.getLogger(__name__)
+# the builds started in this process: the first one's data checks import great-expectations in their child,
+# the next ones find it imported (prepare_expectations)
+_builds_started: list[str] = []
 
 
 def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | None:
@@ -56,6 +59,9 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     replaced only when it is a build of this dataset, or with ``options.force`` (``check_target``).
     Returns the published folder's URL. Progress goes to stderr (``benchwright.progress``) unless
     ``options.progress`` is off."""
+    if _builds_started:  # a later build in this process: great-expectations imported once, here, not per child
+        prepare_expectations()
+    _builds_started.append(dataset.name)
     freeze_long_lived()  # the modules and earlier builds' survivors: no collection of this build visits them
     display = progress.Progress("auto" if options.progress else "off").prefixed(f"[{dataset.name}]")
     with progress.use(display):
@@ -300,7 +306,7 @@ class Beside:
     @classmethod
     def start(cls, dataset: Dataset, source: str, beside_output: str | None) -> Beside:
         return cls(fingerprint=SourceWatch(dataset, source),
-                   checks=HeldCall(_timed_check_files, dataset, warm_up=import_expectations),
+                   checks=HeldCall(_timed_check_files, dataset, warm_up=prepare_expectations),
                    exports=PreparedExports(dataset, source, beside_output) if dataset.export_conversions() else None)
 
     # what close() removed of the prepared exports (bytes, files): a full disk's line counts it as written
