@@ -61,6 +61,7 @@ import torch
 from torch import nn
 
 from benchwright import strict_json
+from benchwright.torch_determinism import set_deterministic
 from benchwright.errors import RecordError, SourceError
 from benchwright.vlm_unlearning.features import (FEATURE_SOURCE, IMAGE_DIM, TEXT_DIM, image_features,
                                                  text_features)
@@ -114,15 +115,16 @@ def deterministic_torch(seed: int):
     forked child does not have, and its first parallel region then waits for ever (the build computes
     the card's baselines in a forked child of the process that fitted the routing head)."""
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    set_deterministic(True)  # not torch.use_deterministic_algorithms: it imports torch's compiler (~1 s)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             yield
     finally:
         torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(det)
+        set_deterministic(det, warn_only=warn_only)
 
 
 def _balanced_weights(labels: torch.Tensor) -> torch.Tensor:
