@@ -11,7 +11,6 @@ import datetime
 import json
 import logging
 import os
-import posixpath
 import shutil
 import tempfile
 import time
@@ -29,16 +28,17 @@ from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
 from benchwright.diff import file_diff
 from benchwright.errors import BuildError
-from benchwright.files import SOURCE_COMPLETE_MARKER, local_files_under
+from benchwright.files import SOURCE_COMPLETE_MARKER
 from benchwright.forked import ForkedCall, HeldCall
 from benchwright.layout import BUILD_DIR, MANIFEST
-from benchwright.manifest import (described, describe_files, fill_empty_shards, fingerprint_source,
+from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
 from benchwright.memory import freeze_long_lived, release_freed_memory
 from benchwright.options import DASK_RUNNER, BuildOptions
 from benchwright.prepared import Prepared, PreparedExports
 from benchwright.source_watch import SourceWatch
 from benchwright.stage import FILTERED, QUARANTINE
+from benchwright.target import check_target
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
 from benchwright.validate import check_data, check_files, prepare_expectations, validate_build
@@ -70,7 +70,7 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
 
 def _locked_build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | None:
     local_out = published.is_local(options.out)
-    check_target(dataset, options)  # before anything is made: --out a file, a folder that is not a build
+    check_target(dataset.name, options)  # before anything is made: --out a file, a folder that is not a build
     if local_out:
         out = Path(fsspec.core.url_to_fs(options.out)[1]).resolve()
         dataset_url = str(out / dataset.name)
@@ -177,85 +177,6 @@ def _incomplete_default(sources_dir: Path, name: str) -> Path | None:
     """The embedded default source of ``name`` when a build stopped while writing it (no marker)."""
     folder = Path(sources_dir) / f"{name}-default"
     return folder if folder.is_dir() and not (folder / SOURCE_COMPLETE_MARKER).exists() else None
-
-
-def check_target(dataset: Dataset, options: BuildOptions) -> str | None:
-    """Refuse an output the build cannot publish at or must not replace: ``--out`` (or a folder above it)
-    a file, or OUT/<name> holding anything but a build of this dataset and its own files (a user's
-    folder, another dataset's build, a build with files its manifest does not list), unless
-    ``options.force``. Returns why OUT/<name> is not a build of this dataset (what ``--force`` replaces),
-    None when it is one or nothing is there."""
-    if published.is_local(options.out):
-        out = Path(fsspec.core.url_to_fs(options.out)[1]).absolute()
-        for folder in (out, *out.parents):
-            if folder.exists():
-                if not folder.is_dir():
-                    raise BuildError(f"--out {options.out}: {folder} is a file, not a folder; nothing was built")
-                break
-        target = str(out / dataset.name)
-        why = _not_a_local_build(Path(target), dataset.name)
-    else:
-        target = published.join(options.out, dataset.name)
-        why = _not_an_object_build(target, dataset.name)
-    if why and not options.force:
-        raise BuildError(f"{target} {why}, so this build does not replace it and nothing was built: move it "
-                         "away, choose another --out, or pass --force to replace it")
-    return why
-
-
-def _not_a_local_build(folder: Path, name: str) -> str | None:
-    """Why the local ``folder`` is not a build of ``name`` a new one may replace; None when nothing is
-    there, an empty folder (nothing to lose), or a build of it holding only the files its manifest lists
-    and its own views (validation report, screenshots)."""
-    if folder.is_symlink():
-        return f"is a symbolic link (to {os.readlink(folder)}), not a build of {name}"
-    if not folder.exists():
-        return None
-    if not folder.is_dir():
-        return f"is a file, not a build of {name}"
-    files = [rel for rel, _ in local_files_under(str(folder))]
-    if not files:
-        return None
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list):
-        return f"is not a build of {name} (no readable {MANIFEST}; it holds {_some(files)})"
-    if manifest.get("dataset") != name:
-        return f"is a build of {manifest.get('dataset')!r}, not of {name}"
-    listed = {f.get("path") for f in manifest["files"] if isinstance(f, dict)}
-    unlisted = [rel for rel in files if described(rel) and rel not in listed]
-    if unlisted:
-        return f"holds files its manifest does not list ({_some(unlisted)})"
-    return None
-
-
-def _not_an_object_build(url: str, name: str) -> str | None:
-    """``_not_a_local_build`` on object storage: the dataset URL may hold only what builds write there
-    (the root manifest of a build of ``name``, builds/, a build's _staging/ and _failed/ folders)."""
-    fs, path = fsspec.core.url_to_fs(url)
-    fs.invalidate_cache(path)
-    try:
-        entries = fs.ls(path, detail=False)
-    except FileNotFoundError:
-        return None
-    foreign = sorted(rel for rel in (posixpath.relpath(e, path) for e in entries)
-                     if rel not in (BUILD_DIR, published.BUILDS, published.STAGING, published.FAILED))
-    if fs.isdir(posixpath.join(path, BUILD_DIR)):
-        foreign += sorted(rel for rel in (posixpath.relpath(e, path) for e in fs.ls(posixpath.join(path, BUILD_DIR),
-                                                                                     detail=False))
-                          if rel != MANIFEST)
-    manifest = published.committed_manifest(url)
-    if manifest is not None and manifest.get("dataset") != name:
-        return f"is a build of {manifest.get('dataset')!r}, not of {name}"
-    if foreign:
-        return f"holds objects that are not a build's of {name} ({_some(foreign)})"
-    return None
-
-
-def _some(paths: list[str], shown: int = 3) -> str:
-    return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 def _build(dataset: Dataset, source: str | None, options: BuildOptions, local_out: bool, dataset_url: str,
@@ -367,7 +288,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
         staging.mkdir(parents=True, exist_ok=True)
         finalize(dataset, source, staging, counters, options, timings, previous, beside, execution)
         # checked again: a folder may have been made there while the build ran
-        _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset, options)))
+        _progress(options, replacing(dataset, dataset_url, staging, check_target(dataset.name, options)))
         publish(staging, Path(dataset_url))
         _progress(options, f"[{dataset.name}] published {dataset_url}")
         return dataset_url
@@ -385,7 +306,7 @@ def _run_and_publish(dataset: Dataset, source: str, options: BuildOptions, local
                 if (staging / BUILD_DIR).is_dir():
                     fs.put(str(staging / BUILD_DIR), path + "/", recursive=True)
                 raise BuildError(f"{err}\n  (the failed build's {BUILD_DIR}/ is kept at {kept})") from None
-            foreign = check_target(dataset, options)
+            foreign = check_target(dataset.name, options)
             _progress(options, replacing(dataset, dataset_url, staging, foreign))
             target = published.commit(staging, dataset_url, staging_url, mirrored, confirm_lock)
             if foreign:  # what --force replaces goes once this build is committed

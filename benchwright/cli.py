@@ -25,14 +25,12 @@ from benchwright.options import RUNNING_MODES, BuildOptions
 
 
 def cmd_build(args, rest) -> int:
-    with collection_paused():
-        from benchwright.build import build, check_target  # Beam and datasets (~3 s): only build and validate need them
+    from benchwright.target import check_target
 
     names = list(registry.names()) if args.dataset == "all" else [args.dataset]
     if args.source and len(names) > 1:
         raise BenchwrightError("--source names one dataset's input; build datasets one at a time with it")
     given, rest = dataset_settings(args, names, rest)
-    datasets = [registry.get(name).configured(**given[name]) for name in names]
     options = BuildOptions(out=args.out, runner=args.runner, running_mode=args.running_mode,
                            num_workers=args.workers, max_bad_fraction=args.max_bad_fraction,
                            drift_blocking=tuple(p for v in args.drift_blocking or () for p in v.split(",") if p),
@@ -40,8 +38,12 @@ def cmd_build(args, rest) -> int:
                            beam_args=beam_args(args, rest), force=args.force, progress=not args.quiet,
                            dask_address=args.dask_address)
     _check_dask_options(args, options)
-    for dataset in datasets:  # every output is checked before anything is built
-        check_target(dataset, options)
+    for name in names:  # every output is checked before anything is built or imported
+        check_target(name, options)
+    with collection_paused():
+        from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
+
+    datasets = [registry.get(name).configured(**given[name]) for name in names]
     with _dask_cluster(args, options):
         for dataset in datasets:
             final = build(dataset, args.source, options)
@@ -121,8 +123,8 @@ def beam_args(args, rest: list[str]) -> list[str]:
     if overridden:
         args.parser.error(f"{overridden[0]} is set with benchwright's own {overridden[1]} (given to Beam as well, "
                           "it would be overridden)")
-    try:
-        unknown = not_beam_options(rest, args.runner)
+    try:  # (Beam's options are read only when there is something to look up: importing Beam takes ~3 s)
+        unknown = not_beam_options(rest, args.runner) if rest else []
     except argparse.ArgumentError as err:
         args.parser.error(str(err))
     if unknown:

@@ -14,3 +14,9 @@ CARD_HTML = f"{BUILD_DIR}/card.html"
 CROISSANT = "croissant.json"
 # views of the build made after it (benchwright screenshot): not part of it, never in its manifest
 SCREENSHOTS_DIR = f"{BUILD_DIR}/screenshots"
+
+
+def described(rel: str) -> bool:
+    """Whether the manifest lists the build's file at ``rel``: all but the manifest itself, the
+    validation output and the screenshots (views of the build made after it, ``benchwright screenshot``)."""
+    return not (rel == MANIFEST or rel.startswith((f"{VALIDATION_DIR}/", f"{SCREENSHOTS_DIR}/")))

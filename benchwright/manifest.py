@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from benchwright.errors import BuildError
 from benchwright.files import local_files_under
 from benchwright.hashing import sha256_files
-from benchwright.layout import BUILD_DIR, MANIFEST, SCREENSHOTS_DIR
+from benchwright.layout import BUILD_DIR, described
 from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.strict_json import json_lines
 from benchwright.writer import parse_shard_name, shard_file_name, write_parquet
@@ -121,12 +121,6 @@ def _count_by(rows: list[dict], key: str) -> dict[str, int]:
     for r in rows:
         out[r[key]] = out.get(r[key], 0) + r["count"]
     return dict(sorted(out.items()))
-
-
-def described(rel: str) -> bool:
-    """Whether the manifest lists the build's file at ``rel``: all but the manifest itself, the
-    validation output and the screenshots (views of the build made after it, ``benchwright screenshot``)."""
-    return not (rel == MANIFEST or rel.startswith((f"{BUILD_DIR}/validation/", f"{SCREENSHOTS_DIR}/")))
 
 
 def describe_files(root: Path) -> list[dict]:

@@ -100,6 +100,8 @@ def test_out_naming_a_file_is_one_line(tmp_path):
         assert lines(done.stderr) == [f"benchwright: error: --out {out}: {target} is a file, not a folder; "
                                       "nothing was built"]
     assert target.read_text() == "not a folder\n"
+    # a refused output is refused before Beam, datasets or torch is imported (~3 s a refusal otherwise)
+    assert set(imported_heavy("build", "all", "--out", str(target))) <= {"fsspec"}
 
 
 # -- issue 23.2: no silent typo ---------------------------------------------------------------------

@@ -296,11 +296,12 @@ def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoi
     assert cli_main(["validate", url]) == 0
     # a build of it is replaced without --force, saying what it replaces: the line a rebuild prints, of the
     # same build mirrored as its staging (a third build through the CLI would test nothing more, at 30 CPU-s)
-    from benchwright.build import check_target, replacing
+    from benchwright.build import replacing
+    from benchwright.target import check_target
     from benchwright.options import BuildOptions
 
     dataset = registry.get("vlm_unlearning")
-    assert check_target(dataset, BuildOptions(out=out, progress=False)) is None
+    assert check_target(dataset.name, BuildOptions(out=out, progress=False)) is None
     published.mirror(published.committed(url)[1], tmp_path / "again")  # the committed build, not the dataset URL's root
     line = replacing(dataset, url, tmp_path / "again", None)
     assert re.fullmatch(r"\[vlm_unlearning\] replacing the build of \d{4}-\d\d-\d\d \d\d:\d\d UTC, [\d,]+ rows; diff: "

@@ -91,7 +91,9 @@ def test_memory_and_time_limits_stop_a_huge_document(case):
         assert rep["passed"] is False and rep["rejected"] == "exceeded the CPU time limit (0.5 s of CPU time)"
         used = rep["evaluation"]
         assert used["cpu_limit_s"] == 0.5 and used["wall_limit_s"] == ev.MIN_WALL_LIMIT_S
-        assert 0.5 <= used["cpu_s"] < 5 and used["wall_s"] >= used["cpu_s"] * 0.9
+        # ITIMER_PROF fires on the kernel's tick accounting and getrusage reads the scheduler's: they can
+        # differ by a few 10 ms ticks (0.494 s was seen under load), so the floor has a 5-tick margin
+        assert 0.45 <= used["cpu_s"] < 5 and used["wall_s"] >= used["cpu_s"] * 0.9
 
 
 def _cpu_ticks(pid: int) -> int:
