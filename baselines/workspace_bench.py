@@ -20,6 +20,7 @@ file the build has no row for counts as not found (and is counted).
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -98,15 +99,22 @@ class BM25Ranker:
         return every[[position[i] for i in file_ids]]
 
 
+@functools.lru_cache(maxsize=1)
+def wordllama_model():
+    """WordLlama's packaged model, loaded once per process (its tables, twice per build otherwise: one ranker per
+    corpus); embedding reads it, nothing changes it."""
+    import wordllama
+    from wordllama import WordLlama
+
+    # the wheel ships its weights; its default loader looks elsewhere and would try to download
+    return WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+
+
 class DenseRanker:
     name = "dense"
 
     def __init__(self):
-        import wordllama
-        from wordllama import WordLlama
-
-        # the wheel ships its weights; its default loader looks elsewhere and would try to download
-        self._model = WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+        self._model = wordllama_model()
         self._vectors: dict[str, np.ndarray] = {}
 
     def _embed(self, texts: list[str]) -> np.ndarray:

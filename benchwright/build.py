@@ -22,7 +22,7 @@ import apache_beam as beam
 import fsspec
 from apache_beam.metrics.metric import MetricsFilter
 
-from benchwright import __version__, output_faults, progress, published
+from benchwright import __version__, beam_graph, output_faults, progress, published
 from benchwright.card import card_baselines, render_card
 from benchwright.croissant import write_croissant
 from benchwright.dataset import Dataset
@@ -33,7 +33,7 @@ from benchwright.forked import ForkedCall, HeldCall
 from benchwright.layout import BUILD_DIR, MANIFEST
 from benchwright.manifest import (describe_files, fill_empty_shards, fingerprint_source,
                                   package_versions, reconcile, write_json)
-from benchwright.memory import release_freed_memory
+from benchwright.memory import freeze_long_lived, release_freed_memory
 from benchwright.options import DASK_RUNNER, BuildOptions
 from benchwright.prepared import Prepared, PreparedExports
 from benchwright.source_watch import SourceWatch
@@ -41,10 +41,13 @@ from benchwright.stage import FILTERED, QUARANTINE
 from benchwright.target import check_target
 from benchwright.drift import DRIFT, compute_drift
 from benchwright.statistics import dump_json, write_statistics
-from benchwright.validate import check_data, check_files, import_expectations, validate_build
+from benchwright.validate import check_data, check_files, prepare_expectations, validate_build
 from benchwright.writer import WriteConfig, WriteRejects
 
 log = logging.getLogger(__name__)
+# the builds started in this process: the first one's data checks import great-expectations in their child,
+# the next ones find it imported (prepare_expectations)
+_builds_started: list[str] = []
 
 
 def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | None:
@@ -56,6 +59,10 @@ def build(dataset: Dataset, source: str | None, options: BuildOptions) -> str | 
     replaced only when it is a build of this dataset, or with ``options.force`` (``check_target``).
     Returns the published folder's URL. Progress goes to stderr (``benchwright.progress``) unless
     ``options.progress`` is off."""
+    if _builds_started:  # a later build in this process: great-expectations imported once, here, not per child
+        prepare_expectations()
+    _builds_started.append(dataset.name)
+    freeze_long_lived()  # the modules and earlier builds' survivors: no collection of this build visits them
     display = progress.Progress("auto" if options.progress else "off").prefixed(f"[{dataset.name}]")
     with progress.use(display):
         return _locked_build(dataset, source, options)
@@ -220,7 +227,7 @@ class Beside:
     @classmethod
     def start(cls, dataset: Dataset, source: str, beside_output: str | None) -> Beside:
         return cls(fingerprint=SourceWatch(dataset, source),
-                   checks=HeldCall(_timed_check_files, dataset, warm_up=import_expectations),
+                   checks=HeldCall(_timed_check_files, dataset, warm_up=prepare_expectations),
                    exports=PreparedExports(dataset, source, beside_output) if dataset.export_conversions() else None)
 
     # what close() removed of the prepared exports (bytes, files): a full disk's line counts it as written
@@ -452,6 +459,7 @@ def run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | No
 
 def _run_pipeline(dataset: Dataset, source: str, staging: str, previous: str | None, options: BuildOptions,
                   channel: str | None) -> tuple[dict[str, int], dict]:
+    beam_graph.apply()  # the graph's repeated introspections done once (Beam 2.77.0 only)
     runner = options.make_runner([source], staging)
     pipeline = beam.Pipeline(runner=runner, options=options.pipeline_options())
     tracker = progress.attach(pipeline, channel) if channel is not None else None

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from benchwright.croissant import croissant_section
 from benchwright.layout import CARD_HTML
+from benchwright.memory import collection_paused
 from benchwright.report import page_template
 from benchwright.writer import parse_shard_name
 
@@ -301,10 +302,11 @@ FIGURES_DIR = "_build/figures"
 
 def pyplot():
     """matplotlib's pyplot on the Agg backend (no display; imported only when a card draws)."""
-    import matplotlib  # ~1 s to import: only a card that draws pays it
+    with collection_paused():
+        import matplotlib  # ~1 s to import: only a card that draws pays it
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
     return plt
 

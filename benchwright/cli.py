@@ -20,6 +20,7 @@ from benchwright import registry
 from benchwright.arguments import ArgumentParser, option_strings, unrecognized
 from benchwright.errors import BenchwrightError
 from benchwright.layout import CARD_HTML, DRIFT, MANIFEST, QUARANTINE_DIR, STATISTICS, VALIDATION_DIR
+from benchwright.memory import collection_paused
 from benchwright.options import RUNNING_MODES, BuildOptions
 
 
@@ -39,7 +40,8 @@ def cmd_build(args, rest) -> int:
     _check_dask_options(args, options)
     for name in names:  # every output is checked before anything is built or imported
         check_target(name, options)
-    from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
+    with collection_paused():
+        from benchwright.build import build  # Beam and datasets (~3 s): only build and validate need them
 
     datasets = [registry.get(name).configured(**given[name]) for name in names]
     with _dask_cluster(args, options):
@@ -170,7 +172,8 @@ def cmd_synth(args, _) -> int:
 
 
 def cmd_validate(args, _) -> int:
-    from benchwright.validate import validate_url  # great-expectations and datasets: slow to import
+    with collection_paused():
+        from benchwright.validate import validate_url  # great-expectations and datasets: slow to import
 
     ds = registry.get(_dataset_of(args.path))
     report, where = validate_url(ds, args.path)

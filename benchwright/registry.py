@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 
 from benchwright.errors import BenchwrightError
+from benchwright.memory import collection_paused
 
 # Dataset id -> module defining DATASET. Adding a dataset = one line here (docs/ADDING_A_DATASET.md).
 DATASETS = {
@@ -51,7 +52,8 @@ def module(name: str) -> str:
 
 def get(name: str):
     """The contract (``DATASET``) of dataset ``name``."""
-    return importlib.import_module(module(name)).DATASET
+    with collection_paused():  # its pipeline's imports: Beam, datasets, the stages' libraries
+        return importlib.import_module(module(name)).DATASET
 
 
 def settings(name: str) -> type:
@@ -64,7 +66,8 @@ def settings(name: str) -> type:
 def resolve(target: str):
     """``"package.module:attribute"`` -> the attribute (a contract's synth, evaluator, baselines)."""
     module, attr = target.split(":")
-    return getattr(importlib.import_module(module), attr)
+    with collection_paused():
+        return getattr(importlib.import_module(module), attr)
 
 
 def part(name: str, what: str):

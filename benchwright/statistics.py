@@ -39,6 +39,7 @@ A column ``path`` is the column name; a struct field adds ``.field`` and a list'
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -145,15 +146,18 @@ def _split_statistics(fs, files: list[str], features, id_column: str | None, dec
 
     image_columns = [name for name, f in features.items() if isinstance(f, Image)]
     plain = [name for name in features if name not in image_columns]
-    present = set(pq.read_schema(files[0], filesystem=fs).names) if files else set(plain)
-    rows = sum(pq.ParquetFile(f, filesystem=fs).metadata.num_rows for f in files)
-    columns: dict[str, dict] = {}
-    for name in (n for n in plain if n in present):
-        # one column of the split in memory at a time (the driver's peak is the widest column, not the table)
-        chunks = [pq.read_table(f, columns=[name], filesystem=fs).column(name) for f in files]
-        arr = (pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type) if chunks
-               else features.arrow_schema.empty_table().column(name))
-        _describe(columns, name, arr.combine_chunks(), features[name])
+    with contextlib.ExitStack() as opened:
+        # each file opened once for the split: its footer read once, not once per column
+        parquets = [pq.ParquetFile(opened.enter_context(fs.open(f, "rb"))) for f in files]
+        present = set(parquets[0].schema_arrow.names) if parquets else set(plain)
+        rows = sum(parquet.metadata.num_rows for parquet in parquets)
+        columns: dict[str, dict] = {}
+        for name in (n for n in plain if n in present):
+            # one column of the split in memory at a time (the driver's peak is the widest column, not the table)
+            chunks = [parquet.read(columns=[name]).column(name) for parquet in parquets]
+            arr = (pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type) if chunks
+                   else features.arrow_schema.empty_table().column(name))
+            _describe(columns, name, arr.combine_chunks(), features[name])
     for name in image_columns:
         columns[name] = _image_statistics(fs, files, name, id_column, decode_images)
     return {"rows": rows, "columns": dict(sorted(columns.items()))}

@@ -25,6 +25,7 @@ from benchwright.croissant import check_croissant
 from benchwright.errors import BenchwrightError
 from benchwright.layout import MANIFEST, VALIDATION_DIR
 from benchwright.manifest import describe_files, reconcile
+from benchwright.memory import collection_paused
 from benchwright.tables import is_list_like, parquet_leaf_path
 from benchwright.writer import SPLIT_COLUMN, parse_shard_name
 
@@ -141,13 +142,23 @@ def import_expectations() -> None:
     """Import great-expectations (2-3 s), only in the process that validates: a build has its child that
     checks the data do it while the pipeline runs (``check_files``), never the CLI at start-up."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations  # noqa: F401
-    import great_expectations.expectations  # noqa: F401
-    from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
+    with collection_paused():
+        import great_expectations  # noqa: F401
+        import great_expectations.expectations  # noqa: F401
+        from great_expectations.data_context.types.base import ProgressBarsConfig  # noqa: F401
 
     # great-expectations sets this logger to INFO when imported, and it logs the temporary folder of every
     # ephemeral context it makes ("Created temporary directory ... for ephemeral docs site"): its warnings stay
     logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.WARNING)
+
+
+def prepare_expectations() -> None:
+    """``import_expectations`` and this process's ephemeral context (``_pandas_source``): what a build's
+    child that checks the data does while the pipeline runs, and what a later build in the same process (a
+    test worker's) does once in the process itself, so that its children inherit them."""
+    import_expectations()
+    with collection_paused():
+        _pandas_source()
 
 
 def run_expectations(dataset, root: Path) -> list[dict]:
@@ -157,13 +168,11 @@ def run_expectations(dataset, root: Path) -> list[dict]:
     import_expectations()
     import great_expectations as gx
     import great_expectations.expectations as gxe
-    from great_expectations.data_context.types.base import ProgressBarsConfig
+    from great_expectations.core.result_format import ResultFormat
 
     own = dataset.expectation_suites()
     suites = {config: exps + list(own.get(config, [])) for config, exps in derived_expectations(dataset).items()}
-    context = gx.get_context(mode="ephemeral")
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_pandas(dataset.name)
+    source = _pandas_source()
     results = []
     for config, expectations in sorted(suites.items()):
         files = sorted((root / config).glob("*.parquet"))
@@ -176,13 +185,14 @@ def run_expectations(dataset, root: Path) -> list[dict]:
                             "detail": "no rows: the source has none (an optional config)" if optional else
                             "no Parquet files"})
             continue
-        suite = context.suites.add(gx.ExpectationSuite(name=f"{dataset.name}.{config}"))
-        for class_name, kwargs in expectations:
-            suite.add_expectation(getattr(gxe, class_name)(**kwargs))
-        batch = source.add_dataframe_asset(config).add_batch_definition_whole_dataframe("all")
-        definition = context.validation_definitions.add(
-            gx.ValidationDefinition(name=f"{dataset.name}.{config}", data=batch, suite=suite))
-        outcome = definition.run(batch_parameters={"dataframe": frame})
+        # The suite is validated on the batch as it is: not saved to the context's stores, nor wrapped in a
+        # saved ValidationDefinition (their serialisation cost more than the checks of a small build).
+        suite = gx.ExpectationSuite(name=f"{dataset.name}.{config}",
+                                    expectations=[getattr(gxe, name)(**kwargs) for name, kwargs in expectations])
+        asset = source.add_dataframe_asset(f"{dataset.name}.{config}.{len(source.assets)}")
+        batch = asset.add_batch_definition_whole_dataframe("all").get_batch(batch_parameters={"dataframe": frame})
+        outcome = batch.validate(suite, result_format=ResultFormat.SUMMARY)
+        source.delete_asset(asset.name)
         for r in outcome.to_json_dict()["results"]:
             cfg = r["expectation_config"]
             kwargs = {k: v for k, v in cfg["kwargs"].items() if k != "batch_id"}
@@ -192,6 +202,22 @@ def run_expectations(dataset, root: Path) -> list[dict]:
             results.append({"check": f"{config}: {cfg['type']}({_short(kwargs)})", "ok": bool(r["success"]),
                             "config": config, "detail": json.dumps(detail, default=str)})
     return results
+
+
+_CONTEXT: list = []  # this process's ephemeral great-expectations context and its pandas data source
+
+
+def _pandas_source():
+    """A pandas data source of an ephemeral great-expectations context, made once per process (a context
+    makes its stores and temporary docs folder: made per build, it cost more than a small build's checks)."""
+    if not _CONTEXT:
+        import great_expectations as gx
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        context = gx.get_context(mode="ephemeral")
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        _CONTEXT.append(context.data_sources.add_pandas("benchwright"))
+    return _CONTEXT[0]
 
 
 def check_references(dataset, root: Path) -> list[dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,8 @@ from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning.routing import random_route, route_size
 from benchwright.vlm_unlearning.views import IMAGE_ONLY_PROMPT, render_text
 from tests.builds import build_dataset
+
+REPO = Path(__file__).resolve().parents[1]
 
 TRAIN_HEAD, TEST_HEAD = 24, 12
 DUPLICATE_ID = "Ads_303871"  # the real train file holds this id twice (two different records)
@@ -107,6 +111,19 @@ def test_the_card_and_its_baselines_are_computed_beside_the_checks(real):
                                                "render": "figstep", "routing_seed": 0}
     card = (real["built"] / "README.md").read_text()
     assert "| multimodal | gradient ascent |" in card and (real["built"] / "_build" / "figures").is_dir()
+
+
+def test_the_table_checks_pass_without_importing_torch(real):
+    """The routing configs' checks recount the routes (benchwright.vlm_unlearning.routes) without torch, whose
+    import (~1 s) only the scores need: ``benchwright validate`` of a build never pays it."""
+    code = ("import json, sys\n"
+            "from benchwright.validation.vlm_unlearning import table_checks\n"
+            f"results = table_checks({str(real['built'])!r})\n"
+            "print(json.dumps({'torch': 'torch' in sys.modules, 'failed': [r for r in results if not r['ok']],"
+            " 'routing': sum('text-only' in r['check'] for r in results)}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"torch": False, "failed": [], "routing": 6}
 
 
 def test_counts_reconcile_per_record_and_per_pair(real):

@@ -11,7 +11,7 @@ def table_checks(root: Path) -> list[dict]:
     examples, its text-only share is its gamma's; records list exactly the published examples; the
     image-only renders regenerate byte for byte from their stored parameters (a sample)."""
     from benchwright.loaders.vlm_unlearning import load
-    from benchwright.vlm_unlearning.routing import route_size
+    from benchwright.vlm_unlearning.routes import route_size  # not routing: its scores need torch
     from benchwright.vlm_unlearning.views import render_text
 
     results = []

@@ -273,11 +273,13 @@ def _fit(train: dict, epochs: int, seed: int, cfg: dict, progress=None) -> dict:
     segments; without them the network memorises each segment's camera).
 
     Determinism: ``torch.manual_seed(seed)``, a seeded shuffling / noise generator,
-    ``torch.use_deterministic_algorithms(True)``.
+    deterministic algorithms (``benchwright.torch_determinism``: the flag without torch's compiler).
     """
+    from benchwright.torch_determinism import set_deterministic  # imports torch: only a head that trains
+
     torch = _torch()
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True)
+    set_deterministic(True)
     priors = class_priors(train)
     context = cfg.get("context", "image")
     mean, std, t = _training_tensors(priors, train, context)

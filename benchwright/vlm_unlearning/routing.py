@@ -54,7 +54,6 @@ import contextlib
 import csv
 import io
 import math
-from decimal import ROUND_HALF_UP, Decimal
 
 import fsspec
 import numpy as np
@@ -62,10 +61,11 @@ import torch
 from torch import nn
 
 from benchwright import strict_json
+from benchwright.torch_determinism import set_deterministic
 from benchwright.errors import RecordError, SourceError
-from benchwright.hashing import stable_hash64
 from benchwright.vlm_unlearning.features import (FEATURE_SOURCE, IMAGE_DIM, TEXT_DIM, image_features,
                                                  text_features)
+from benchwright.vlm_unlearning.routes import random_route, route, route_size  # re-exported
 
 __all__ = ["GAMMAS", "ROLES", "COMPLY_MARGIN", "FusionHead", "deterministic_torch", "fit_head",
            "gradient_share", "visual_pressure", "pressure_from_features", "read_scores", "route", "random_route", "route_size"]
@@ -115,15 +115,16 @@ def deterministic_torch(seed: int):
     forked child does not have, and its first parallel region then waits for ever (the build computes
     the card's baselines in a forked child of the process that fitted the routing head)."""
     threads, det = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    set_deterministic(True)  # not torch.use_deterministic_algorithms: it imports torch's compiler (~1 s)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             yield
     finally:
         torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(det)
+        set_deterministic(det, warn_only=warn_only)
 
 
 def _balanced_weights(labels: torch.Tensor) -> torch.Tensor:
@@ -295,33 +296,3 @@ def read_scores(url: str) -> dict[str, float]:
     if not scores:
         raise SourceError(f"{url}: no scores")
     return scores
-
-
-# --------------------------------------------------------------------------- routes
-
-
-def route_size(n: int, gamma: float) -> int:
-    """How many of ``n`` forget examples go to text-only at ``gamma``: gamma * n rounded half up."""
-    if not 0.0 <= gamma <= 1.0:
-        raise ValueError(f"gamma must be in [0, 1], got {gamma}")
-    return int((Decimal(repr(gamma)) * n).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-
-
-def route(scores: dict[str, float], gamma: float, seed: int | None = None) -> tuple[list[str], list[str]]:
-    """ModRoute: the ``route_size(n, gamma)`` highest visual-pressure examples go text-only, the rest
-    stay multimodal. Ties are broken by ``example_id`` (so ``seed`` never changes the result; it is
-    accepted so ``route`` and ``random_route`` are called alike). Both lists sorted by example_id."""
-    del seed
-    order = sorted(scores, key=lambda eid: (-scores[eid], eid))
-    k = route_size(len(order), gamma)
-    return sorted(order[:k]), sorted(order[k:])
-
-
-def random_route(ids, k: int, seed: int) -> tuple[list[str], list[str]]:
-    """The random-switching baseline: ``k`` of ``ids`` go text-only, chosen by a seeded stable hash of
-    each id (the same choice whatever the order of ``ids``, on every machine)."""
-    ids = sorted(set(ids))
-    if not 0 <= k <= len(ids):
-        raise ValueError(f"k must be in [0, {len(ids)}], got {k}")
-    order = sorted(ids, key=lambda eid: (stable_hash64(f"random-route:{seed}:{eid}"), eid))
-    return sorted(order[:k]), sorted(order[k:])

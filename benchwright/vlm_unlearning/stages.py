@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 
 from benchwright.errors import RecordError
+from benchwright.memory import collection_paused
 from benchwright.records import SPLIT_COLUMN, Reject
 from benchwright.schemas import vlm_unlearning as schema
 from benchwright.vlm_unlearning import records as rec
@@ -132,7 +133,8 @@ def score_examples(examples: list[dict], scores_url: str | None, seed: int) -> d
     """The global routing step: scores for the forget examples (the built-in scorer fitted on every
     training example, from the features ``build_views`` put in its "score" items, or a supplied file)
     and each config's routed ids."""
-    from benchwright.vlm_unlearning import routing
+    with collection_paused():  # torch
+        from benchwright.vlm_unlearning import routing
 
     forget = sorted(e["example_id"] for e in examples if e["role"] == "forget")
     if scores_url:

@@ -8,6 +8,7 @@ import fsspec
 import numpy as np
 
 from benchwright.formats import geometry
+from benchwright.memory import collection_paused
 from benchwright.wildbox.segments import RawSegment
 
 # Ground plane (geometry.ground_plane, deterministic RANSAC + least squares) on the segment's
@@ -63,7 +64,8 @@ def point_cloud_measures(seg: RawSegment, keep: np.ndarray) -> tuple[np.ndarray,
         return counts, offsets, None
     if seg.point_cloud_problem:  # a cloud the source does not hold (a symlink out of it) is not read
         return counts, offsets, seg.point_cloud_problem
-    import open3d as o3d  # ~2 s to import: only segments with a point cloud need it
+    with collection_paused():
+        import open3d as o3d  # ~2 s to import: only segments with a point cloud need it
 
     # A cloud that cannot be read is no cloud (-1, NaN: the labels' "not measured"), said so by the caller;
     # Open3D itself only warns and returns an empty cloud, which would count 0 points in every box.

@@ -1,0 +1,89 @@
+"""benchwright/torch_determinism.py: torch's deterministic-algorithms flag set without importing its compiler.
+
+On the installed torch (2.13.0, whose use_deterministic_algorithms it fingerprints) the flag is set without
+torch._inductor, and it is enforced: an operation with no deterministic implementation raises, and runs again
+once the flag is off. On another torch, or another source, the upstream function is called (a log line says
+so). The routing head's context restores the caller's setting.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PROBE = r'''
+import json, logging, sys
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+import torch
+from benchwright import torch_determinism
+if sys.argv[1] == "changed":
+    torch_determinism.UPSTREAM = "0" * 16
+
+def put():
+    try:
+        torch.zeros(3).put_(torch.tensor([0]), torch.tensor([1.0]))
+        return "ran"
+    except RuntimeError as err:
+        return "raised" if "does not have a deterministic implementation" in str(err) else str(err)
+
+torch_determinism.set_deterministic(True)
+on = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put(),
+      "compiler": "torch._inductor.config" in sys.modules}
+torch_determinism.set_deterministic(True, warn_only=True)
+warned = {"warn_only": torch.is_deterministic_algorithms_warn_only_enabled()}
+torch_determinism.set_deterministic(False)
+off = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put()}
+print(json.dumps({"on": on, "warned": warned, "off": off}))
+'''
+
+
+def probe(mode: str) -> tuple[dict, str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, mode], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def test_the_flag_is_enforced_without_the_compiler_on_the_installed_torch():
+    from benchwright import torch_determinism
+
+    assert torch_determinism.refused() is None, "re-check docs/upstream/fixed-costs.md against this torch"
+    got, told = probe("installed")
+    assert got == {"on": {"enabled": True, "put_": "raised", "compiler": False}, "warned": {"warn_only": True},
+                   "off": {"enabled": False, "put_": "ran"}}
+    assert "benchwright.torch_determinism" not in told
+
+
+def test_another_torch_gets_the_upstream_function_and_a_log_line():
+    got, told = probe("changed")
+    assert got["on"] == {"enabled": True, "put_": "raised", "compiler": True} and got["off"]["put_"] == "ran"
+    lines = [line for line in told.splitlines() if line.startswith("benchwright.torch_determinism:")]
+    assert len(lines) == 1 and "use_deterministic_algorithms differs" in lines[0]
+
+
+@pytest.mark.parametrize("version, digest, named", [("2.14.0", None, "torch 2.14.0 is not 2.13.0"),
+                                                    ("2.13.0+cpu", "0" * 16, "differs")])
+def test_refused(version, digest, named):
+    from benchwright import torch_determinism
+
+    assert named in torch_determinism.refused(version, digest)
+
+
+def test_the_routing_context_restores_the_callers_setting():
+    import torch
+
+    from benchwright.vlm_unlearning.routing import deterministic_torch
+
+    before = torch.are_deterministic_algorithms_enabled()
+    try:
+        for outside in (False, True):
+            torch.use_deterministic_algorithms(outside)
+            with deterministic_torch(0):
+                assert torch.are_deterministic_algorithms_enabled()
+            assert torch.are_deterministic_algorithms_enabled() is outside
+    finally:
+        torch.use_deterministic_algorithms(before)
