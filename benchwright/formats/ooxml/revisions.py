@@ -58,29 +58,30 @@ def delete_runs(runs: list, rid: int, author: str):
 def set_run_property_tracked(r, rid: int, author: str, locus: str, kind: str, value, also=None) -> None:
     """Set a run property (an accessor locus below the run) with the run's properties before the change
     recorded in a ``w:rPrChange``."""
-    rpr = get_or_add(r, "w:rPr")
-    old = [copy.deepcopy(c) for c in rpr if c.tag != qn("w:rPrChange")]
-    change = revision("w:rPrChange", rid, author)
-    inner = w_el("w:rPr")
-    for c in old:
-        inner.append(c)
-    change.append(inner)
-    set_locus(r, locus, kind, value, also)
-    insert_child(rpr, change)
+    _set_property_tracked(r, "w:rPr", "w:rPrChange", ("w:rPrChange",), rid, author, locus, kind, value, also)
 
 
 def set_paragraph_property_tracked(p, rid: int, author: str, locus: str, kind: str, value, also=None) -> None:
     """Set a paragraph property with the paragraph's properties before the change (less its mark's run
     properties and section) recorded in a ``w:pPrChange``."""
-    ppr = get_or_add(p, "w:pPr")
-    old = [copy.deepcopy(c) for c in ppr if c.tag not in (qn("w:rPr"), qn("w:sectPr"), qn("w:pPrChange"))]
-    change = revision("w:pPrChange", rid, author)
-    inner = w_el("w:pPr")
+    _set_property_tracked(p, "w:pPr", "w:pPrChange", ("w:rPr", "w:sectPr", "w:pPrChange"), rid, author, locus, kind,
+                          value, also)
+
+
+def _set_property_tracked(element, properties: str, change_tag: str, not_recorded: tuple[str, ...], rid: int,
+                          author: str, locus: str, kind: str, value, also) -> None:
+    """Set a property of ``element`` (a run or a paragraph) and record its ``properties`` before the change,
+    less the children ``not_recorded``, in a ``change_tag`` revision inside them."""
+    props = get_or_add(element, properties)
+    skipped = {qn(tag) for tag in not_recorded}
+    old = [copy.deepcopy(c) for c in props if c.tag not in skipped]
+    change = revision(change_tag, rid, author)
+    inner = w_el(properties)
     for c in old:
         inner.append(c)
     change.append(inner)
-    set_locus(p, locus, kind, value, also)
-    insert_child(ppr, change)
+    set_locus(element, locus, kind, value, also)
+    insert_child(props, change)
 
 
 def inserted_paragraph(run, rid: int, author: str):
