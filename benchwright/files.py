@@ -5,6 +5,7 @@ import os
 import posixpath
 import stat
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import fsspec
 
@@ -19,6 +20,16 @@ SOURCE_COMPLETE_MARKER = ".complete"
 # the hub client's bookkeeping in a folder it downloaded into (``local_dir``): rewritten without any
 # change of the data, so not input
 HUB_DOWNLOAD_CACHE = ".cache/huggingface/"
+
+
+def synthetic_source_folder(out_dir, scale: str, scales) -> Path:
+    """The folder a synthetic source of ``scale`` (one of ``scales``) is written to: refused unless absent or empty."""
+    if scale not in scales:
+        raise BenchwrightError(f"unknown scale {scale!r}; one of {', '.join(scales)}")
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()):
+        raise BenchwrightError(f"{out} is not empty")
+    return out
 
 
 def list_files(source: str) -> list[str]:

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from benchwright.errors import BenchwrightError
+from benchwright.files import synthetic_source_folder
 
 SCALES = {"tiny": 24, "default": 2_000, "full": 100_000}   # records
 RECORDS_PER_FILE = 10_000                                   # lines per file at most
@@ -39,11 +39,7 @@ def record(n: int, rng: random.Random) -> dict:
 def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
                  progress: Callable[[int, int, str], None] | None = None) -> dict:
     """Write ``records-NNNNN.jsonl`` files under ``out_dir`` (absent or empty); returns a summary."""
-    if scale not in SCALES:
-        raise BenchwrightError(f"unknown scale {scale!r}; one of {', '.join(SCALES)}")
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise BenchwrightError(f"{out} is not empty")
+    out = synthetic_source_folder(out_dir, scale, SCALES)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     total = SCALES[scale]

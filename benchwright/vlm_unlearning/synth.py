@@ -25,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from benchwright.errors import BenchwrightError
+from benchwright.files import synthetic_source_folder
 
 MAX_SIDE = 256
 JPEG_QUALITY = 90
@@ -181,11 +182,7 @@ def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
                  progress: Callable[[int, int, str], None] | None = None, examples: int | None = None) -> dict:
     """Write a VLGuard-shaped source under ``out_dir`` (absent or empty): ``train.json``,
     ``test.json``, ``train/`` and ``test/`` images. ``examples`` overrides the scale's count."""
-    if scale not in SCALES:
-        raise BenchwrightError(f"unknown scale {scale!r}; one of {', '.join(SCALES)}")
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise BenchwrightError(f"{out} is not empty")
+    out = synthetic_source_folder(out_dir, scale, SCALES)
     count = examples if examples is not None else SCALES[scale]
     photos = TINY_PHOTOS if scale == "tiny" else tuple(PHOTOS)
     records = build_records(count, seed, photos)

@@ -15,7 +15,7 @@ from typing import Callable
 import yaml
 
 from benchwright import strict_yaml
-from benchwright.errors import BenchwrightError
+from benchwright.files import synthetic_source_folder
 from benchwright.wordeval.catalogue import CATALOGUE_DIR, load_catalogue
 
 # The tiny scale: these templates, the units they use, and these single units (tables and fields
@@ -30,11 +30,7 @@ def write_source(out_dir: str | Path, scale: str = "default", seed: int = 0,
     """Write a catalogue folder under ``out_dir`` (absent or empty); returns a summary.
     ``seed`` is accepted for the common ``synth`` interface: the catalogue has no randomness here
     (the build draws each case's parameters from its own seeds)."""
-    if scale not in SCALES:
-        raise BenchwrightError(f"unknown scale {scale!r}; one of {', '.join(SCALES)}")
-    out = Path(out_dir)
-    if out.exists() and any(out.iterdir()):
-        raise BenchwrightError(f"{out} is not empty")
+    out = synthetic_source_folder(out_dir, scale, SCALES)
     out.mkdir(parents=True, exist_ok=True)
     files = sorted(p for p in CATALOGUE_DIR.rglob("*.yaml"))
     keep_templates = keep_units = None
