@@ -2,7 +2,8 @@
 
 ``DATASETS`` are the datasets benchwright publishes (``benchwright build all``, the README); ``TEMPLATE`` is the
 small dataset ``benchwright new NAME`` copies (``benchwright.scaffold``): registered like them, so every command
-takes it and every test parametrised over ``names()`` runs on it, but never built by ``build all``. Each entry names the module whose ``DATASET`` is the dataset's contract (a ``benchwright.dataset.Dataset``).
+takes it and every test parametrised over ``names()`` runs on it, but never built by ``build all``. Each entry
+names the module whose ``DATASET`` is the dataset's contract (a ``benchwright.dataset.Dataset``).
 Modules are imported only when a dataset is used: Beam, datasets and the domain libraries are slow
 to import, and the core imports no layer at module level.
 """
