@@ -1,4 +1,4 @@
-"""The WordEval Beam build: a catalogue subset through the real pipeline, gates and all."""
+"""The WordEval Beam build: the run's shared tiny build (and a catalogue subset) through the real pipeline, gates and all."""
 from __future__ import annotations
 
 import json
@@ -12,6 +12,7 @@ import pytest
 from benchwright.cli import main as cli_main
 from benchwright.pipelines.wordeval import WordEval
 from tests.builds import build_dataset
+from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import published_hashes
 
 # Two composition templates and every unit they use, plus a few more: every path of the pipeline.
@@ -34,9 +35,15 @@ def build_subset(out: Path, **kw) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    # the module's build runs the LibreOffice gate on every file it publishes (a sample of the catalogue)
-    return build_subset(tmp_path_factory.mktemp("out"), libreoffice="all")
+def tiny(tmp_path_factory) -> tuple[Path, Path]:
+    """(WordEval's tiny source, its build): the run's shared tiny build (``tiny_build``, the contract tests' too),
+    made with the default settings, so the LibreOffice gate ran on every file it publishes; read, never changed."""
+    return tiny_build("wordeval", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def built(tiny) -> Path:
+    return tiny[1]
 
 
 LOAD = """
@@ -82,8 +89,10 @@ def test_case_folders_evaluate_reference_pass_and_input_fail(built, capsys):
         assert json.loads(capsys.readouterr().out)["passed"] is False
 
 
-def test_two_builds_are_byte_identical(built, tmp_path):
-    again = build_subset(tmp_path / "again", libreoffice="all", running_mode="multi_processing", num_workers=2)
+def test_two_builds_are_byte_identical(tiny, tmp_path):
+    # the shared build ran in_memory; the same source and settings again in two worker processes
+    source, built = tiny
+    again = build_dataset("wordeval", source, tmp_path / "again", running_mode="multi_processing", num_workers=2)
     assert published_hashes(again) == published_hashes(built)
 
 
