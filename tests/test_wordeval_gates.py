@@ -171,3 +171,26 @@ def test_libreoffice_resave_of_reference_passes_where_declared():
         if not rep["passed"]:
             failures[i] = [(c["name"], c.get("differences", [])[:2]) for c in rep["checks"] if not c["passed"]]
     assert failures == {}
+
+
+@needs_lo
+def test_the_pipelines_libreoffice_stage_converts_a_file_an_earlier_batch_converted_only_once(wordeval_cases,
+                                                                                                monkeypatch):
+    from benchwright.records import Reject
+    from benchwright.wordeval.stages import libreoffice_gate
+
+    real, converted = libreoffice._run, []
+
+    def counted(args, timeout):  # the real soffice run; the files it was given noted
+        converted.append([a for a in args if a.endswith(".docx")])
+        return real(args, timeout)
+
+    monkeypatch.setattr(libreoffice, "_run", counted)
+    cases = [{k: c[k] for k in ("case_id", "input_docx", "reference_docx")} for c in wordeval_cases["atomic"][:2]]
+    memo: dict = {}
+    first = list(libreoffice_gate(cases, "atomic_case", memo))
+    assert first == cases and len(converted) == 1 and len(converted[0]) == len(memo) >= 2
+    garbage = {**cases[0], "case_id": "garbage", "reference_docx": b"not a document"}
+    second = list(libreoffice_gate([*cases, garbage], "atomic_case", memo))
+    assert len(converted) == 1                       # nothing new to convert: soffice did not start
+    assert second[:2] == cases and isinstance(second[2], Reject) and "not a .docx" in second[2].reason
