@@ -1,4 +1,4 @@
-"""The WordEval Beam build: the run's shared tiny build (and a catalogue subset) through the real pipeline, gates and all."""
+"""The WordEval Beam build: the run's shared tiny build (and a two-unit catalogue subset) through the real pipeline, gates and all."""
 from __future__ import annotations
 
 import json
@@ -15,23 +15,8 @@ from tests.builds import build_dataset
 from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import published_hashes
 
-# Two composition templates and every unit they use, plus a few more: every path of the pipeline.
-TEMPLATES = 2
-EXTRA_UNITS = 6
-
-
-def subset_dataset(libreoffice: str = "none") -> WordEval:
-    from benchwright.wordeval.catalogue import load_catalogue
-
-    cat = load_catalogue()
-    templates = sorted(cat.templates)[:TEMPLATES]
-    units = {s["unit"] for t in templates for s in cat.templates[t]["steps"]} | set(sorted(cat.units)[:EXTRA_UNITS])
-    return WordEval().configured(unit_ids=tuple(sorted(units)), libreoffice_gate=libreoffice)
-
-
-def build_subset(out: Path, **kw) -> Path:
-    options = {k: kw.pop(k) for k in ("running_mode", "num_workers", "max_bad_fraction") if k in kw}
-    return build_dataset(subset_dataset(**kw), None, out, **options)
+# The planted-gate-failure build: a composition template and the two units it is made of (one of them refused).
+BOLD_AND_COLOUR = ("font_bold", "font_color")
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +91,10 @@ def test_a_case_failing_a_gate_is_quarantined_not_published(monkeypatch, tmp_pat
         return ["planted: test gate failure"] if planted else real(data, locator, **kw)
 
     monkeypatch.setattr(gate, "gate_docx", strict)
-    out = build_subset(tmp_path / "out", max_bad_fraction=1.0)
+    subset = WordEval().configured(unit_ids=BOLD_AND_COLOUR, libreoffice_gate="none")
+    out = build_dataset(subset, None, tmp_path / "out", max_bad_fraction=1.0)
+    assert json.loads((out / "_build" / "manifest.json").read_text())["reconciliation"]["units"][
+        "compositional_case"]["written"] > 0       # the template's cases are built on what was published
     rows = [json.loads(line) for f in (out / "_build" / "quarantine").glob("*.jsonl")
             for line in f.read_text().splitlines()]
     assert rows and all("planted" in r["reason"] for r in rows)
