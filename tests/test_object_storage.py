@@ -3,8 +3,9 @@
 
 Every registered dataset: its tiny source fingerprinted from the store as from the disk, and its tiny build
 (made once per test run) published to the store by the core's commit, then validated, described and loaded
-from there. WildBox, as well: a whole build from the store to the store, its replacement, and a failed build
-(each build of its own: the pipeline and the publish are the core's for every dataset)."""
+from there. WildBox, as well: a whole build from the store to the store (its reading of a source through fsspec,
+the same bytes as a local build). The template (the cheapest build: staging, committing, replacing and the target
+check are the core's, the same for every dataset): a build's replacement, two failed builds, --force."""
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ from benchwright import published, registry
 from benchwright.cli import main as cli_main
 from benchwright.manifest import fingerprint_source, rows_by_config_split
 from tests.quality_builds import tiny_build
-from tests.wildbox_helpers import published_hashes
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
 BUCKET = "benchwright-test"
 
@@ -72,11 +73,24 @@ def s3_endpoint():
                 os.environ[k] = v
 
 
+# Four of the tiny WildBox source's twelve videos (63 of its 352 files), the smallest that give both splits: on S3
+# every file read is requests (a HEAD and GETs each, to a server that spends ~10 ms of CPU on one), and these go
+# through every step a larger source does.
+FOUR_VIDEOS = ("DJI_20250127102126_0452_D", "DJI_20250217131336_0139_D", "DJI_20250224105158_0738_D",
+               "DJI_20250311085920_0099_D")
+
+
 @pytest.fixture(scope="module")
 def s3_build(s3_endpoint, tmp_path_factory):
-    """The tiny WildBox source uploaded to S3 and built from there to S3; the same source's local build (the
-    one the suite makes once)."""
-    local_source, local = tiny_build("wildbox", tmp_path_factory)
+    """Four videos of the tiny WildBox source uploaded to S3 and built from there to S3 (WildBox's own reading
+    of a source through fsspec); the same source's local build."""
+    base = tmp_path_factory.mktemp("four-videos")
+    local_source = tiny_source(base / "raw")
+    for video in local_source.iterdir():
+        if video.name not in FOUR_VIDEOS:
+            shutil.rmtree(video)
+    assert sorted(p.name for p in local_source.iterdir()) == list(FOUR_VIDEOS)
+    local = build_wildbox(local_source, base / "out")
     fs = fsspec.filesystem("s3")
     fs.put(str(local_source), f"{BUCKET}/raw", recursive=True)
     assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw", "--out", f"s3://{BUCKET}/out"]) == 0
@@ -190,7 +204,8 @@ def test_info_reads_an_s3_build(s3_build, capsys):
     assert "boxes" in out and "train" in out
 
 
-def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3_endpoint, tmp_path_factory, tmp_path):
+def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3_endpoint, tmp_path_factory,
+                                                                               tmp_path):
     """Replacing a build on the store, a build of the same input again, and two failed builds: the core's staging,
     commit and clean-up, the same code for every dataset, so on the template (the cheapest build; WildBox's own
     reading of a source on the store is ``s3_build``'s)."""
