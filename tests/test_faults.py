@@ -164,7 +164,7 @@ def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concur
         rf"[\d.]+ MB\); its lock file {out}/.lock-{DATASET} is this build's now", cleaned[0]), log[-3000:]
     second = _local_state(root)
     assert second[0] != first[0] and second[1] != first[1]
-    # killed at a random moment of a whole build (a tiny build takes 3-6 s here)
+    # killed at a random moment of a whole build (this seed: 0.97 s into a forked tiny template build)
     code, _ = Child(str(a), str(out), tmp_path / "random.log").kill_after(random.Random(1).uniform(0.5, 4.0))
     assert _previous_or_new(_local_state(root), second, first[0]), code
     assert cli_main(["build", DATASET, "--source", str(b), "--out", str(out)]) == 0
