@@ -28,9 +28,10 @@ build-all: setup
 	$(ENV) $(PY) -m benchwright.cli build all --out $(OUT)
 
 # -n auto: a worker per core (pytest-xdist); --dist loadfile: a test file runs in one worker, so its
-# module fixtures are made once (the builds several files share are made once per run: tests/quality_builds.py).
+# module fixtures are made once (the builds several files share are made once per run: tests/quality_builds.py);
+# --no-loadscope-reorder: files are handed out slowest first (tests/conftest.py), not by number of tests.
 test: setup-test
-	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 -n auto --dist loadfile tests
+	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 -n auto --dist loadfile --no-loadscope-reorder tests
 
 constraints:
 	$(PY) scripts/constraints.py

@@ -37,6 +37,20 @@ if _CPU_LOG:
             log.write(f"{item.nodeid}\t{_cpu_seconds() - before:.2f}\n")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The test files slowest first (``tests/file_seconds.json``, refreshed by ``scripts/test_seconds.py``),
+    each file's tests in their own order. ``make test`` hands whole files to two workers in this order
+    (``--dist loadfile --no-loadscope-reorder``; xdist's own order is by number of tests), so a long file does
+    not start last and keep one worker busy while the other has nothing left. A file not in the table (new)
+    runs first."""
+    import json
+
+    seconds = json.loads((REPO_ROOT / "tests" / "file_seconds.json").read_text(encoding="utf-8"))
+    unmeasured = max(seconds.values(), default=0.0) + 1
+    order = {item: i for i, item in enumerate(items)}
+    items.sort(key=lambda item: (-seconds.get(item.nodeid.split("::")[0], unmeasured), order[item]))
+
+
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return FIXTURES

@@ -77,11 +77,14 @@ def test_no_dead_code_in_the_wordeval_domain_and_the_ooxml_format():
                "benchmarks", "tests")
     sources = [re.sub(r"__all__ = \[.*?\]", "", p.read_text(encoding="utf-8"), flags=re.S)
                for folder in folders for p in (repo / folder).rglob("*.py")]
+    # every identifier used anywhere, read once: a name (all word characters) is used where it is a whole
+    # word not preceded by "def " or "class " (one pass, not one search of every file per name)
+    used = {m.group() for src in sources for m in re.finditer(r"(?<!def )(?<!class )\b\w+", src)}
     dead = []
     for path in sorted(DOMAIN.rglob("*.py")) + sorted((CORE / "formats" / "ooxml").glob("*.py")):
         for name in _defined_names(path):
-            uses = re.compile(rf"(?<!def )(?<!class )\b{re.escape(name)}\b")
-            if not any(uses.search(src) for src in sources):
+            assert re.fullmatch(r"\w+", name), name
+            if name not in used:
                 dead.append(f"{path.relative_to(repo)}: {name}")
     assert not dead, dead
 

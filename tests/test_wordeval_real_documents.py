@@ -27,9 +27,25 @@ REASONS = ("base document has no role ", "PreconditionError: ", "AnchorError: ",
            "the edit has no observable effect on this base document", "the operation did not change the document")
 
 
-def real_document_plan(seed: int = 0) -> dict:
+def _outcomes(cases: dict | None, seed: int) -> dict[tuple[str, str], tuple[str, str | None]]:
+    """(unit, document) -> ("planned" | "not_planned" | "error", reason) for the atomic pairs ``cases`` (what
+    ``build_all()`` returns) tried at ``seed``: the same ``build_case`` call, made once per test run."""
+    known: dict[tuple[str, str], tuple[str, str | None]] = {}
+    if cases:
+        for c in cases["atomic"]:
+            if c["seed"] == seed:
+                known[(c["unit_id"], c["base_document"])] = ("planned", None)
+        for kind, rows in (("not_planned", cases["not_planned"]), ("error", cases["errors"])):
+            for row in rows:
+                if row.get("unit_id") is not None and row["seed"] == seed:
+                    known[(row["unit_id"], row["base_document"])] = (kind, row["reason"])
+    return known
+
+
+def real_document_plan(seed: int = 0, cases: dict | None = None) -> dict:
     """{"not_planned": {document: {reason: [unit ids]}}, "errors": [...], "planned": {document: n},
-    "cpu_s": ...} for every unit of the shipped catalogue on every shipped real document."""
+    "cpu_s": ...} for every unit of the shipped catalogue on every shipped real document. ``cases``: the
+    catalogue's cases already built (``build_all()``), whose pairs at ``seed`` are not built again."""
     from benchwright.errors import RecordError
     from benchwright.wordeval.cases import NotApplicable, build_case
     from benchwright.wordeval.catalogue import load_catalogue
@@ -39,9 +55,20 @@ def real_document_plan(seed: int = 0) -> dict:
     not_planned: dict[str, dict[str, list[str]]] = {}
     planned = {name: 0 for name in real}
     errors = []
+    known = _outcomes(cases, seed)
     t0 = time.process_time()
     for name in real:
         for uid, unit in cat.units.items():
+            kind, reason = known.get((uid, name), (None, None))
+            if kind == "planned":
+                planned[name] += 1
+                continue
+            if kind == "not_planned":
+                not_planned.setdefault(name, {}).setdefault(reason, []).append(uid)
+                continue
+            if kind == "error":
+                errors.append(reason)
+                continue
             try:
                 build_case(unit, seed, name, cat)
             except NotApplicable as exc:
@@ -56,8 +83,9 @@ def real_document_plan(seed: int = 0) -> dict:
 
 
 @pytest.fixture(scope="module")
-def plan() -> dict:
-    return real_document_plan()
+def plan(wordeval_cases) -> dict:
+    # the pairs the session's build of every catalogue case (seeds 0 and 1) already tried are not built again
+    return real_document_plan(cases=wordeval_cases)
 
 
 def test_every_unit_builds_on_every_real_document_where_it_applies(plan):

@@ -12,8 +12,10 @@ contains, a style by name, a bookmark by name, a comment / footnote by the start
 """
 from __future__ import annotations
 
+import collections
 import copy
 import functools
+import hashlib
 import io
 
 import docx
@@ -55,10 +57,38 @@ class AnchorError(PreconditionError):
     """The target anchor (paragraph, phrase, table, section, bookmark, ...) is not in the document."""
 
 
+# sha256 of a .docx read twice -> its python-docx package as first read, never touched (the last 16); sha256s
+# read once (the last 256)
+_UNTOUCHED: "collections.OrderedDict[bytes, object]" = collections.OrderedDict()
+_READ_ONCE: "collections.OrderedDict[bytes, None]" = collections.OrderedDict()
+
+
+def _remember(table: collections.OrderedDict, key: bytes, value, size: int) -> None:
+    table[key] = value
+    while len(table) > size:
+        table.popitem(last=False)
+
+
+def open_document(data: bytes):
+    """python-docx's ``Document`` of ``data``. A .docx read before is a deep copy of its first reading, kept
+    untouched: copying the parsed parts costs about a third of reading them again, and a build reads each base
+    document once per case tried on it (the parts copied are the parts read; python-docx writes them the same)."""
+    key = hashlib.sha256(data).digest()
+    untouched = _UNTOUCHED.get(key)
+    if untouched is None:
+        if key not in _READ_ONCE:
+            _remember(_READ_ONCE, key, None, 256)
+            return docx.Document(io.BytesIO(data))
+        untouched = docx.Document(io.BytesIO(data)).part.package
+        _remember(_UNTOUCHED, key, untouched, 16)
+    _UNTOUCHED.move_to_end(key)
+    return copy.deepcopy(untouched).main_document_part.document
+
+
 class WordDoc:
     def __init__(self, data: bytes, locator: str = "<docx>"):
         self.locator = locator
-        self.doc = docx.Document(io.BytesIO(data))
+        self.doc = open_document(data)
         self.part = self.doc.part
         self.body = self.doc.element.body
 

@@ -11,6 +11,7 @@ LibreOffice is more lenient than Word: passing is necessary, not sufficient.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import shutil
 import signal
@@ -136,13 +137,17 @@ def _not_a_docx(data: bytes) -> str | None:
 
 def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
     """Batch gate: name -> problems ([] when the file is a .docx and LibreOffice converted it to a
-    non-empty PDF)."""
+    non-empty PDF). Files with the same bytes are converted once (cases built on one base document share
+    their input)."""
     out: dict[str, list[str]] = {}
+    first_with: dict[bytes, str] = {}   # sha256 -> the first name with those bytes
     for name, data in docs.items():
         why = _not_a_docx(data)
         if why is not None:
             out[name] = [f"libreoffice: not a .docx: {why}"]
-    rest = {name: data for name, data in docs.items() if name not in out}
+        else:
+            first_with.setdefault(hashlib.sha256(data).digest(), name)
+    rest = {name: docs[name] for name in first_with.values()}
     for name, (pdf, msg) in convert_many(rest, "pdf", **kw).items():
         if pdf is None:
             out[name] = [f"libreoffice: {msg}"]
@@ -150,6 +155,9 @@ def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
             out[name] = ["libreoffice: output is not a PDF"]
         else:
             out[name] = []
+    for name, data in docs.items():
+        if name not in out:
+            out[name] = list(out[first_with[hashlib.sha256(data).digest()]])
     return {name: out[name] for name in docs}
 
 

@@ -88,6 +88,7 @@ class Package:
         self.limits = limits
         self._xml: dict[str, etree._Element] = {}
         self._ct: tuple[dict[str, str], dict[str, str]] | None = None
+        self._rels: dict[str, tuple[Relationship, ...]] = {}   # by relationship part, until it is set or removed
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -110,10 +111,12 @@ class Package:
         if name == "[Content_Types].xml":
             self._ct = None
         self._xml.pop(name, None)
+        self._rels.pop(name, None)
         self.members[name] = data
 
     def remove(self, name: str) -> None:
         self._xml.pop(name, None)
+        self._rels.pop(name, None)
         self.members.pop(name, None)
 
     def xml(self, name: str) -> etree._Element:
@@ -125,7 +128,8 @@ class Package:
         return self._xml[name]
 
     def flags(self) -> list[str]:
-        return scan_flags({n: self.get(n) if n.endswith(".xml") or n.endswith(".rels") else self.members[n]
+        # scan_flags reads the content types and the relationship parts; of the others only their names
+        return scan_flags({n: self.get(n) if n == "[Content_Types].xml" or n.endswith(".rels") else self.members[n]
                            for n in self.members}, self.locator)
 
     # ----------------------------------------------------------------- content types
@@ -151,16 +155,17 @@ class Package:
 
     # ----------------------------------------------------------------- relationships
     def relationships(self, part: str = "") -> list[Relationship]:
+        """The relationships of ``part`` ("" for the package's), read once (a snapshot asks for the main
+        part's a dozen times); ``set`` or ``remove`` of the relationship part reads them again."""
         name = rels_name(part)
         if name not in self.members:
             return []
-        out = []
-        for el in self.xml(name):
-            if el.tag != qn("pr:Relationship"):
-                continue
-            out.append(Relationship(part, el.get("Id", ""), el.get("Type", ""), el.get("Target", ""),
-                                    el.get("TargetMode") == "External"))
-        return out
+        if name not in self._rels:
+            self._rels[name] = tuple(
+                Relationship(part, el.get("Id", ""), el.get("Type", ""), el.get("Target", ""),
+                             el.get("TargetMode") == "External")
+                for el in self.xml(name) if el.tag == qn("pr:Relationship"))
+        return list(self._rels[name])
 
     def rel_map(self, part: str) -> dict[str, Relationship]:
         return {r.rid: r for r in self.relationships(part)}
