@@ -27,6 +27,21 @@ def benchwright(*args: str, cwd: Path | None = None, env: dict | None = None) ->
                           env=env or ENV, capture_output=True, text=True, timeout=600)
 
 
+def benchwright_here(capfd, *args: str) -> subprocess.CompletedProcess:
+    """``benchwright ARGS`` through the CLI's ``main`` in this process (the worker has paid for its imports), its
+    output read at the file descriptors: what a user's terminal would get, library output included. For what
+    the command line says and does; what a process pays or imports at start-up is tested by ``benchwright``."""
+    from benchwright.cli import main as cli_main
+
+    capfd.readouterr()
+    try:
+        code = cli_main([*map(str, args)])
+    except SystemExit as done:  # argparse: --help, a usage error
+        code = done.code if isinstance(done.code, int) else 1
+    said = capfd.readouterr()
+    return subprocess.CompletedProcess(["benchwright", *map(str, args)], code, said.out, said.err)
+
+
 def lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
@@ -61,7 +76,8 @@ def test_a_folder_that_is_not_a_build_is_refused_in_one_line_and_left_as_it_was(
 CHEAPEST = "template"  # the dataset whose tiny build costs least (~9 CPU-s): what the CLI does is the same for all
 
 
-def test_a_rebuild_says_what_it_replaces_and_force_replaces_a_build_holding_a_users_file(tmp_path_factory, tmp_path):
+def test_a_rebuild_says_what_it_replaces_and_force_replaces_a_build_holding_a_users_file(tmp_path_factory, tmp_path,
+                                                                                       capfd):
     source, built = tiny_build(CHEAPEST, tmp_path_factory)
     out = tmp_path / "out"
     shutil.copytree(built, out / CHEAPEST)
@@ -89,9 +105,10 @@ def test_a_rebuild_says_what_it_replaces_and_force_replaces_a_build_holding_a_us
     assert not (out / CHEAPEST / "notes.txt").exists()
     new = json.loads((out / CHEAPEST / MANIFEST).read_text())
     assert new["options"]["beam_args"] == ["--job_name", "cli-test", "--experiments=cli_test", "--not_beams=1"]
-    # issue 23.12: no library's chatter in a build's output
+    # issue 23.12: no library's chatter in a build's output (a fresh process: great-expectations makes its
+    # context, and said so, once per process)
     assert "ephemeral docs site" not in done.stdout + done.stderr
-    assert benchwright("validate", out / CHEAPEST).returncode == 0
+    assert benchwright_here(capfd, "validate", out / CHEAPEST).returncode == 0
 
 
 def test_out_naming_a_file_is_one_line(tmp_path):
@@ -109,21 +126,22 @@ def test_out_naming_a_file_is_one_line(tmp_path):
 
 # -- issue 23.2: no silent typo ---------------------------------------------------------------------
 
-def test_a_mistyped_option_is_an_error_with_a_hint_not_a_beam_flag(tmp_path):
-    done = benchwright("build", "vlm_unlearning", "--ouut", tmp_path / "elsewhere", cwd=tmp_path)
+def test_a_mistyped_option_is_an_error_with_a_hint_not_a_beam_flag(tmp_path, capfd, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done = benchwright_here(capfd, "build", "vlm_unlearning", "--ouut", tmp_path / "elsewhere")
     assert done.returncode == 2
     assert "--ouut: did you mean --out?" in done.stderr and "after --" in done.stderr
     assert list(tmp_path.iterdir()) == []  # nothing built, not even at the default ./out
 
-    done = benchwright("build", "wildbox", "--direct_num_workers", "2", cwd=tmp_path)
+    done = benchwright_here(capfd, "build", "wildbox", "--direct_num_workers", "2")
     assert done.returncode == 2 and "--workers" in done.stderr  # Beam's flag would be overridden silently
 
     # no prefix matching: --verbos is not --verbose
-    done = benchwright("validate", "--verbos", tmp_path)
+    done = benchwright_here(capfd, "validate", "--verbos", tmp_path)
     assert done.returncode == 2 and "--verbos: did you mean --verbose?" in done.stderr
 
     # a dataset's own command: the typo is named before the option it misspells is said to be missing
-    done = benchwright("evaluate", "wildbox", "--gt", tmp_path, "--perd", tmp_path / "p.json")
+    done = benchwright_here(capfd, "evaluate", "wildbox", "--gt", tmp_path, "--perd", tmp_path / "p.json")
     assert done.returncode == 2 and "--perd: did you mean --pred?" in done.stderr
     assert "required" not in done.stderr
 
@@ -137,22 +155,22 @@ def test_a_mistyped_option_is_an_error_with_a_hint_not_a_beam_flag(tmp_path):
                   "vlm_unlearning": "--markdown"}),
     ("run", {"wordeval": "--memory-mb"}),
 ])
-def test_help_of_a_dataset_command_lists_every_datasets_options(command, options):
-    done = benchwright(command, "--help")
+def test_help_of_a_dataset_command_lists_every_datasets_options(command, options, capfd):
+    done = benchwright_here(capfd, command, "--help")
     assert done.returncode == 0, done.stderr
     for name, option in options.items():
         assert f"usage: benchwright {command} {name}" in done.stdout
         assert option in done.stdout.split(f"usage: benchwright {command} {name}")[1]
     if command == "evaluate":  # one dataset's alone
-        one = benchwright(command, "wildbox", "--help")
+        one = benchwright_here(capfd, command, "wildbox", "--help")
         assert one.returncode == 0 and one.stdout.count("usage:") == 1 and "--ap-bev-protocol" in one.stdout
 
 
-def test_build_and_synth_help_explain_every_argument():
-    done = benchwright("build", "--help")
+def test_build_and_synth_help_explain_every_argument(capfd):
+    done = benchwright_here(capfd, "build", "--help")
     assert done.returncode == 0
     assert "--routing-scores" in done.stdout and "--force" in done.stdout and "after --" in done.stdout
-    done = benchwright("synth", "--help")
+    done = benchwright_here(capfd, "synth", "--help")
     assert done.returncode == 0
     block = done.stdout.split("options:")[1]
     for option in ("--out OUT", "--scale", "--seed SEED", "--label-defects"):

@@ -13,6 +13,7 @@ on a dask.distributed cluster of two worker processes started here (scheduler an
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -45,9 +46,40 @@ distributed = pytest.importorskip("distributed")
 N = 40  # the probe's elements: 0..39, 20 even (main output), 20 odd (tagged "odd")
 
 
+# What the builds' tasks import (Beam; by dataset HF datasets, open3d and OpenCV, magika and onnxruntime,
+# torch and WordLlama, rapidfuzz): each spawned worker imported them itself, and the worker the kill test's
+# nanny starts again too (about 10 CPU-s a worker). Workers forked from one forkserver that imported them
+# once share them. A name that fails to import is skipped by the forkserver (only slower).
+WORKER_PRELOAD = ["apache_beam", "benchwright.runners.dask", "benchwright.registry", "datasets", "pyarrow.parquet",
+                  "pandas", "s3fs", "open3d", "cv2", "magika", "onnxruntime", "networkx", "pypdf", "docx",
+                  "torch", "skimage", "wordllama", "rapidfuzz"]
+
+
+@contextlib.contextmanager
+def forked_workers(preload: list[str]):
+    """Worker processes forked from a forkserver that has imported ``preload``, not spawned afresh; on
+    exit the forkserver is stopped and waited for, so its CPU and its workers' is charged to this file."""
+    import multiprocessing
+    import multiprocessing.forkserver
+
+    import dask
+    from distributed.utils import get_mp_context
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
+                          # samples each worker's stack every 10 ms for a dashboard the local cluster has not
+                          "distributed.worker.profile.enabled": False}):
+        get_mp_context()  # distributed's own preload (distributed and its dependencies), then ours
+        multiprocessing.get_context("forkserver").set_forkserver_preload(
+            [*multiprocessing.forkserver._forkserver._preload_modules, *preload])
+        try:
+            yield
+        finally:
+            multiprocessing.forkserver._forkserver._stop()
+
+
 @pytest.fixture(scope="module")
 def cluster(s3_endpoint):  # noqa: F811 - the S3 server's environment first: the workers inherit it
-    with guard.local_cluster(2) as address:
+    with forked_workers(WORKER_PRELOAD), guard.local_cluster(2) as address:
         client = distributed.Client(address)
         try:
             yield client

@@ -10,11 +10,11 @@ Builds that are killed or run at once are child processes forked from a forkserv
 the build's modules once (a fresh interpreter spends most of a tiny build importing); the child runs
 the same ``benchwright.cli.main`` as the command line. Builds nobody kills run in this process.
 
-These run on WildBox only: staging, the lock, publishing and cleaning up are the core's, the same code for
-every dataset, and each kill needs builds of its own (a tiny build is about 10 s of CPU, a WordEval or
-VLM one three times that). What a dataset's build brings to them, the checks of ``validate`` on a damaged
-build and a second build of the same input over the output, run on every registered dataset in
-``tests/test_contract.py``."""
+These run on the template only: staging, the lock, publishing and cleaning up are the core's, the same code for
+every dataset, and each kill needs builds of its own (a tiny template build is the cheapest: a WildBox one is
+about 10 s of CPU, a WordEval or VLM one three times that). What a dataset's build brings to them, the checks of
+``validate`` on a damaged build and a second build of the same input over the output, run on every registered
+dataset in ``tests/test_contract.py``."""
 from __future__ import annotations
 
 import json
@@ -33,14 +33,17 @@ import pytest
 
 from benchwright import published, registry
 from benchwright.cli import main as cli_main
-from tests.builds import damage_published
+from tests.builds import build_dataset, damage_published
 from tests.test_object_storage import BUCKET, _remote_hashes, s3_endpoint  # noqa: F401 (fixture)
-from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
+from tests.wildbox_helpers import published_hashes
 
-# What a child imports before it is forked: everything a WildBox build loads (lazily or not).
-_PRELOAD = ["benchwright.cli", "benchwright.build", "benchwright.pipelines.wildbox", "benchwright.validate",
-            "benchwright.report", "benchwright.cards.wildbox", "benchwright.loaders.wildbox", "great_expectations",
-            "matplotlib.pyplot", "s3fs"]
+DATASET = "template"
+
+# What a child imports before it is forked: everything a template build loads (lazily or not).
+_PRELOAD = ["benchwright.cli", "benchwright.build", "benchwright.pipelines.template", "benchwright.validate",
+            "benchwright.report", "benchwright.cards.template", "benchwright.validation.template",
+            "benchwright.loaders.template",
+            "great_expectations", "matplotlib.pyplot", "s3fs"]
 # The child: this process's environment at start, output to a log file, exit code = the CLI's.
 # (Code run by the builtin ``exec``, so the forkserver needs no import of this test module.)
 # A killed child cannot remove its temporary folders: they go to its own folder beside its log, not
@@ -60,14 +63,14 @@ sys.exit(main(argv))
 
 
 class Child:
-    """``benchwright build wildbox --source SOURCE --out OUT [extra]`` in a child process."""
+    """``benchwright build template --source SOURCE --out OUT [extra]`` in a child process."""
 
     def __init__(self, source: str, out: str, log: Path, fault: str | None = None, extra: tuple = ()):
         ctx = _forkserver()
         env = {k: v for k, v in os.environ.items() if k != published.FAULT_ENV}
         if fault:
             env[published.FAULT_ENV] = fault
-        argv = ["build", "wildbox", "--source", source, "--out", out, *extra]
+        argv = ["build", DATASET, "--source", source, "--out", out, *extra]
         self.log = log
         self.process = ctx.Process(target=exec, args=(_CHILD, {"argv": argv, "log": str(log), "env": env,
                                                                  "tmp": str(log.with_suffix(".tmp"))}))
@@ -96,11 +99,13 @@ def _forkserver():
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory) -> tuple[Path, Path]:
-    """Two tiny WildBox sources giving two different builds (the forkserver imports meanwhile)."""
+    """Two tiny template sources giving two different builds (the forkserver imports meanwhile)."""
     _forkserver()
     multiprocessing.forkserver.ensure_running()
     raw = tmp_path_factory.mktemp("raw")
-    return tiny_source(raw / "a", seed=0), tiny_source(raw / "b", seed=1)
+    for seed, name in enumerate("ab"):
+        registry.part(DATASET, "synth")(str(raw / name), scale="tiny", seed=seed)
+    return raw / "a", raw / "b"
 
 
 def _local_state(root: Path, validate: bool = True) -> tuple[str, dict[str, str]]:
@@ -122,7 +127,7 @@ def concurrent_local(sources, tmp_path_factory) -> tuple[Path, list[tuple[int, s
     out = tmp_path_factory.mktemp("concurrent")
     logs = tmp_path_factory.mktemp("logs")
     children = [Child(str(sources[0]), str(out), logs / f"{i}.log") for i in range(2)]
-    return out / "wildbox", [c.wait() for c in children]
+    return out / DATASET, [c.wait() for c in children]
 
 
 def test_two_local_builds_at_once_one_wins_the_other_refuses(concurrent_local):
@@ -131,7 +136,7 @@ def test_two_local_builds_at_once_one_wins_the_other_refuses(concurrent_local):
     assert codes in ([0, 0], [0, 2]), [log[-2000:] for _, log in runs]
     if codes == [0, 2]:
         refused = next(log for code, log in runs if code == 2)
-        assert "another build of wildbox is running on this output" in refused
+        assert f"another build of {DATASET} is running on this output" in refused
     assert cli_main(["validate", str(root)]) == 0
 
 
@@ -139,50 +144,50 @@ def test_local_builds_killed_anywhere_leave_the_previous_or_the_new_build(concur
     a, b = sources
     out = tmp_path / "out"
     shutil.copytree(concurrent_local[0].parent, out)  # a published build of a
-    root = out / "wildbox"
+    root = out / DATASET
     first = _local_state(root, validate=False)  # validated by the test above
     # killed after the pipeline and finalize wrote the staged build and its manifest: its lock file (a
     # live build's is removed when it ends) and its staging stay
     killed = Child(str(b), str(out), tmp_path / "finalize.log", fault="finalize")
     assert killed.wait()[0] == -signal.SIGKILL
     assert _local_state(root) == first
-    staged = len([p for p in (out / ".staging-wildbox").rglob("*") if p.is_file()])
-    assert (out / ".lock-wildbox").read_text().split()[0] == str(killed.process.pid) and staged
+    staged = len([p for p in (out / f".staging-{DATASET}").rglob("*") if p.is_file()])
+    assert (out / f".lock-{DATASET}").read_text().split()[0] == str(killed.process.pid) and staged
     # killed after the swap, before the old build is removed: the new build is published, whole; it said
     # first, in one line, what it cleaned up after the killed build
     code, log = _child(b, out, tmp_path / "publish.log", fault="publish")
     assert code == -signal.SIGKILL
     cleaned = [line for line in log.splitlines() if "cleaned up" in line]
     assert len(cleaned) == 1 and re.fullmatch(
-        rf"\[wildbox\] cleaned up after a build that was killed \(pid {killed.process.pid}, started "
-        rf"\d{{4}}-\d\d-\d\dT[\d:]+\+00:00\): removed its staging folder {out}/.staging-wildbox \({staged} files, "
-        rf"[\d.]+ MB\); its lock file {out}/.lock-wildbox is this build's now", cleaned[0]), log[-3000:]
+        rf"\[{DATASET}\] cleaned up after a build that was killed \(pid {killed.process.pid}, started "
+        rf"\d{{4}}-\d\d-\d\dT[\d:]+\+00:00\): removed its staging folder {out}/.staging-{DATASET} \({staged} files, "
+        rf"[\d.]+ MB\); its lock file {out}/.lock-{DATASET} is this build's now", cleaned[0]), log[-3000:]
     second = _local_state(root)
     assert second[0] != first[0] and second[1] != first[1]
-    # killed at a random moment of a whole build (a tiny build takes 3-6 s here)
+    # killed at a random moment of a whole build (this seed: 0.97 s into a forked tiny template build)
     code, _ = Child(str(a), str(out), tmp_path / "random.log").kill_after(random.Random(1).uniform(0.5, 4.0))
     assert _previous_or_new(_local_state(root), second, first[0]), code
-    assert cli_main(["build", "wildbox", "--source", str(b), "--out", str(out)]) == 0
+    assert cli_main(["build", DATASET, "--source", str(b), "--out", str(out)]) == 0
     assert _local_state(root)[0] == second[0]
     assert not any(p.name.startswith((".staging", ".old", ".lock")) for p in out.iterdir())
 
 
 def test_a_local_lock_file_tells_a_killed_holder_from_an_earlier_releases_leftover(tmp_path):
-    lock = tmp_path / ".lock-wildbox"
+    lock = tmp_path / f".lock-{DATASET}"
     lock.write_text("4242\n")  # what earlier releases left after every build, finished or not: no record
-    with published.local_lock(tmp_path, "wildbox") as left:
+    with published.local_lock(tmp_path, DATASET) as left:
         assert left is None and lock.read_text().split()[0] == str(os.getpid())
     assert not lock.exists()  # removed by its holder when it ends
     lock.write_text("4242 2026-12-02T05:00:00+00:00\n")  # a holder that never reached its end
     with pytest.raises(RuntimeError):
-        with published.local_lock(tmp_path, "wildbox") as left:
+        with published.local_lock(tmp_path, DATASET) as left:
             assert left.describe() == "pid 4242, started 2026-12-02T05:00:00+00:00" and left.path == lock
             raise RuntimeError("a failed build")
     assert not lock.exists()  # a failed build removes it too
 
 
 def _validate_names_damage(url: str, fs, build: str, manifests: list[str], capsys) -> None:
-    expected, undo = damage_published(fs, build, manifests, registry.get("wildbox"))
+    expected, undo = damage_published(fs, build, manifests, registry.get(DATASET))
     capsys.readouterr()
     assert cli_main(["validate", url]) == 1
     said = capsys.readouterr().out
@@ -194,8 +199,8 @@ def _validate_names_damage(url: str, fs, build: str, manifests: list[str], capsy
 # -- object storage ------------------------------------------------------------------------------
 
 OUT = f"s3://{BUCKET}/faults"
-URL = f"{OUT}/wildbox"
-LOCK = published.lock_url(OUT, "wildbox")
+URL = f"{OUT}/{DATASET}"
+LOCK = published.lock_url(OUT, DATASET)
 STALE = "2"  # --stale-lock-after in seconds for the builds that take over a killed build's lock
 
 
@@ -233,12 +238,12 @@ def test_two_s3_builds_of_different_inputs_at_once_one_wins_the_other_refuses(
     codes = [code for code, _ in concurrent_s3]
     assert sorted(codes) == [0, 2], [log[-2000:] for _, log in concurrent_s3]
     refused = concurrent_s3[codes.index(2)][1]
-    assert "another build of wildbox holds this output" in refused and f"benchwright unlock {URL}" in refused
+    assert f"another build of {DATASET} holds this output" in refused and f"benchwright unlock {URL}" in refused
     assert published.read_lock(LOCK) is None  # the winner released its lock
     assert _staging_runs(URL) == []
     # the output is one whole build of the winner's input: the same bytes as a fresh local build of it
     winner = sources[codes.index(0)]
-    reference = concurrent_local[0] if winner == sources[0] else build_wildbox(winner, tmp_path / "reference")
+    reference = concurrent_local[0] if winner == sources[0] else build_dataset(DATASET, winner, tmp_path / "reference")
     input_sha, hashes = _s3_state(URL)
     assert input_sha == json.loads((reference / "_build" / "manifest.json").read_text())["input"]["sha256"]
     assert hashes == published_hashes(reference)
@@ -264,7 +269,7 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     assert dead is not None and _staging_runs(URL) == [dead.record["run"]]
     # while its heartbeat is fresh, a build refuses, naming the holder (nothing is read or written)
     capsys.readouterr()
-    assert cli_main(["build", "wildbox", "--source", other, "--out", OUT]) == 2
+    assert cli_main(["build", DATASET, "--source", other, "--out", OUT]) == 2
     refusal = capsys.readouterr().err
     assert f"pid {dead.record['pid']} run {dead.record['run']}" in refusal and "older than 300 s (the longer of --stale-lock-after and the holder's)" in refusal
     # once it is older than the stale time, the next build takes it over and removes the dead run's
@@ -274,7 +279,7 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     assert code == -signal.SIGKILL and f"took over a stale lock {LOCK}" in log, log[-2000:]
     cleaned = [line for line in log.splitlines() if "cleaned up" in line]
     assert len(cleaned) == 1 and re.fullmatch(
-        rf"\[wildbox\] cleaned up after builds that did not finish: removed {URL}/_staging/{dead.record['run']} "
+        rf"\[{DATASET}\] cleaned up after builds that did not finish: removed {URL}/_staging/{dead.record['run']} "
         r"\([\d,]+ objects, [\d.]+ MB\)", cleaned[0]), log[-2000:]
     assert _s3_state(URL) == first
     second_dead = published.read_lock(LOCK)
@@ -295,32 +300,36 @@ def test_s3_builds_killed_anywhere_leave_the_previous_or_the_new_build_and_their
     assert published.read_lock(LOCK) is None
     left = _staging_runs(URL)
     assert held is None or held.record["run"] not in left
-    # the next build succeeds at once (default stale time), releases its lock and leaves no staging
-    assert cli_main(["build", "wildbox", "--source", other, "--out", OUT]) == 0
+    # the next build succeeds at once (default stale time), releases its lock and leaves no staging: not its own,
+    # nor one the random kill left (a kill between its takeover and its clean-up leaves the dead run's staging,
+    # which unlock does not remove: it is not the holder's; the next holder of the lock does)
+    assert cli_main(["build", DATASET, "--source", other, "--out", OUT]) == 0
+    built = capsys.readouterr()
+    assert all(f"{URL}/_staging/{run} (" in built.out + built.err for run in left), (left, built)
     assert _s3_state(URL)[0] != first[0]
-    assert published.read_lock(LOCK) is None and _staging_runs(URL) == left
+    assert published.read_lock(LOCK) is None and _staging_runs(URL) == []
     # a failed build (nothing can be read) releases its lock too, and publishes nothing
     fs = fsspec.filesystem("s3")
     committed = fs.cat_file(f"{URL}/_build/manifest.json")
-    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
-    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", OUT]) != 0
+    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a template source")
+    assert cli_main(["build", DATASET, "--source", f"s3://{BUCKET}/empty", "--out", OUT]) != 0
     assert published.read_lock(LOCK) is None and fs.cat_file(f"{URL}/_build/manifest.json") == committed
 
 
 def test_a_shorter_stale_time_does_not_take_over_a_live_holder(s3_endpoint):  # noqa: F811
     """A holder on a 60 s stale time beats every 12 s; a build asking for 1 s, 1.5 s after that holder's
     last beat, must refuse (the holder's own rule), not take the lock and delete the live run's staging."""
-    holder = published.ObjectLock(f"s3://{BUCKET}/shorter", "wildbox", "run-live", 60)
+    holder = published.ObjectLock(f"s3://{BUCKET}/shorter", DATASET, "run-live", 60)
     holder.acquire()
     try:
         fs = fsspec.filesystem("s3")
-        fs.pipe_file(f"{BUCKET}/shorter/wildbox/_staging/run-live/part-0", b"x")
+        fs.pipe_file(f"{BUCKET}/shorter/{DATASET}/_staging/run-live/part-0", b"x")
         time.sleep(1.5)
-        eager = published.ObjectLock(f"s3://{BUCKET}/shorter", "wildbox", "run-eager", 1)
+        eager = published.ObjectLock(f"s3://{BUCKET}/shorter", DATASET, "run-eager", 1)
         with pytest.raises(published.BuildError, match="older than 60 s"):
             eager.acquire()
         fs.invalidate_cache()
-        assert fs.exists(f"{BUCKET}/shorter/wildbox/_staging/run-live/part-0")
+        assert fs.exists(f"{BUCKET}/shorter/{DATASET}/_staging/run-live/part-0")
         holder.confirm()
     finally:
         holder.release()

@@ -3,8 +3,9 @@
 
 Every registered dataset: its tiny source fingerprinted from the store as from the disk, and its tiny build
 (made once per test run) published to the store by the core's commit, then validated, described and loaded
-from there. WildBox, as well: a whole build from the store to the store, its replacement, and a failed build
-(each build of its own: the pipeline and the publish are the core's for every dataset)."""
+from there. WildBox, as well: a whole build from the store to the store (its reading of a source through fsspec,
+the same bytes as a local build). The template (the cheapest build: staging, committing, replacing and the target
+check are the core's, the same for every dataset): a build's replacement, two failed builds, --force."""
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ from benchwright import published, registry
 from benchwright.cli import main as cli_main
 from benchwright.manifest import fingerprint_source, rows_by_config_split
 from tests.quality_builds import tiny_build
-from tests.wildbox_helpers import published_hashes
+from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 
 BUCKET = "benchwright-test"
 
@@ -72,11 +73,24 @@ def s3_endpoint():
                 os.environ[k] = v
 
 
+# Four of the tiny WildBox source's twelve videos (63 of its 352 files), the smallest that give both splits: on S3
+# every file read is requests (a HEAD and GETs each, to a server that spends ~10 ms of CPU on one), and these go
+# through every step a larger source does.
+FOUR_VIDEOS = ("DJI_20250127102126_0452_D", "DJI_20250217131336_0139_D", "DJI_20250224105158_0738_D",
+               "DJI_20250311085920_0099_D")
+
+
 @pytest.fixture(scope="module")
 def s3_build(s3_endpoint, tmp_path_factory):
-    """The tiny WildBox source uploaded to S3 and built from there to S3; the same source's local build (the
-    one the suite makes once)."""
-    local_source, local = tiny_build("wildbox", tmp_path_factory)
+    """Four videos of the tiny WildBox source uploaded to S3 and built from there to S3 (WildBox's own reading
+    of a source through fsspec); the same source's local build."""
+    base = tmp_path_factory.mktemp("four-videos")
+    local_source = tiny_source(base / "raw")
+    for video in local_source.iterdir():
+        if video.name not in FOUR_VIDEOS:
+            shutil.rmtree(video)
+    assert sorted(p.name for p in local_source.iterdir()) == list(FOUR_VIDEOS)
+    local = build_wildbox(local_source, base / "out")
     fs = fsspec.filesystem("s3")
     fs.put(str(local_source), f"{BUCKET}/raw", recursive=True)
     assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw", "--out", f"s3://{BUCKET}/out"]) == 0
@@ -190,38 +204,46 @@ def test_info_reads_an_s3_build(s3_build, capsys):
     assert "boxes" in out and "train" in out
 
 
-def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3_build, tmp_path):
-    url, _, local_source = s3_build
+def test_a_second_build_replaces_the_first_and_a_failed_one_publishes_nothing(s3_endpoint, tmp_path_factory,
+                                                                               tmp_path):
+    """Replacing a build on the store, a build of the same input again, and two failed builds: the core's staging,
+    commit and clean-up, the same code for every dataset, so on the template (the cheapest build; WildBox's own
+    reading of a source on the store is ``s3_build``'s)."""
+    local_source, _ = tiny_build("template", tmp_path_factory)
     fs = fsspec.filesystem("s3")
+    out = f"s3://{BUCKET}/replaced"
+    url = f"{out}/template"
+    fs.put(str(local_source), f"{BUCKET}/replaced-raw1", recursive=True)
+    assert cli_main(["build", "template", "--source", f"s3://{BUCKET}/replaced-raw1", "--out", out]) == 0
     first = published.resolve(url)
-    # a source with one video less: another build id, committed by the root manifest
-    videos = sorted(p.name for p in Path(local_source).iterdir() if p.is_dir())
+    # a source with one file less: another build id, committed by the root manifest
+    files = sorted(p.name for p in Path(local_source).iterdir())
     fs.put(str(local_source), f"{BUCKET}/raw2", recursive=True)
-    fs.rm(f"{BUCKET}/raw2/{videos[0]}", recursive=True)
-    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw2", "--out", f"s3://{BUCKET}/out"]) == 0
+    fs.rm(f"{BUCKET}/raw2/{files[0]}")
+    assert cli_main(["build", "template", "--source", f"s3://{BUCKET}/raw2", "--out", out]) == 0
     second = published.resolve(url)
     assert second != first
     assert fs.exists(f"{first}/_build/manifest.json")  # the previous build stays for readers still on it
-    splits = json.loads(fs.cat_file(f"{second}/_build/splits.json"))["groups"]
-    assert videos[0] not in splits
+    read = json.loads(fs.cat_file(f"{second}/_build/manifest.json"))["reconciliation"]["units"]["record"]["read"]
+    assert read == len((local_source / files[1]).read_text().splitlines())  # the removed file's records are gone
     # the same input again: the same build id, committed as it is (not rewritten under its readers)
     own = fs.cat_file(f"{second}/_build/manifest.json")
-    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw2", "--out", f"s3://{BUCKET}/out"]) == 0
+    assert cli_main(["build", "template", "--source", f"s3://{BUCKET}/raw2", "--out", out]) == 0
     assert published.resolve(url) == second and fs.cat_file(f"{second}/_build/manifest.json") == own
     assert cli_main(["validate", url]) == 0
     # a build that fails in finalize (too many bad records) publishes nothing and keeps what explains
     # the failure under _failed/<run>/
     damaged = tmp_path / "raw3"
     shutil.copytree(local_source, damaged)
-    registry.get("wildbox").plant_bad_record(str(damaged))
+    registry.get("template").plant_bad_record(str(damaged))
     fs.put(str(damaged), f"{BUCKET}/raw3", recursive=True)
-    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/raw3", "--out", f"s3://{BUCKET}/out",
+    assert cli_main(["build", "template", "--source", f"s3://{BUCKET}/raw3", "--out", out,
                      "--max-bad-fraction", "0"]) != 0
     assert published.resolve(url) == second
     assert fs.glob(f"{url}/_failed/*/_build/quarantine/*.jsonl")
     # a build that fails (nothing can be read) leaves the committed build and no staging behind
-    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a WildBox source")
-    assert cli_main(["build", "wildbox", "--source", f"s3://{BUCKET}/empty", "--out", f"s3://{BUCKET}/out"]) != 0
+    fs.pipe_file(f"{BUCKET}/empty/readme.txt", b"not a template source")
+    assert cli_main(["build", "template", "--source", f"s3://{BUCKET}/empty", "--out", out]) != 0
     assert published.resolve(url) == second
     assert not fs.exists(f"{url}/{published.STAGING}") or not fs.ls(f"{url}/{published.STAGING}")
 
@@ -262,47 +284,45 @@ def test_progress_reports_reach_the_driver_through_the_store(s3_endpoint):
     assert read_channel(url) == {}
 
 
-def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoint, tmp_path):
-    # issue 23.1 on S3, through the command line as a user runs it
+def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoint, tmp_path_factory, tmp_path,
+                                                                       capsys):
+    """Issue 23.1 on S3: the refusal through the command line as a user runs it (its one line), the replacement
+    with --force in this process (the same ``cli.main``). The target check is the core's: on the template."""
     fs = fsspec.filesystem("s3")
-    out, url = f"s3://{BUCKET}/mixed", f"s3://{BUCKET}/mixed/vlm_unlearning"
-    fs.pipe_file(f"{BUCKET}/mixed/vlm_unlearning/notes.txt", b"mine")
-    source = tmp_path / "raw"
-    registry.part("vlm_unlearning", "synth")(str(source), scale="tiny")
+    out, url = f"s3://{BUCKET}/mixed", f"s3://{BUCKET}/mixed/template"
+    fs.pipe_file(f"{BUCKET}/mixed/template/notes.txt", b"mine")
+    source, _ = tiny_build("template", tmp_path_factory)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-
-    def benchwright(*args):
-        return subprocess.run([sys.executable, "-m", "benchwright.cli", *args], env=env, capture_output=True,
-                              text=True, timeout=600)
-
-    refused = benchwright("build", "vlm_unlearning", "--source", str(source), "--out", out)
+    refused = subprocess.run([sys.executable, "-m", "benchwright.cli", "build", "template", "--source", str(source),
+                              "--out", out], env=env, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
-    assert f"{url} holds objects that are not a build's of vlm_unlearning (notes.txt)" in refused.stderr
+    assert f"{url} holds objects that are not a build's of template (notes.txt)" in refused.stderr
     assert "--force" in refused.stderr
     fs.invalidate_cache()
-    assert fs.cat_file(f"{BUCKET}/mixed/vlm_unlearning/notes.txt") == b"mine"
-    assert fs.find(f"{BUCKET}/mixed") == [f"{BUCKET}/mixed/vlm_unlearning/notes.txt"]  # no lock, no staging
+    assert fs.cat_file(f"{BUCKET}/mixed/template/notes.txt") == b"mine"
+    assert fs.find(f"{BUCKET}/mixed") == [f"{BUCKET}/mixed/template/notes.txt"]  # no lock, no staging
 
-    done = benchwright("build", "vlm_unlearning", "--source", str(source), "--out", out, "--force")
-    assert done.returncode == 0, done.stderr
-    assert f"[vlm_unlearning] replacing {url}, which holds objects that are not a build's of vlm_unlearning " \
-           "(notes.txt) (--force)" in done.stdout
-    # issue 23.5: the stages' counts went through the store (OUT/vlm_unlearning/_staging/<run>/_progress)
-    records = len(json.loads((source / "train.json").read_text())) + len(json.loads((source / "test.json").read_text()))
-    assert re.search(rf"^\[vlm_unlearning\] pipeline done in \w+: ParseRecord {records}/{records} records; "
-                     rf"BuildViews {records}/{records} records$", done.stderr, re.MULTILINE), done.stderr
+    capsys.readouterr()
+    assert cli_main(["build", "template", "--source", str(source), "--out", out, "--force"]) == 0
+    done = capsys.readouterr()
+    assert f"[template] replacing {url}, which holds objects that are not a build's of template " \
+           "(notes.txt) (--force)" in done.out
+    # issue 23.5: the stages' counts went through the store (OUT/template/_staging/<run>/_progress)
+    files = len(list(source.glob("*.jsonl")))
+    assert re.search(rf"^\[template\] pipeline done in \w+: ParseFile {files}/{files} files$", done.err,
+                     re.MULTILINE), done.err
     fs.invalidate_cache()
-    assert not fs.exists(f"{BUCKET}/mixed/vlm_unlearning/notes.txt")
+    assert not fs.exists(f"{BUCKET}/mixed/template/notes.txt")
     assert cli_main(["validate", url]) == 0
     # a build of it is replaced without --force, saying what it replaces: the line a rebuild prints, of the
-    # same build mirrored as its staging (a third build through the CLI would test nothing more, at 30 CPU-s)
+    # same build mirrored as its staging (a third build through the CLI would test nothing more)
     from benchwright.build import replacing
     from benchwright.target import check_target
     from benchwright.options import BuildOptions
 
-    dataset = registry.get("vlm_unlearning")
+    dataset = registry.get("template")
     assert check_target(dataset.name, BuildOptions(out=out, progress=False)) is None
     published.mirror(published.committed(url)[1], tmp_path / "again")  # the committed build, not the dataset URL's root
     line = replacing(dataset, url, tmp_path / "again", None)
-    assert re.fullmatch(r"\[vlm_unlearning\] replacing the build of \d{4}-\d\d-\d\d \d\d:\d\d UTC, [\d,]+ rows; diff: "
+    assert re.fullmatch(r"\[template\] replacing the build of \d{4}-\d\d-\d\d \d\d:\d\d UTC, [\d,]+ rows; diff: "
                         r"[\d,]+ rows \(\+0\), files 0 changed, 0 added, 0 removed, \d+ unchanged; input unchanged", line), line

@@ -74,7 +74,9 @@ def test_portable_runner_with_external_workers_gives_the_same_bytes(portable_ser
 def test_dataflow_options_are_checked_by_a_dry_run(name, tmp_path, tmp_path_factory, capsys):
     source, _ = tiny_build(name, tmp_path_factory)
     common = ["build", name, "--source", str(source), "--out", str(tmp_path / "out"),
-              "--runner", "DataflowRunner", "--dry_run=True", "--region", "europe-west1"]
+              "--runner", "DataflowRunner", "--dry_run=True", "--region", "europe-west1",
+              # Beam's stager otherwise runs `pip freeze` in a subprocess (2-3 CPU-s) for a list it stages
+              "--experiments=disable_logging_submission_environment"]
     assert cli_main(common + ["--project", "demo-project", "--temp_location", "gs://demo-bucket/tmp"]) == 0
     assert "dry run" in capsys.readouterr().out
     assert not (tmp_path / "out" / name).exists()

@@ -1,8 +1,8 @@
 """Issue 25.8: a source file changed while the build runs is refused by name, nothing published
 (``benchwright.source_watch``): the file's state (size, mtime, ctime, inode; ETag on S3) is listed before
 the pipeline, the files are hashed in a forked child beside it, and listed again before publishing; only a
-file whose state moved is read again, and a touch is no change. Through the command line (while a WildBox
-build runs: a file changed and one added in a local folder, an object rewritten and one deleted on S3),
+file whose state moved is read again, and a touch is no change. Through the command line (while a template
+build runs: a file changed and one added in a local folder, an object rewritten and one added on S3),
 and on the watch itself, on a local folder and on S3 (moto)."""
 from __future__ import annotations
 
@@ -120,13 +120,16 @@ def test_on_s3_a_rewrite_with_the_same_bytes_passes_and_a_change_is_named(s3_end
 
 
 def _build_while_the_source_changes(source: str, out: Path, change) -> list[str]:
-    """``benchwright build wildbox --source SOURCE --out OUT`` in a subprocess, ``change()`` called once it
-    said it runs the pipeline (the source is listed by then); returns its error lines."""
-    build = subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "wildbox", "--source", source,
+    """``benchwright build template --source SOURCE --out OUT`` in a subprocess, ``change()`` called once it
+    said its pipeline is done (the source was listed before it ran; the finalizing, then the second listing, are
+    still to come, and no read of the pipeline meets a file half changed); returns its error lines. The watch is
+    the core's, the same for every dataset: the template's is the cheapest build (its source files: the .jsonl
+    files)."""
+    build = subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "template", "--source", source,
                               "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              env={**os.environ, "HF_HUB_OFFLINE": "1"})
     said = b""
-    while b"running the pipeline" not in said:  # printed once the source is listed
+    while b"pipeline done" not in said:
         chunk = build.stdout.read1(4096)
         assert chunk, said.decode(errors="replace")
         said += chunk
@@ -134,56 +137,56 @@ def _build_while_the_source_changes(source: str, out: Path, change) -> list[str]
     said += build.stdout.read()
     assert build.wait(timeout=600) == 2, said.decode(errors="replace")
     assert b"Traceback" not in said
-    assert not (out / "wildbox").exists() and not (out / ".lock-wildbox").exists()
+    assert not (out / "template").exists() and not (out / ".lock-template").exists()
     return [line for line in said.decode().splitlines() if line.startswith("benchwright: error:")]
 
 
 def _refused(source: str, named: str) -> str:
-    return (f"benchwright: error: wildbox: the source {source} changed while it was being built: {named}; what the "
-            "build read may not be what its fingerprint says, so nothing was published. Build again once nothing "
-            "writes to the source")
+    return (f"benchwright: error: template: the source {source} changed while it was being built: {named}; what "
+            "the build read may not be what its fingerprint says, so nothing was published. Build again once "
+            "nothing writes to the source")
 
 
-def _two_videos(root: Path) -> Path:
-    """WildBox's tiny source cut to its two smallest videos (28 of 352 files): a build of it costs less
-    (on S3 every object read is requests) and goes through the same steps."""
-    import shutil
-
-    from tests.wildbox_helpers import tiny_source
-
-    tiny_source(root)
-    videos = sorted(root.iterdir(), key=lambda video: (len(list(video.rglob("*"))), video.name))
-    for video in videos[2:]:
-        shutil.rmtree(video)
+def _template_source(root: Path) -> Path:
+    registry.part("template", "synth")(str(root), scale="tiny", seed=0)
     return root
 
 
+def _another_record(jsonl: str) -> str:
+    """A file of one record like the first of ``jsonl`` under a new id (a repeated id would be quarantined)."""
+    import json
+
+    return json.dumps({**json.loads(jsonl.splitlines()[0]), "id": "r099999"}) + "\n"
+
+
 def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_the_files(tmp_path):
-    source = _two_videos(tmp_path / "raw")
-    summary = sorted(source.glob("*/seg1/vggt_results/tracking_summary.json"))[0]
+    source = _template_source(tmp_path / "raw")
+    changed = sorted(source.glob("*.jsonl"))[0]
+    added = source / "records-09999.jsonl"
 
     def change():
-        summary.write_text(summary.read_text().replace('"tracks"', '"tracks" ', 1))  # one byte more
-        (source / "notes.txt").write_text("added while the build ran\n")
+        text = changed.read_text()
+        changed.write_text(text.replace('"text": "', '"text":  "', 1))  # one byte more
+        added.write_text(_another_record(text))
 
     assert _build_while_the_source_changes(str(source), tmp_path / "out", change) == [
-        _refused(str(source), f"{summary.relative_to(source)} (changed), notes.txt (added)")]
+        _refused(str(source), f"{changed.name} (changed), {added.name} (added)")]
 
 
 def test_a_build_whose_s3_source_changes_while_it_runs_publishes_nothing_and_names_the_objects(
         s3_endpoint, tmp_path):  # noqa: F811
-    local = _two_videos(tmp_path / "raw")
+    local = _template_source(tmp_path / "raw")
     fs = fsspec.filesystem("s3")
     fs.put(str(local), f"{BUCKET}/changing", recursive=True)
-    summary = sorted(local.glob("*/seg1/vggt_results/tracking_summary.json"))[1].relative_to(local).as_posix()
-    text = (local / summary).read_text()
-    at = text.index(",", text.index('"bbox_2d":[[')) - 1  # the last digit of the first box's first coordinate
-    same_size = (text[:at] + str((int(text[at]) + 1) % 10) + text[at + 1:]).encode()  # moved by 1e-6 at most
+    changed = sorted(local.glob("*.jsonl"))[1].name
+    text = (local / changed).read_text()
+    at = text.index('"text": "') + len('"text": "')  # the first letter of the first record's text
+    same_size = (text[:at] + text[at].swapcase() + text[at + 1:]).encode()
 
     def change():  # one object rewritten with bytes of the same size (a new ETag), one added
-        fs.pipe_file(f"{BUCKET}/changing/{summary}", same_size)
-        fs.pipe_file(f"{BUCKET}/changing/notes.txt", b"added while the build ran\n")
+        fs.pipe_file(f"{BUCKET}/changing/{changed}", same_size)
+        fs.pipe_file(f"{BUCKET}/changing/records-09999.jsonl", _another_record(text).encode())
 
     source = f"s3://{BUCKET}/changing"
     assert _build_while_the_source_changes(source, tmp_path / "out", change) == [
-        _refused(source, f"{summary} (changed), notes.txt (added)")]
+        _refused(source, f"{changed} (changed), records-09999.jsonl (added)")]

@@ -10,7 +10,7 @@ from benchwright.baselines import wildbox as bw
 from benchwright.baselines.wildbox.common import _box_center
 from benchwright.schemas import wildbox as schema
 
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.quality_builds import tiny_build
 
 EPOCHS = 3  # the learned head on the tiny build: enough to exercise training, seconds to run
 LIFT_OF_CONTEXT = {"image": "ground", "segment": "segment"}  # the lift each learned context starts from
@@ -19,8 +19,8 @@ GT_3D_KEYS = ("center_cam", "dimensions", "R_cam", "corners_cam", "bbox2d_proj")
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    base = tmp_path_factory.mktemp("wildbox_baselines")
-    return build_wildbox(tiny_source(base / "raw"), base / "out")
+    """The tiny build shared by the test run (``tiny_build``): read, never changed."""
+    return tiny_build("wildbox", tmp_path_factory)[1]
 
 
 @pytest.fixture(scope="module")
@@ -473,30 +473,30 @@ def test_benchmark_reports_seed_mean_both_protocols_and_lift_modes(built):
     assert "VOC 11" in card and "COCO" in card
 
 
-def test_baseline_evaluate_and_evaluate_print_one_headline_number_with_its_protocol(built, tmp_path):
+def test_baseline_evaluate_and_evaluate_print_one_headline_number_with_its_protocol(built, tmp_path, capfd):
     """Issue 23: `baseline wildbox --evaluate` printed AP-BEV@0.25 as COCO 101-point while `evaluate` defaults
     to VOC 11-point and left it out of its summary. Both now print the same number, first, with its
-    protocol, in a table of one screen; the full metrics go to a file."""
-    import subprocess
-    import sys
+    protocol, in a table of one screen; the full metrics go to a file. (Both commands through the CLI's
+    ``main`` in this process; what they print is read at the file descriptors, as a terminal gets it.)"""
+    from benchwright.cli import main as cli_main
 
     pred, metrics_path = tmp_path / "lift.json", tmp_path / "metrics.json"
-    cli = [sys.executable, "-m", "benchwright.cli"]
-    baseline = subprocess.run(cli + ["baseline", "wildbox", "--data", str(built), "--head", "lift", "--out", str(pred),
-                                     "--evaluate", "--no-progress"], capture_output=True, text=True, timeout=600)
-    assert baseline.returncode == 0, baseline.stderr[-2000:]
-    evaluated = subprocess.run(cli + ["evaluate", "wildbox", "--gt", str(built), "--pred", str(pred), "--out",
-                                      str(metrics_path)], capture_output=True, text=True, timeout=600)
-    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
+    capfd.readouterr()
+    assert cli_main(["baseline", "wildbox", "--data", str(built), "--head", "lift", "--out", str(pred),
+                     "--evaluate", "--no-progress"]) == 0
+    baseline = capfd.readouterr()
+    assert cli_main(["evaluate", "wildbox", "--gt", str(built), "--pred", str(pred), "--out",
+                     str(metrics_path)]) == 0
+    evaluated = capfd.readouterr()
     metrics = json.loads(metrics_path.read_text())
     value = f"{metrics['ap_bev_voc11@0.25']['macro']:.2f}"
-    for printed in (baseline.stdout, evaluated.stdout):
+    for printed in (baseline.out, evaluated.out):
         lines = printed.splitlines()
         first = next(line for line in lines if line.startswith("| AP-"))  # the table's first metric row
         assert "AP-BEV@0.25" in first and "VOC 11-point" in first and value in first, printed
         assert "COCO 101-point" not in printed.split("AP-3D")[0]  # AP-BEV in one protocol only
         assert len(lines) <= 40 and "{" not in printed, printed  # a screen, not JSON
-    assert f"AP-BEV@0.25 macro {value} (VOC 11-point)" in baseline.stdout
-    assert f"full metrics: {metrics_path}" in evaluated.stdout
+    assert f"AP-BEV@0.25 macro {value} (VOC 11-point)" in baseline.out
+    assert f"full metrics: {metrics_path}" in evaluated.out
     written = json.loads(pred.with_suffix(".metrics.json").read_text())
     assert written["ap_bev_voc11@0.25"] == metrics["ap_bev_voc11@0.25"] and "ap_bev@0.25" not in written

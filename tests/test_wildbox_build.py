@@ -16,17 +16,25 @@ from benchwright.cli import main as cli_main
 from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox import DATASET
 from benchwright.splits import assign
-from tests.wildbox_helpers import build_wildbox, damaged_box_copy, published_hashes, tiny_source
+from tests.quality_builds import tiny_build
+from tests.wildbox_helpers import build_wildbox, damaged_box_copy, published_hashes
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory) -> Path:
-    return tiny_source(tmp_path_factory.mktemp("raw") / "wildbox")
+def tiny(tmp_path_factory) -> tuple[Path, Path]:
+    """(tiny source, its build): the per-run shared build (``tiny_build``). Both are read by other test files:
+    a test that changes either works on a copy."""
+    return tiny_build("wildbox", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def built(source, tmp_path_factory) -> Path:
-    return build_wildbox(source, tmp_path_factory.mktemp("out"))
+def source(tiny) -> Path:
+    return tiny[0]
+
+
+@pytest.fixture(scope="module")
+def built(tiny) -> Path:
+    return tiny[1]
 
 
 def card_yaml(root: Path) -> dict:
@@ -37,36 +45,42 @@ def card_yaml(root: Path) -> dict:
 LOAD_SCRIPT = """
 import json, sys
 import datasets
-root, config = sys.argv[1], sys.argv[2]
-d = datasets.load_dataset(root, config)
-out = {split: ds.num_rows for split, ds in d.items()}
-row = d[next(iter(d))][0]
-if config == "frames":
-    out["image_size"] = list(row["image"].size)
-    out["species_names"] = d[next(iter(d))].features["objects"].feature["species"].names
-if config == "boxes":
-    out["species_names"] = d[next(iter(d))].features["species"].names
-out["benchwright_imported"] = any(m.startswith("benchwright") for m in sys.modules)
-print(json.dumps(out))
+root, configs = sys.argv[1], sys.argv[2:]
+result = {}
+for config in configs:
+    d = datasets.load_dataset(root, config)
+    out = {split: ds.num_rows for split, ds in d.items()}
+    row = d[next(iter(d))][0]
+    if config == "frames":
+        out["image_size"] = list(row["image"].size)
+        out["species_names"] = d[next(iter(d))].features["objects"].feature["species"].names
+    if config == "boxes":
+        out["species_names"] = d[next(iter(d))].features["species"].names
+    result[config] = out
+result["benchwright_imported"] = any(m.startswith("benchwright") for m in sys.modules)
+print(json.dumps(result))
 """
 
 
-@pytest.mark.parametrize("config", ["frames", "boxes", "segments"])
-def test_load_dataset_in_a_clean_process(built, config, tmp_path):
+def test_load_dataset_in_a_clean_process(built, tmp_path):
+    """Every config loaded by ``datasets`` in one fresh process (no benchwright import)."""
+    configs = ["frames", "boxes", "segments"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cache"),
            "PYTHONPATH": ""}
-    proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(built), config], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-c", LOAD_SCRIPT, str(built), *configs], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got["benchwright_imported"] is False
-    info = {i["config_name"]: i for i in card_yaml(built)["dataset_info"]}[config]
-    for split in info["splits"]:
-        assert got[split["name"]] == split["num_examples"] > 0
-    if config != "segments":
-        assert got["species_names"] == ["giraffe", "grevys_zebra", "elephant", "plains_zebra", "rhino", "gazelle"]
-    if config == "frames":
-        assert got["image_size"][0] > 0
+    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded["benchwright_imported"] is False
+    infos = {i["config_name"]: i for i in card_yaml(built)["dataset_info"]}
+    for config in configs:
+        got, info = loaded[config], infos[config]
+        for split in info["splits"]:
+            assert got[split["name"]] == split["num_examples"] > 0, config
+        if config != "segments":
+            assert got["species_names"] == ["giraffe", "grevys_zebra", "elephant", "plains_zebra", "rhino", "gazelle"]
+        if config == "frames":
+            assert got["image_size"][0] > 0
 
 
 def test_card_counts_match_files_and_exclude_build_folders(built):
@@ -132,24 +146,43 @@ def test_scale_is_the_release_rule_over_every_box_not_the_kept_ones(source, buil
     assert seg.scale_factor.max() / seg.scale_factor.min() > 10
 
 
-def test_a_mask_shrunk_to_one_pixel_moves_no_other_3d_label(source, built, tmp_path):
+@pytest.fixture(scope="module")
+def shrunk_and_lifted(source, built, tmp_path_factory) -> dict:
+    """One build of a copy of the tiny source with two changes in two segments: one track lifted half a box
+    height along its own up axis (the first segment's first track), and in another segment with several
+    boxes one mask shrunk to a single pixel (its box is then filtered)."""
     import cv2
     import numpy as np
 
-    raw = tmp_path / "raw"
+    work = tmp_path_factory.mktemp("shrunk-and-lifted")
+    raw = work / "raw"
     shutil.copytree(source, raw)
-    # a segment with several boxes; one of its masks becomes a single pixel (its box is then filtered)
+    # Lift one track half a box height along its own up axis: its boxes float 0.5 H up
+    summary_path = sorted(raw.glob("*/*/vggt_results/tracking_summary.json"))[0]
+    lifted_segment = summary_path.parent.parent.relative_to(raw).as_posix()
+    summary = json.loads(summary_path.read_text())
+    tid, track = sorted(summary["tracks"].items())[0]
+    R = np.asarray(track["rotation_matrices"], float)
+    height = np.asarray(track["dimensions"], float)[:, 1]  # VGGT (l, w, h) = local x, y, z extents; y is H
+    track["centers"] = (np.asarray(track["centers"], float) - R[:, :, 1] * (0.5 * height)[:, None]).tolist()
+    summary_path.write_text(json.dumps(summary))
+    # a segment with several boxes (not the lifted one); one of its masks becomes a single pixel
     counts = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(
         columns=["segment_id"]).to_pandas().segment_id.value_counts()
-    segment = min(s for s, n in counts.items() if n >= 8)
+    segment = min(s for s, n in counts.items() if n >= 8 and s != lifted_segment)
     mask_path = sorted((raw / segment / "sam3_masks" / "masks").glob("obj_*/*.png"))[0]
     mask = cv2.imread(str(mask_path), cv2.IMREAD_GRAYSCALE)
     ys, xs = np.nonzero(mask)
     one = np.zeros_like(mask)
     one[ys[0], xs[0]] = 255
     cv2.imwrite(str(mask_path), one)
-    out = build_wildbox(raw, tmp_path / "out")
-    track = int(mask_path.parent.name.removeprefix("obj_"))
+    return {"built": build_wildbox(raw, work / "out"), "mask_segment": segment,
+            "mask_track": int(mask_path.parent.name.removeprefix("obj_")), "lifted_segment": lifted_segment,
+            "lifted_track": int(tid)}
+
+
+def test_a_mask_shrunk_to_one_pixel_moves_no_other_3d_label(built, shrunk_and_lifted):
+    out, segment, track = (shrunk_and_lifted[k] for k in ("built", "mask_segment", "mask_track"))
     filtered = (out / "_build" / "filtered" / "AnnotateSegment.jsonl").read_text()
     assert f"{segment}/vggt_results/tracking_summary.json#track={track}," in filtered
 
@@ -295,9 +328,10 @@ def test_info_prints_configs_and_counts(built, capsys):
         assert word in out
 
 
-def test_splits_are_stable_when_a_video_is_added(source, tmp_path):
+def test_splits_are_stable_when_a_video_is_added(source, built, tmp_path):
     out = tmp_path / "out"
-    first = build_wildbox(source, out)
+    first = out / "wildbox"
+    shutil.copytree(built, first)  # the build of `source`, published in `out`
     before = json.loads((first / "_build" / "splits.json").read_text())["groups"]
     grown = tmp_path / "grown"
     shutil.copytree(source, grown)
@@ -422,28 +456,18 @@ def test_rotation_flips_are_reported_not_blocking(built):
     assert "s/f2#1" in result["detail"] or "s/f3#1" in result["detail"]
 
 
-def test_ground_offset_measures_boxes_off_the_terrain(source, built, tmp_path):
+def test_ground_offset_measures_boxes_off_the_terrain(built, shrunk_and_lifted):
     import numpy as np
 
     boxes = pq.ParquetDataset(sorted((built / "boxes").glob("*.parquet"))).read(columns=["ground_offset"])
     offset = np.asarray(boxes["ground_offset"].to_numpy(zero_copy_only=False), float)
     assert np.isfinite(offset).all() and np.abs(offset).max() < 0.02  # synthetic animals stand on the ground
-    # Lift one track half a box height along its own up axis: its boxes float 0.5 H up, and the
-    # build's label-quality report counts them (without refusing to publish).
-    raw = tmp_path / "raw"
-    shutil.copytree(source, raw)
-    summary_path = sorted(raw.glob("*/*/vggt_results/tracking_summary.json"))[0]
-    summary = json.loads(summary_path.read_text())
-    tid, track = sorted(summary["tracks"].items())[0]
-    R = np.asarray(track["rotation_matrices"], float)
-    height = np.asarray(track["dimensions"], float)[:, 1]  # VGGT (l, w, h) = local x, y, z extents; y is H
-    track["centers"] = (np.asarray(track["centers"], float) - R[:, :, 1] * (0.5 * height)[:, None]).tolist()
-    summary_path.write_text(json.dumps(summary))
-    out = build_wildbox(raw, tmp_path / "out")
+    # One track lifted half a box height along its own up axis (shrunk_and_lifted): its boxes float 0.5 H up,
+    # and the build's label-quality report counts them (without refusing to publish).
+    out, segment, tid = (shrunk_and_lifted[k] for k in ("built", "lifted_segment", "lifted_track"))
     lifted = pq.ParquetDataset(sorted((out / "boxes").glob("*.parquet"))).read(
         columns=["segment_id", "track_id", "ground_offset"]).to_pylist()
-    segment = summary_path.parent.parent.relative_to(raw).as_posix()
-    mine = [b["ground_offset"] for b in lifted if b["segment_id"] == segment and b["track_id"] == int(tid)]
+    mine = [b["ground_offset"] for b in lifted if b["segment_id"] == segment and b["track_id"] == tid]
     assert mine and all(abs(v - 0.5) < 0.02 for v in mine)
     assert max(abs(b["ground_offset"]) for b in lifted if b["segment_id"] != segment) < 0.02
     report = json.loads((out / "_build" / "validation" / "report.json").read_text())
@@ -489,11 +513,10 @@ def test_the_build_benchmark_reports_every_ratio_and_puts_them_on_the_card(sourc
     the floor's, and the measured build's card shows the table (validate stays green)."""
     from benchwright.benchmarks import wildbox_build
 
-    (source / ".complete").write_text("")
-    try:
-        wildbox_build.main(["--scale", "tiny", "--raw", str(source), "--work", str(tmp_path), "--start-up-runs", "1"])
-    finally:
-        (source / ".complete").unlink()
+    raw = tmp_path / "raw"  # a copy: the shared source is not ours to mark
+    shutil.copytree(source, raw)
+    (raw / ".complete").write_text("")
+    wildbox_build.main(["--scale", "tiny", "--raw", str(raw), "--work", str(tmp_path), "--start-up-runs", "1"])
     result = json.loads(capsys.readouterr().out)
     for key in ("beam_wall_s", "beam_build_total_s", "beam_timings", "beam_peak_pss_mb", "reference_wall_s",
                 "ratio", "same_rows", "floor_wall_s", "ratio_pipeline_to_floor", "ratio_build_to_floor"):

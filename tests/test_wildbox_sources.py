@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchwright.formats import kitti
+from tests.quality_builds import tiny_build
 from tests.wildbox_helpers import build_wildbox, tiny_source
 
 # The fixture's KITTI classes stand in for species, so the real geometry flows through the build.
@@ -96,8 +97,9 @@ def test_kitti_bad_lines_are_quarantined_and_dontcare_filtered(kitti_build):
         assert e["read"] == e["written"] + e["quarantined"] + e["filtered"], unit
 
 
-def test_omni3d_export_builds_back_to_the_same_boxes(tmp_path):
-    first = build_wildbox(tiny_source(tmp_path / "raw"), tmp_path / "out1")
+def test_omni3d_export_builds_back_to_the_same_boxes(tmp_path, tmp_path_factory):
+    first = tmp_path / "out1" / "wildbox"
+    shutil.copytree(tiny_build("wildbox", tmp_path_factory)[1], first)  # the tiny source's build (shared)
     # the built folder itself is an Omni3D source: exports/omni3d/*.json + exports/images/
     second = build_wildbox(first, tmp_path / "out2")
 
