@@ -68,6 +68,9 @@ def forked_workers(preload: list[str]):
     with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
                           # samples each worker's stack every 10 ms for a dashboard the local cluster has not
                           "distributed.worker.profile.enabled": False}):
+        # a forkserver an earlier test file in this worker started (test_faults') has neither this preload nor
+        # the S3 server's environment (a worker forked from it could not read the store): a fresh one
+        multiprocessing.forkserver._forkserver._stop()
         get_mp_context()  # distributed's own preload (distributed and its dependencies), then ours
         multiprocessing.get_context("forkserver").set_forkserver_preload(
             [*multiprocessing.forkserver._forkserver._preload_modules, *preload])
