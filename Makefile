@@ -27,11 +27,14 @@ setup-test:
 build-all: setup
 	$(ENV) $(PY) -m benchwright.cli build all --out $(OUT)
 
-# -n auto: a worker per core (pytest-xdist); --dist loadfile: a test file runs in one worker, so its
-# module fixtures are made once (the builds several files share are made once per run: tests/quality_builds.py);
-# --no-loadscope-reorder: files are handed out slowest first (tests/conftest.py), not by number of tests.
+# A pytest-xdist worker per core and one more: many tests wait (LibreOffice, a cluster, a server, a subprocess),
+# and with only a worker per core the 2 cores were busy 138% of the time, not 185% (docs/SCALING.md, "Test time");
+# --dist loadfile: a test file runs in one worker, so its module fixtures are made once (the builds several files
+# share are made once per run: tests/quality_builds.py); --no-loadscope-reorder: files are handed out slowest
+# first (tests/conftest.py), not by number of tests.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: setup-test
-	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 -n auto --dist loadfile --no-loadscope-reorder tests
+	$(ENV) $(PY) -m pytest -q -p no:cacheprovider --durations=15 -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder tests
 
 constraints:
 	$(PY) scripts/constraints.py

@@ -39,7 +39,7 @@ if _CPU_LOG:
 
 def pytest_collection_modifyitems(config, items):
     """The test files slowest first (``tests/file_seconds.json``, refreshed by ``scripts/test_seconds.py``),
-    each file's tests in their own order. ``make test`` hands whole files to two workers in this order
+    each file's tests in their own order. ``make test`` hands whole files to its workers in this order
     (``--dist loadfile --no-loadscope-reorder``; xdist's own order is by number of tests), so a long file does
     not start last and keep one worker busy while the other has nothing left. A file not in the table (new)
     runs first."""
