@@ -75,7 +75,7 @@ class LibreOfficeGate(beam.PTransform):
         unit, name = f"{self.config}_case", self.config.capitalize()
         batches = cases | "Batch" >> beam.BatchElements(min_batch_size=LIBREOFFICE_BATCH,
                                                         max_batch_size=LIBREOFFICE_BATCH)
-        memo: dict[str, list[str]] = {}  # each worker gets its own, fresh for this build (as ``Gates``)
+        memo: dict[bytes, list[str]] = {}  # each worker gets its own, fresh for this build (as ``Gates``)
         gated = run_stage(batches, f"LibreOffice{name}", lambda batch: libreoffice_gate(batch, unit, memo), unit=unit,
                           locate=lambda batch: ",".join(c["case_id"] for c in batch), total=f"Build{name}",
                           what=f"{self.config} cases", size=len)

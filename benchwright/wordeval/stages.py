@@ -95,21 +95,16 @@ def build_compositional(template_id: str, atomic_ids: list[str], cat, gates: Gat
         yield gates({**case, SPLIT_COLUMN: SPLIT}, "compositional_case")
 
 
-def libreoffice_gate(batch: list[dict], unit: str, memo: dict[str, list[str]] | None = None):
+def libreoffice_gate(batch: list[dict], unit: str, memo: dict[bytes, list[str]] | None = None):
     """One soffice call for a batch of cases: a case whose input or reference LibreOffice cannot
     open is quarantined. ``memo`` (sha256 -> problems, one per stage of a build, like ``Gates``'):
     files an earlier batch converted are not converted again (a base document's cases fall in
     several batches: a default build's atomic batches held 1,201 files, 996 of them distinct)."""
     from benchwright.formats.ooxml.libreoffice import libreoffice_gate as gate
 
-    memo = {} if memo is None else memo
-    keys = {f"{c['case_id']}/{name}": hashlib.sha256(c[name]).hexdigest() for c in batch for name in DOCX_FILES}
-    docs = {f"{c['case_id']}/{name}": c[name] for c in batch for name in DOCX_FILES
-            if keys[f"{c['case_id']}/{name}"] not in memo}
-    for doc, found in gate(docs).items():
-        memo[keys[doc]] = found
+    problems = gate({f"{c['case_id']}/{name}": c[name] for c in batch for name in DOCX_FILES}, memo)
     for case in batch:
-        found = [f"{name}: {p}" for name in DOCX_FILES for p in memo[keys[f"{case['case_id']}/{name}"]]]
+        found = [f"{name}: {p}" for name in DOCX_FILES for p in problems[f"{case['case_id']}/{name}"]]
         yield Reject(unit, case["case_id"], "; ".join(found)) if found else case
 
 

@@ -135,30 +135,26 @@ def _not_a_docx(data: bytes) -> str | None:
     return None
 
 
-def libreoffice_gate(docs: dict[str, bytes], **kw) -> dict[str, list[str]]:
+def libreoffice_gate(docs: dict[str, bytes], memo: dict[bytes, list[str]] | None = None, **kw) -> dict[str, list[str]]:
     """Batch gate: name -> problems ([] when the file is a .docx and LibreOffice converted it to a
     non-empty PDF). Files with the same bytes are converted once (cases built on one base document share
-    their input)."""
-    out: dict[str, list[str]] = {}
-    first_with: dict[bytes, str] = {}   # sha256 -> the first name with those bytes
+    their input); ``memo`` (sha256 -> problems), kept by the caller across calls, carries that over to later
+    batches (a base document's cases fall in several)."""
+    memo = {} if memo is None else memo
+    key_of = {name: hashlib.sha256(data).digest() for name, data in docs.items()}
+    first_with: dict[bytes, str] = {}   # sha256 -> the first name with those bytes, to convert
     for name, data in docs.items():
+        if key_of[name] in memo:
+            continue
         why = _not_a_docx(data)
         if why is not None:
-            out[name] = [f"libreoffice: not a .docx: {why}"]
+            memo[key_of[name]] = [f"libreoffice: not a .docx: {why}"]
         else:
-            first_with.setdefault(hashlib.sha256(data).digest(), name)
-    rest = {name: docs[name] for name in first_with.values()}
-    for name, (pdf, msg) in convert_many(rest, "pdf", **kw).items():
-        if pdf is None:
-            out[name] = [f"libreoffice: {msg}"]
-        elif not pdf.startswith(b"%PDF"):
-            out[name] = ["libreoffice: output is not a PDF"]
-        else:
-            out[name] = []
-    for name, data in docs.items():
-        if name not in out:
-            out[name] = list(out[first_with[hashlib.sha256(data).digest()]])
-    return {name: out[name] for name in docs}
+            first_with.setdefault(key_of[name], name)
+    for name, (pdf, msg) in convert_many({name: docs[name] for name in first_with.values()}, "pdf", **kw).items():
+        memo[key_of[name]] = ([f"libreoffice: {msg}"] if pdf is None else
+                              ["libreoffice: output is not a PDF"] if not pdf.startswith(b"%PDF") else [])
+    return {name: list(memo[key_of[name]]) for name in docs}
 
 
 def resave_docx(docs: dict[str, bytes], **kw) -> dict[str, bytes | None]:
