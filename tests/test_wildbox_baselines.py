@@ -478,25 +478,23 @@ def test_baseline_evaluate_and_evaluate_print_one_headline_number_with_its_proto
     to VOC 11-point and left it out of its summary. Both now print the same number, first, with its
     protocol, in a table of one screen; the full metrics go to a file. (Both commands through the CLI's
     ``main`` in this process; what they print is read at the file descriptors, as a terminal gets it.)"""
-    from benchwright.cli import main as cli_main
+    from tests.test_cli_usage import benchwright_here
 
     pred, metrics_path = tmp_path / "lift.json", tmp_path / "metrics.json"
-    capfd.readouterr()
-    assert cli_main(["baseline", "wildbox", "--data", str(built), "--head", "lift", "--out", str(pred),
-                     "--evaluate", "--no-progress"]) == 0
-    baseline = capfd.readouterr()
-    assert cli_main(["evaluate", "wildbox", "--gt", str(built), "--pred", str(pred), "--out",
-                     str(metrics_path)]) == 0
-    evaluated = capfd.readouterr()
+    baseline = benchwright_here(capfd, "baseline", "wildbox", "--data", built, "--head", "lift", "--out", pred,
+                                "--evaluate", "--no-progress")
+    assert baseline.returncode == 0, baseline.stderr[-2000:]
+    evaluated = benchwright_here(capfd, "evaluate", "wildbox", "--gt", built, "--pred", pred, "--out", metrics_path)
+    assert evaluated.returncode == 0, evaluated.stderr[-2000:]
     metrics = json.loads(metrics_path.read_text())
     value = f"{metrics['ap_bev_voc11@0.25']['macro']:.2f}"
-    for printed in (baseline.out, evaluated.out):
+    for printed in (baseline.stdout, evaluated.stdout):
         lines = printed.splitlines()
         first = next(line for line in lines if line.startswith("| AP-"))  # the table's first metric row
         assert "AP-BEV@0.25" in first and "VOC 11-point" in first and value in first, printed
         assert "COCO 101-point" not in printed.split("AP-3D")[0]  # AP-BEV in one protocol only
         assert len(lines) <= 40 and "{" not in printed, printed  # a screen, not JSON
-    assert f"AP-BEV@0.25 macro {value} (VOC 11-point)" in baseline.out
-    assert f"full metrics: {metrics_path}" in evaluated.out
+    assert f"AP-BEV@0.25 macro {value} (VOC 11-point)" in baseline.stdout
+    assert f"full metrics: {metrics_path}" in evaluated.stdout
     written = json.loads(pred.with_suffix(".metrics.json").read_text())
     assert written["ap_bev_voc11@0.25"] == metrics["ap_bev_voc11@0.25"] and "ap_bev@0.25" not in written
