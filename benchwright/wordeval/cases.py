@@ -280,10 +280,12 @@ def _fill_keys(keys: list[str], target: dict, params: dict) -> list[str]:
     return out
 
 
-def _check_observable(reference_docx: bytes, input_docx: bytes, oracle: dict, locator: str) -> None:
-    """The unedited input must fail the oracle, otherwise the edit is not observable here."""
-    ref_snap, ref_flat = reference_snapshot(reference_docx)
-    inp_snap, _ = reference_snapshot(input_docx)
+def _check_observable(reference: tuple[bytes, dict | None], input_: tuple[bytes, dict | None], oracle: dict,
+                      locator: str) -> None:
+    """The unedited input must fail the oracle, otherwise the edit is not observable here. ``reference`` and
+    ``input_``: a .docx and the members it was just written from (``WordDoc.to_archive``), or None."""
+    ref_snap, ref_flat = reference_snapshot(*reference)
+    inp_snap, _ = reference_snapshot(*input_)
     if compare(ref_snap, inp_snap, oracle, ref_flat)["passed"]:
         raise NotApplicable(locator, "the edit has no observable effect on this base document")
 
@@ -405,20 +407,21 @@ def build_case(unit: dict | str, seed: int, base_doc: str, catalogue: Catalogue 
             wd = WordDoc(base_document(base_doc), locator)
             for i, step in enumerate(unit["precondition"]):
                 apply_step(wd, step, target, roles, cat, _rng(unit["id"], base_doc, seed, "pre", i), locator)
-            input_docx = wd.to_bytes()
+            written_input = wd.to_archive()
         else:
-            input_docx = base_document(base_doc)   # already written by the same code path
-        ref = WordDoc(input_docx, locator)
+            written_input = (base_document(base_doc), None)   # already written by the same code path
+        ref = WordDoc(written_input[0], locator)
         ref_target = _apply_unit(ref, unit, target, native)
-        return input_docx, ref_target, ref.to_bytes()
+        return written_input, ref_target, ref.to_archive()
 
-    input_docx, ref_target, reference_docx = _run_operations(
+    written_input, ref_target, written_reference = _run_operations(
         run, locator, f"unit {unit['id']!r} on base document {base_doc!r} (seed {seed})")
+    input_docx, reference_docx = written_input[0], written_reference[0]
     if reference_docx == input_docx:
         raise NotApplicable(locator, "the operation did not change the document")
     instruction = render_instruction(template, target, human, unit)
     oracle = make_oracle(unit, target, native, ref_target)
-    _check_observable(reference_docx, input_docx, oracle, locator)
+    _check_observable(written_reference, written_input, oracle, locator)
     return {
         "case_id": case_id,
         "instruction": instruction,
@@ -533,18 +536,19 @@ def build_composite(template: dict | str, seed: int, base_doc: str, catalogue: C
                     continue
                 prepared.add(key)
                 apply_step(wd, step, s["target"], s["roles"], cat, _rng(u["id"], base_doc, seed, "pre", i), locator)
-        input_docx = wd.to_bytes()
-        ref = WordDoc(input_docx, locator)
+        written_input = wd.to_archive()
+        ref = WordDoc(written_input[0], locator)
         for s in steps:
             s["ref_target"] = _apply_unit(ref, s["unit"], s["target"], s["native"])
-        return input_docx, ref.to_bytes()
+        return written_input, ref.to_archive()
 
-    input_docx, reference_docx = _run_operations(
+    written_input, written_reference = _run_operations(
         run, locator, f"template {template['id']!r} on base document {base_doc!r} (seed {seed})")
+    input_docx, reference_docx = written_input[0], written_reference[0]
     parts = [render_instruction(s["template"], s["target"], s["human"], s["unit"]) for s in steps]
     instruction = "Make these edits in order: " + " ".join(f"({i + 1}) {p}" for i, p in enumerate(parts))
     oracle = _composite_oracle(template, steps)
-    _check_observable(reference_docx, input_docx, oracle, locator)
+    _check_observable(written_reference, written_input, oracle, locator)
     atomic = _atomic_case_ids(steps, base_doc, seed, atomic_ids)
     return {
         "case_id": case_id,

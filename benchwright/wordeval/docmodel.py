@@ -27,7 +27,7 @@ from lxml import etree
 from benchwright.errors import RecordError
 from benchwright.formats.ooxml.elements import w_el
 from benchwright.formats.ooxml.ns import CT, NS, RT, W_NS_DECL, qn
-from benchwright.formats.ooxml.package import normalize_members
+from benchwright.formats.ooxml.package import normalized_members, write_zip
 from benchwright.formats.ooxml.run import make_run, set_paragraph_text, split_run
 from benchwright.formats.ooxml.schema_order import insert_child
 from benchwright.wordeval import text as T
@@ -108,7 +108,13 @@ class WordDoc:
 
     def to_bytes(self) -> bytes:
         """Deterministic .docx bytes (fixed member order, timestamps and dates)."""
-        return normalize_members(self.to_members(), locator=self.locator)
+        return self.to_archive()[0]
+
+    def to_archive(self) -> tuple[bytes, dict[str, bytes]]:
+        """:meth:`to_bytes` and the members the archive holds, in its order (``Package.from_written``
+        reads them instead of inflating the archive again)."""
+        members = normalized_members(self.to_members(), locator=self.locator)
+        return write_zip(members), members
 
     # ------------------------------------------------------------------ parts
     def _related(self, tail: str):

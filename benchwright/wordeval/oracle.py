@@ -19,6 +19,7 @@ import re
 from collections import OrderedDict
 from typing import Any
 
+from benchwright.formats.ooxml.package import Package
 from benchwright.wordeval.snapshot import Snapshot, align_snapshots, extract_snapshot, flatten, snapshot_dict
 
 # Never compared in the preservation check (a unit may still target them explicitly).
@@ -253,13 +254,15 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
 _REF_CACHE: "OrderedDict[str, tuple[Snapshot, dict]]" = OrderedDict()
 
 
-def reference_snapshot(reference_docx: bytes) -> tuple[Snapshot, dict]:
-    """Snapshot and flat dict of a reference .docx, memoised by content (the last 64)."""
+def reference_snapshot(reference_docx: bytes, members: dict[str, bytes] | None = None) -> tuple[Snapshot, dict]:
+    """Snapshot and flat dict of a reference .docx, memoised by content (the last 64). ``members``: what
+    this process wrote ``reference_docx`` from (``WordDoc.to_archive``), read instead of the archive."""
     key = hashlib.sha256(reference_docx).hexdigest()
     if key in _REF_CACHE:
         _REF_CACHE.move_to_end(key)
         return _REF_CACHE[key]
-    snap = extract_snapshot(reference_docx, "reference.docx")
+    source = reference_docx if members is None else Package.from_written(reference_docx, members, "reference.docx")
+    snap = extract_snapshot(source, "reference.docx")
     val = (snap, snapshot_dict(snap))
     _REF_CACHE[key] = val
     while len(_REF_CACHE) > 64:

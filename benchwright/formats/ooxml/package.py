@@ -8,39 +8,15 @@ by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compress
 """
 from __future__ import annotations
 
-import io
 import posixpath
-import zipfile
 from dataclasses import dataclass
-from typing import Iterable
 
 from lxml import etree
 
-from benchwright.formats.ooxml.ns import CT, FIXED_DATE, RT, STRICT_PREFIX, ZIP_DATE_TIME, qn
-from benchwright.formats.ooxml.safety import DEFAULT_LIMITS, Limits, UnsafeDocxError, parse_xml, read_members, scan_flags
-
-_FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
-
-
-def member_order(names: Iterable[str]) -> list[str]:
-    """The fixed member order used by :func:`write_zip`."""
-    names = list(names)
-    first = [n for n in _FIRST_MEMBERS if n in names]
-    rest = sorted(n for n in names if n not in _FIRST_MEMBERS)
-    return first + rest
-
-
-def write_zip(members: dict[str, bytes]) -> bytes:
-    """Deterministic zip: fixed member order, timestamp, permissions and compression."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name in member_order(members):
-            info = zipfile.ZipInfo(name, date_time=ZIP_DATE_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 0
-            info.external_attr = 0
-            zf.writestr(info, members[name], compress_type=zipfile.ZIP_DEFLATED, compresslevel=6)
-    return buf.getvalue()
+from benchwright.formats.ooxml.archive import deflated, member_order, write_zip
+from benchwright.formats.ooxml.ns import CT, FIXED_DATE, RT, STRICT_PREFIX, qn
+from benchwright.formats.ooxml.safety import (DEFAULT_LIMITS, Limits, UnsafeDocxError, check_written, parse_xml, read_members,
+                                              scan_flags)
 
 
 def serialize(root: etree._Element) -> bytes:
@@ -94,6 +70,19 @@ class Package:
     @classmethod
     def from_bytes(cls, data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS) -> "Package":
         pkg = cls(read_members(data, locator, limits), locator, limits)
+        if "[Content_Types].xml" not in pkg.members:
+            raise UnsafeDocxError(locator, "not_a_docx", "no [Content_Types].xml")
+        return pkg
+
+    @classmethod
+    def from_written(cls, data: bytes, members: dict[str, bytes], locator: str = "<docx>",
+                     limits: Limits = DEFAULT_LIMITS) -> "Package":
+        """The package :meth:`from_bytes` reads from ``data``, an archive this process wrote with
+        :func:`write_zip` from ``members``: the members as they were written (in archive order, refused
+        where reading them back would be) instead of inflated again."""
+        written = {name: members[name] for name in member_order(members) if not name.endswith("/")}
+        check_written(data, written, lambda name: len(deflated(written[name])[1]), locator, limits)
+        pkg = cls(written, locator, limits)
         if "[Content_Types].xml" not in pkg.members:
             raise UnsafeDocxError(locator, "not_a_docx", "no [Content_Types].xml")
         return pkg
@@ -195,11 +184,13 @@ class Package:
         raise UnsafeDocxError(self.locator, "not_a_docx", "no main document part (officeDocument relationship)")
 
     # ----------------------------------------------------------------- writing
+    def written_members(self) -> dict[str, bytes]:
+        """Every member as :meth:`to_bytes` writes it (parsed parts serialised), in archive order."""
+        return {name: serialize(self._xml[name]) if name in self._xml else self.members[name]
+                for name in member_order(self.members)}
+
     def to_bytes(self) -> bytes:
-        out = {}
-        for name, data in self.members.items():
-            out[name] = serialize(self._xml[name]) if name in self._xml else data
-        return write_zip(out)
+        return write_zip(self.written_members())
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -220,7 +211,13 @@ def normalize_docx(data: bytes, *, fixed_date: str = FIXED_DATE, locator: str = 
 
 def normalize_members(members: dict[str, bytes], *, fixed_date: str = FIXED_DATE, locator: str = "<docx>") -> bytes:
     """As :func:`normalize_docx` for members already in memory (trusted, e.g. just serialised)."""
-    return normalize_package(Package(members, locator), fixed_date=fixed_date).to_bytes()
+    return write_zip(normalized_members(members, fixed_date=fixed_date, locator=locator))
+
+
+def normalized_members(members: dict[str, bytes], *, fixed_date: str = FIXED_DATE,
+                       locator: str = "<docx>") -> dict[str, bytes]:
+    """The members :func:`normalize_members` writes, in archive order."""
+    return normalize_package(Package(members, locator), fixed_date=fixed_date).written_members()
 
 
 def normalize_package(pkg: "Package", *, fixed_date: str = FIXED_DATE) -> "Package":
@@ -252,5 +249,5 @@ def normalize_package(pkg: "Package", *, fixed_date: str = FIXED_DATE) -> "Packa
 
 
 __all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "normalize_members",
-           "normalize_package", "rels_name",
+           "normalized_members", "normalize_package", "rels_name",
            "resolve_target", "serialize", "CT", "RT"]

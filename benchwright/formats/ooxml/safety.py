@@ -138,6 +138,36 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
     return members
 
 
+def check_written(data: bytes, members: dict[str, bytes], compressed_size, locator: str = "<docx>",
+                  limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse an archive this process wrote (``data``, from ``members`` in archive order) where
+    :func:`read_members` would refuse it, without inflating it again: the file's size, the member count,
+    names, sizes, compression ratio (``compressed_size(name)``: the member's deflated size) and DOCTYPE
+    declarations. (Encryption and zip damage cannot occur in an archive written here.)"""
+    if len(data) > limits.max_input_bytes:
+        raise UnsafeDocxError(locator, "too_large", f"file is {len(data)} bytes > {limits.max_input_bytes}")
+    if len(members) > limits.max_members:
+        raise UnsafeDocxError(locator, "too_many_members", f"{len(members)} members > {limits.max_members}")
+    seen: set[str] = set()
+    total = 0
+    for name, buf in members.items():
+        check_member_name(name, locator)
+        if name.lower() in seen:
+            raise UnsafeDocxError(locator, "duplicate_member", f"duplicate member {name!r}")
+        seen.add(name.lower())
+        if len(buf) >= limits.ratio_min_bytes and len(buf) / max(compressed_size(name), 1) > limits.max_ratio:
+            raise UnsafeDocxError(locator, "zip_bomb", f"{name!r} compression ratio "
+                                                       f"{len(buf) / max(compressed_size(name), 1):.0f} > {limits.max_ratio:.0f}")
+        if len(buf) > limits.max_member_bytes:
+            raise UnsafeDocxError(locator, "member_too_large", f"{name!r} declares {len(buf)} bytes > {limits.max_member_bytes}")
+        total += len(buf)
+        if total > limits.max_total_bytes:
+            raise UnsafeDocxError(locator, "too_large", f"declared uncompressed total > {limits.max_total_bytes}")
+        if _is_xml_member(name) and has_doctype(buf):
+            raise UnsafeDocxError(locator, "doctype",
+                                  f"{name!r}: DOCTYPE/ENTITY declarations are not allowed in OOXML parts")
+
+
 def _is_xml_member(name: str) -> bool:
     return name.lower().endswith((".xml", ".rels"))
 
