@@ -85,6 +85,33 @@ def open_document(data: bytes):
     return copy.deepcopy(untouched).main_document_part.document
 
 
+# the content types and relationship items written last, by what they list (the last 256): the cases built on
+# one base document write the same ones again and again
+_ITEMS: "collections.OrderedDict[tuple, bytes]" = collections.OrderedDict()
+
+
+def _item_xml(key: tuple, make) -> bytes:
+    xml = _ITEMS.get(key)
+    if xml is None:
+        _remember(_ITEMS, key, make(), 256)
+        return _ITEMS[key]
+    _ITEMS.move_to_end(key)
+    return xml
+
+
+def _content_types_xml(parts) -> bytes:
+    """``[Content_Types].xml`` as python-docx writes it: a function of the parts' names and content types."""
+    from docx.opc.pkgwriter import _ContentTypesItem
+    key = ("[Content_Types].xml",) + tuple((str(part.partname), part.content_type) for part in parts)
+    return _item_xml(key, lambda: _ContentTypesItem.from_parts(parts).blob)
+
+
+def _rels_xml(rels) -> bytes:
+    """A relationships item as python-docx writes it: a function of its relationships, in order."""
+    key = ("rels",) + tuple((r.rId, r.reltype, r.target_ref, r.is_external) for r in rels.values())
+    return _item_xml(key, lambda: rels.xml)
+
+
 class WordDoc:
     def __init__(self, data: bytes, locator: str = "<docx>"):
         self.locator = locator
@@ -94,16 +121,15 @@ class WordDoc:
 
     def to_members(self) -> dict[str, bytes]:
         """Serialise every part the way python-docx's PackageWriter does, without zipping."""
-        from docx.opc.pkgwriter import _ContentTypesItem
         pkg = self.part.package
         parts = pkg.parts
         for part in parts:
             part.before_marshal()
-        members = {"[Content_Types].xml": _ContentTypesItem.from_parts(parts).blob, "_rels/.rels": pkg.rels.xml}
+        members = {"[Content_Types].xml": _content_types_xml(parts), "_rels/.rels": _rels_xml(pkg.rels)}
         for part in parts:
             members[part.partname.membername] = part.blob
             if len(part.rels):
-                members[part.partname.rels_uri.membername] = part.rels.xml
+                members[part.partname.rels_uri.membername] = _rels_xml(part.rels)
         return members
 
     def to_bytes(self) -> bytes:

@@ -261,7 +261,8 @@ def reference_snapshot(reference_docx: bytes, members: dict[str, bytes] | None =
     if key in _REF_CACHE:
         _REF_CACHE.move_to_end(key)
         return _REF_CACHE[key]
-    source = reference_docx if members is None else Package.from_written(reference_docx, members, "reference.docx")
+    source = reference_docx if members is None else \
+        Package.from_written(reference_docx, members, "reference.docx", read_only=True)
     snap = extract_snapshot(source, "reference.docx")
     val = (snap, snapshot_dict(snap))
     _REF_CACHE[key] = val

@@ -9,6 +9,7 @@ by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compress
 from __future__ import annotations
 
 import posixpath
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from lxml import etree
@@ -21,6 +22,24 @@ from benchwright.formats.ooxml.safety import (DEFAULT_LIMITS, Limits, UnsafeDocx
 
 def serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+# parsed parts of read-only packages by content (the last 256): the snapshots of a build's cases read the same
+# theme, settings, headers and relationships of a base document again and again
+_SHARED_XML: "OrderedDict[tuple[bytes, Limits], etree._Element]" = OrderedDict()
+
+
+def shared_xml(data: bytes, locator: str = "<xml>", limits: Limits = DEFAULT_LIMITS) -> etree._Element:
+    """``parse_xml(data)``, the same tree for the same bytes: for reading only, never to be edited."""
+    key = (data, limits)
+    root = _SHARED_XML.get(key)
+    if root is None:
+        root = _SHARED_XML[key] = parse_xml(data, locator, limits)
+        while len(_SHARED_XML) > 256:
+            _SHARED_XML.popitem(last=False)
+    else:
+        _SHARED_XML.move_to_end(key)
+    return root
 
 
 @dataclass(frozen=True)
@@ -58,31 +77,36 @@ def resolve_target(source: str, target: str) -> str:
 
 
 class Package:
-    def __init__(self, members: dict[str, bytes], locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS):
+    def __init__(self, members: dict[str, bytes], locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS,
+                 read_only: bool = False):
+        """``read_only``: the parsed parts are only read, never edited, so a part whose bytes were parsed
+        before (in any read-only package) is that same tree (:func:`shared_xml`)."""
         self.members = dict(members)
         self.locator = locator
         self.limits = limits
+        self.read_only = read_only
         self._xml: dict[str, etree._Element] = {}
         self._ct: tuple[dict[str, str], dict[str, str]] | None = None
         self._rels: dict[str, tuple[Relationship, ...]] = {}   # by relationship part, until it is set or removed
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_bytes(cls, data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS) -> "Package":
-        pkg = cls(read_members(data, locator, limits), locator, limits)
+    def from_bytes(cls, data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_LIMITS,
+                   read_only: bool = False) -> "Package":
+        pkg = cls(read_members(data, locator, limits), locator, limits, read_only)
         if "[Content_Types].xml" not in pkg.members:
             raise UnsafeDocxError(locator, "not_a_docx", "no [Content_Types].xml")
         return pkg
 
     @classmethod
     def from_written(cls, data: bytes, members: dict[str, bytes], locator: str = "<docx>",
-                     limits: Limits = DEFAULT_LIMITS) -> "Package":
+                     limits: Limits = DEFAULT_LIMITS, read_only: bool = False) -> "Package":
         """The package :meth:`from_bytes` reads from ``data``, an archive this process wrote with
         :func:`write_zip` from ``members``: the members as they were written (in archive order, refused
         where reading them back would be) instead of inflated again."""
         written = {name: members[name] for name in member_order(members) if not name.endswith("/")}
         check_written(data, written, lambda name: len(deflated(written[name])[1]), locator, limits)
-        pkg = cls(written, locator, limits)
+        pkg = cls(written, locator, limits, read_only)
         if "[Content_Types].xml" not in pkg.members:
             raise UnsafeDocxError(locator, "not_a_docx", "no [Content_Types].xml")
         return pkg
@@ -113,7 +137,10 @@ class Package:
         if name not in self._xml:
             if name not in self.members:
                 raise KeyError(name)
-            self._xml[name] = parse_xml(self.members[name], f"{self.locator}:{name}", self.limits)
+            if self.read_only:
+                self._xml[name] = shared_xml(self.members[name], f"{self.locator}:{name}", self.limits)
+            else:
+                self._xml[name] = parse_xml(self.members[name], f"{self.locator}:{name}", self.limits)
         return self._xml[name]
 
     def flags(self) -> list[str]:
@@ -249,5 +276,5 @@ def normalize_package(pkg: "Package", *, fixed_date: str = FIXED_DATE) -> "Packa
 
 
 __all__ = ["Package", "Relationship", "write_zip", "member_order", "normalize_docx", "normalize_members",
-           "normalized_members", "normalize_package", "rels_name",
+           "normalized_members", "normalize_package", "rels_name", "shared_xml",
            "resolve_target", "serialize", "CT", "RT"]

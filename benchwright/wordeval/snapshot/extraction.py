@@ -66,6 +66,7 @@ class _Extractor(_Paragraphs, _Drawings, _DocumentParts):
 
 
 def extract_snapshot(data: bytes | Package, locator: str = "<docx>") -> Snapshot:
-    """Snapshot of a .docx (bytes are read through the safe reader)."""
-    pkg = data if isinstance(data, Package) else Package.from_bytes(data, locator)
+    """Snapshot of a .docx (bytes are read through the safe reader; the extractor only reads the parts, so
+    a part parsed before for another snapshot is not parsed again)."""
+    pkg = data if isinstance(data, Package) else Package.from_bytes(data, locator, read_only=True)
     return _Extractor(pkg).run()
