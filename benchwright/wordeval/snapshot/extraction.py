@@ -13,6 +13,20 @@ from benchwright.wordeval.snapshot.parts import _DocumentParts
 from benchwright.wordeval.snapshot.records import Snapshot
 
 _STYLES_CACHE: dict = {}
+_NUMBERING_CACHE: dict = {}
+
+
+def _numbering(pkg: Package, part: str | None) -> Numbering:
+    """The list definitions of numbering part ``part``, read once per content (the last 32; like the styles,
+    only read after they are made)."""
+    locator = f"{pkg.locator}:{part}" if part else pkg.locator
+    key = (pkg.get(part) if part else None, locator)
+    cached = _NUMBERING_CACHE.get(key)
+    if cached is None:
+        cached = _NUMBERING_CACHE[key] = Numbering(pkg.xml(part) if part else None, locator)
+        while len(_NUMBERING_CACHE) > 32:
+            _NUMBERING_CACHE.pop(next(iter(_NUMBERING_CACHE)))
+    return cached
 
 
 class _Extractor(_Paragraphs, _Drawings, _DocumentParts):
@@ -33,8 +47,7 @@ class _Extractor(_Paragraphs, _Drawings, _DocumentParts):
                 _STYLES_CACHE.pop(next(iter(_STYLES_CACHE)))
         self.styles = cached
         nparts = pkg.related(self.main, "numbering")
-        self.numbering = Numbering(pkg.xml(nparts[0]) if nparts else None,
-                                   f"{pkg.locator}:{nparts[0]}" if nparts else pkg.locator)
+        self.numbering = _numbering(pkg, nparts[0] if nparts else None)
         self.snap = Snapshot()
         self._rpr_cache: dict = {}
         # keyed by lxml elements: the keys keep their proxies alive, so a lookup finds the same object
