@@ -31,12 +31,14 @@ UNITS = ("font_bold", "font_reset", "comment_add", "comment_edit", "custom_prop_
          "footnote_edit", "header_primary_text", "header_unlink", "picture_add", "picture_resize", "para_alignment",
          "tabstops_clear", "page_orientation", "paragraph_style_heading1", "style_delete", "tracked_insert",
          "revisions_accept_all", "prop_title")
+# units that add, remove and indent lists (numbering parts), on a document where they build
+LIST_DOCUMENT, LIST_UNITS = "fx-par-alignment", ("list_bullets", "list_numbers", "list_remove", "list_indent", "font_bold")
 
 
 def _forget_memos() -> None:
     """A cold process: every memo case building keeps, emptied."""
     for memo in (docmodel._UNTOUCHED, docmodel._READ_ONCE, docmodel._ITEMS, archive._DEFLATED, package._SHARED_XML,
-                 oracle._REF_CACHE, extraction._STYLES_CACHE):
+                 oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE):
         memo.clear()
     archive._DEFLATED_BYTES[0] = 0
 
@@ -50,11 +52,12 @@ def test_units_built_one_after_another_are_the_units_built_each_in_a_cold_proces
     # if a unit's edits reached a memo (the parsed base document, a shared tree, a remembered stream), the
     # units built after it on the same document would differ from the same units built with nothing remembered
     cat = load_catalogue()
-    _forget_memos()
-    warm = {uid: build_case(uid, 0, REAL, cat) for uid in UNITS + UNITS[::-1]}
-    for uid in UNITS:
+    for document, units in ((REAL, UNITS), (LIST_DOCUMENT, LIST_UNITS)):
         _forget_memos()
-        assert build_case(uid, 0, REAL, cat) == warm[uid], uid
+        warm = {uid: build_case(uid, 0, document, cat) for uid in units + units[::-1]}
+        for uid in units:
+            _forget_memos()
+            assert build_case(uid, 0, document, cat) == warm[uid], (uid, document)
 
 
 def test_each_opening_of_a_document_is_its_own_copy():
