@@ -40,7 +40,7 @@ def _forget_memos() -> None:
     for memo in (docmodel._UNTOUCHED, docmodel._READ_ONCE, docmodel._ITEMS, archive._DEFLATED, package._SHARED_XML,
                  oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE):
         memo.clear()
-    archive._DEFLATED_BYTES[0] = 0
+    archive._DEFLATED_BYTES[0] = package._SHARED_BYTES[0] = 0
 
 
 def _members(data: bytes) -> dict[str, bytes]:

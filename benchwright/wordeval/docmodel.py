@@ -17,6 +17,7 @@ import copy
 import functools
 import hashlib
 import io
+import threading
 
 import docx
 from docx.opc.packuri import PackURI
@@ -88,14 +89,18 @@ def open_document(data: bytes):
 # the content types and relationship items written last, by what they list (the last 256): the cases built on
 # one base document write the same ones again and again
 _ITEMS: "collections.OrderedDict[tuple, bytes]" = collections.OrderedDict()
+_ITEMS_LOCK = threading.Lock()
 
 
 def _item_xml(key: tuple, make) -> bytes:
-    xml = _ITEMS.get(key)
-    if xml is None:
-        _remember(_ITEMS, key, make(), 256)
-        return _ITEMS[key]
-    _ITEMS.move_to_end(key)
+    with _ITEMS_LOCK:
+        xml = _ITEMS.get(key)
+        if xml is not None:
+            _ITEMS.move_to_end(key)
+            return xml
+    xml = make()
+    with _ITEMS_LOCK:
+        _remember(_ITEMS, key, xml, 256)
     return xml
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import struct
+import threading
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -29,6 +30,7 @@ _UTF8_NAME = 0x800                   # general purpose flag: the name is UTF-8
 # the deflate streams of the members written last (content -> (crc32, stream)), at most this many bytes
 _DEFLATED: "OrderedDict[bytes, tuple[int, bytes]]" = OrderedDict()
 _DEFLATED_BYTES = [0]
+_LOCK = threading.Lock()
 DEFLATED_MEMO_BYTES = 48 * 1024 * 1024
 
 
@@ -60,17 +62,22 @@ def write_zip_with_zipfile(members: dict[str, bytes]) -> bytes:
 
 def deflated(data: bytes) -> tuple[int, bytes]:
     """(crc32, raw deflate stream) of ``data`` as ``zipfile`` makes them, remembered by content."""
-    hit = _DEFLATED.get(data)
-    if hit is not None:
-        _DEFLATED.move_to_end(data)
-        return hit
+    with _LOCK:
+        hit = _DEFLATED.get(data)
+        if hit is not None:
+            _DEFLATED.move_to_end(data)
+            return hit
     compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15)   # zipfile's compressor for ZIP_DEFLATED
     hit = (zlib.crc32(data), compressor.compress(data) + compressor.flush())
-    _DEFLATED[data] = hit
-    _DEFLATED_BYTES[0] += len(data) + len(hit[1])
-    while _DEFLATED_BYTES[0] > DEFLATED_MEMO_BYTES and _DEFLATED:
-        old, (_, stream) = _DEFLATED.popitem(last=False)
-        _DEFLATED_BYTES[0] -= len(old) + len(stream)
+    if len(data) + len(hit[1]) > DEFLATED_MEMO_BYTES // 8:
+        return hit
+    with _LOCK:
+        if data not in _DEFLATED:
+            _DEFLATED[data] = hit
+            _DEFLATED_BYTES[0] += len(data) + len(hit[1])
+        while _DEFLATED_BYTES[0] > DEFLATED_MEMO_BYTES:
+            old, (_, stream) = _DEFLATED.popitem(last=False)
+            _DEFLATED_BYTES[0] -= len(old) + len(stream)
     return hit
 
 

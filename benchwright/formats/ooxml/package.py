@@ -9,6 +9,7 @@ by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compress
 from __future__ import annotations
 
 import posixpath
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -24,21 +25,35 @@ def serialize(root: etree._Element) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
 
 
-# parsed parts of read-only packages by content (the last 256): the snapshots of a build's cases read the same
-# theme, settings, headers and relationships of a base document again and again
+# parsed parts of read-only packages by content (the last 256, parts of at most SHARED_PART_BYTES and
+# SHARED_XML_BYTES in all): the snapshots of a build's cases read the same theme, settings, headers and
+# relationships of a base document again and again
 _SHARED_XML: "OrderedDict[tuple[bytes, Limits], etree._Element]" = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_SHARED_BYTES = [0]
+SHARED_PART_BYTES = 1024 * 1024
+SHARED_XML_BYTES = 16 * 1024 * 1024
 
 
 def shared_xml(data: bytes, locator: str = "<xml>", limits: Limits = DEFAULT_LIMITS) -> etree._Element:
     """``parse_xml(data)``, the same tree for the same bytes: for reading only, never to be edited."""
+    if len(data) > SHARED_PART_BYTES:
+        return parse_xml(data, locator, limits)
     key = (data, limits)
-    root = _SHARED_XML.get(key)
-    if root is None:
-        root = _SHARED_XML[key] = parse_xml(data, locator, limits)
-        while len(_SHARED_XML) > 256:
-            _SHARED_XML.popitem(last=False)
-    else:
-        _SHARED_XML.move_to_end(key)
+    with _SHARED_LOCK:
+        root = _SHARED_XML.get(key)
+        if root is not None:
+            _SHARED_XML.move_to_end(key)
+            return root
+    root = parse_xml(data, locator, limits)
+    with _SHARED_LOCK:
+        if key not in _SHARED_XML:
+            _SHARED_XML[key] = root
+            _SHARED_BYTES[0] += len(data)
+        root = _SHARED_XML[key]
+        while len(_SHARED_XML) > 256 or _SHARED_BYTES[0] > SHARED_XML_BYTES:
+            (old, _), _ = _SHARED_XML.popitem(last=False)
+            _SHARED_BYTES[0] -= len(old)
     return root
 
 

@@ -155,11 +155,14 @@ def check_written(data: bytes, members: dict[str, bytes], compressed_size, locat
         if name.lower() in seen:
             raise UnsafeDocxError(locator, "duplicate_member", f"duplicate member {name!r}")
         seen.add(name.lower())
-        if len(buf) >= limits.ratio_min_bytes and len(buf) / max(compressed_size(name), 1) > limits.max_ratio:
-            raise UnsafeDocxError(locator, "zip_bomb", f"{name!r} compression ratio "
-                                                       f"{len(buf) / max(compressed_size(name), 1):.0f} > {limits.max_ratio:.0f}")
+        if len(buf) >= limits.ratio_min_bytes:
+            ratio = len(buf) / max(compressed_size(name), 1)
+            if ratio > limits.max_ratio:
+                raise UnsafeDocxError(locator, "zip_bomb",
+                                      f"{name!r} compression ratio {ratio:.0f} > {limits.max_ratio:.0f}")
         if len(buf) > limits.max_member_bytes:
-            raise UnsafeDocxError(locator, "member_too_large", f"{name!r} declares {len(buf)} bytes > {limits.max_member_bytes}")
+            raise UnsafeDocxError(locator, "member_too_large",
+                                  f"{name!r} declares {len(buf)} bytes > {limits.max_member_bytes}")
         total += len(buf)
         if total > limits.max_total_bytes:
             raise UnsafeDocxError(locator, "too_large", f"declared uncompressed total > {limits.max_total_bytes}")

@@ -20,7 +20,7 @@ def _numbering(pkg: Package, part: str | None) -> Numbering:
     """The list definitions of numbering part ``part``, read once per content (the last 32; like the styles,
     only read after they are made)."""
     locator = f"{pkg.locator}:{part}" if part else pkg.locator
-    key = (pkg.get(part) if part else None, locator)
+    key = (hashlib.sha1(pkg.get(part)).hexdigest() if part else None, locator)
     cached = _NUMBERING_CACHE.get(key)
     if cached is None:
         cached = _NUMBERING_CACHE[key] = Numbering(pkg.xml(part) if part else None, locator)
