@@ -23,6 +23,7 @@ from benchwright.wordeval.cases import build_case
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.docmodel import WordDoc
 from benchwright.wordeval.snapshot import extraction
+from benchwright.wordeval.snapshot import parts as snapshot_parts
 
 REAL = "fx-hdr-header-footer"
 # units that edit the body, runs, styles, headers, comments, notes, numbering, properties, sections and revisions,
@@ -38,7 +39,8 @@ LIST_DOCUMENT, LIST_UNITS = "fx-par-alignment", ("list_bullets", "list_numbers",
 def _forget_memos() -> None:
     """A cold process: every memo case building keeps, emptied."""
     for memo in (docmodel._UNTOUCHED, docmodel._READ_ONCE, docmodel._ITEMS, archive._DEFLATED, package._SHARED_XML,
-                 oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE):
+                 package._FLAGS, oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE,
+                 snapshot_parts._SETTINGS_CACHE):
         memo.clear()
     archive._DEFLATED_BYTES[0] = package._SHARED_BYTES[0] = 0
 

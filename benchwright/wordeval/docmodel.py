@@ -83,7 +83,50 @@ def open_document(data: bytes):
         untouched = docx.Document(io.BytesIO(data)).part.package
         _remember(_UNTOUCHED, key, untouched, 16)
     _UNTOUCHED.move_to_end(key)
-    return copy.deepcopy(untouched).main_document_part.document
+    return _copy_graph(untouched, {}).main_document_part.document
+
+
+_IMMUTABLE = (str, bytes, int, float, bool, type(None))   # str: part names (PackURI) too
+
+
+def _plain_docx_object(x) -> bool:
+    """A python-docx object (package, part, relationship collection, relationship) ``copy.deepcopy`` copies
+    by its ``__dict__`` (and a dict's items): no slots, no copy or pickle hooks of its own."""
+    cls = type(x)
+    return (cls.__module__.startswith("docx.") and hasattr(x, "__dict__") and not hasattr(cls, "__slots__")
+            and cls.__reduce_ex__ is object.__reduce_ex__ and cls.__reduce__ is object.__reduce__
+            and cls.__getstate__ is object.__getstate__ and not hasattr(cls, "__setstate__")
+            and not hasattr(cls, "__deepcopy__"))
+
+
+def _copy_graph(x, memo: dict):
+    """``copy.deepcopy(x)`` of python-docx's package graph, for less: immutable values are shared, element
+    trees copied by lxml, plain python-docx objects and dicts and lists copied here, anything else by
+    ``copy.deepcopy`` (with the same memo, so an object reached twice is copied once)."""
+    if isinstance(x, _IMMUTABLE):
+        return x
+    y = memo.get(id(x))
+    if y is not None:
+        return y
+    if isinstance(x, etree._Element):
+        y = copy.deepcopy(x, memo)
+    elif type(x) is dict:
+        y = memo[id(x)] = {}
+        for k, v in x.items():
+            y[_copy_graph(k, memo)] = _copy_graph(v, memo)
+    elif type(x) is list:
+        y = memo[id(x)] = []
+        for v in x:
+            y.append(_copy_graph(v, memo))
+    elif _plain_docx_object(x):
+        y = memo[id(x)] = type(x).__new__(type(x))
+        y.__dict__.update({k: _copy_graph(v, memo) for k, v in x.__dict__.items()})
+        if isinstance(x, dict):
+            for k, v in x.items():
+                y[_copy_graph(k, memo)] = _copy_graph(v, memo)
+    else:
+        y = copy.deepcopy(x, memo)
+    return y
 
 
 # the content types and relationship items written last, by what they list (the last 256): the cases built on

@@ -33,6 +33,7 @@ _SHARED_LOCK = threading.Lock()
 _SHARED_BYTES = [0]
 SHARED_PART_BYTES = 1024 * 1024
 SHARED_XML_BYTES = 16 * 1024 * 1024
+_FLAGS: "OrderedDict[tuple, list[str]]" = OrderedDict()
 
 
 def shared_xml(data: bytes, locator: str = "<xml>", limits: Limits = DEFAULT_LIMITS) -> etree._Element:
@@ -160,6 +161,23 @@ class Package:
 
     def flags(self) -> list[str]:
         # scan_flags reads the content types and the relationship parts; of the others only their names
+        if not self.read_only:
+            return self._scan_flags()
+        # parts never edited (each parsed part is a function of its bytes): the flags are a function of the
+        # names and of the bytes of the parts scan_flags reads, remembered (the last 64)
+        key = (self.locator,) + tuple((n, self.members[n] if n == "[Content_Types].xml" or n.endswith(".rels") else None)
+                                      for n in self.members)
+        with _SHARED_LOCK:
+            flags = _FLAGS.get(key)
+        if flags is None:
+            flags = self._scan_flags()
+            with _SHARED_LOCK:
+                _FLAGS[key] = flags
+                while len(_FLAGS) > 64:
+                    _FLAGS.popitem(last=False)
+        return list(flags)
+
+    def _scan_flags(self) -> list[str]:
         return scan_flags({n: self.get(n) if n == "[Content_Types].xml" or n.endswith(".rels") else self.members[n]
                            for n in self.members}, self.locator)
 

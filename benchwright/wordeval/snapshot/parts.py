@@ -2,6 +2,8 @@
 footers, notes, comments, bookmarks, revisions, styles, content controls, properties, settings."""
 from __future__ import annotations
 
+import copy
+import threading
 from typing import Any
 
 from lxml import etree
@@ -374,30 +376,54 @@ class _DocumentParts:
         parts = self.pkg.related(self.main, "settings")
         if not parts:
             return
-        root = self.pkg.xml(parts[0])
-        registered = claims().get(root.tag, {})
-        for name in SETTINGS_WHITELIST:
-            el = root.find(qn("w:" + name))
-            if el is None:
-                continue
-            if name in _ONOFF_TAGS:
-                locs = registered.get(el.tag)
-                # a registered setting (evenAndOddHeaders ...) is decoded by its accessor
-                if locs[0].decode(el) if locs else onoff(el):
-                    self.snap.settings[name] = True
-            else:
-                flat = finish_props(flatten_props(_wrap(el)), {"footnotePr.numFmt": "decimal",
-                                                               "endnotePr.numFmt": "lowerRoman",
-                                                               "footnotePr.pos": "pageBottom",
-                                                               "endnotePr.pos": "docEnd"})
-                for k, v in flat.items():
-                    if k.startswith(("footnotePr.footnote", "endnotePr.endnote")):
-                        continue   # separator note references
-                    self.snap.settings[k] = v
-        dv = root.find(qn("w:docVars"))
-        if dv is not None:
-            for var in dv.findall(qn("w:docVar")):
-                self.snap.props["var." + (var.get(_WNS + "name") or "")] = var.get(_WNS + "val")
+        if self.pkg.read_only:
+            # a function of the part's bytes: read once per content (the last 32), each snapshot its own copy
+            key = self.pkg.members[parts[0]]
+            entries = _SETTINGS_CACHE.get(key)
+            if entries is None:
+                entries = _settings_entries(self.pkg.xml(parts[0]))
+                with _SETTINGS_LOCK:
+                    _SETTINGS_CACHE[key] = entries
+                    while len(_SETTINGS_CACHE) > 32:
+                        _SETTINGS_CACHE.pop(next(iter(_SETTINGS_CACHE)))
+            entries = copy.deepcopy(entries)
+        else:
+            entries = _settings_entries(self.pkg.xml(parts[0]))
+        for where, k, v in entries:
+            (self.snap.settings if where == "settings" else self.snap.props)[k] = v
+
+
+_SETTINGS_CACHE: dict = {}
+_SETTINGS_LOCK = threading.Lock()
+
+
+def _settings_entries(root) -> list[tuple[str, str, Any]]:
+    """("settings" | "props", key, value) of a settings part, in the order the snapshot records them."""
+    out = []
+    registered = claims().get(root.tag, {})
+    for name in SETTINGS_WHITELIST:
+        el = root.find(qn("w:" + name))
+        if el is None:
+            continue
+        if name in _ONOFF_TAGS:
+            locs = registered.get(el.tag)
+            # a registered setting (evenAndOddHeaders ...) is decoded by its accessor
+            if locs[0].decode(el) if locs else onoff(el):
+                out.append(("settings", name, True))
+        else:
+            flat = finish_props(flatten_props(_wrap(el)), {"footnotePr.numFmt": "decimal",
+                                                           "endnotePr.numFmt": "lowerRoman",
+                                                           "footnotePr.pos": "pageBottom",
+                                                           "endnotePr.pos": "docEnd"})
+            for k, v in flat.items():
+                if k.startswith(("footnotePr.footnote", "endnotePr.endnote")):
+                    continue   # separator note references
+                out.append(("settings", k, v))
+    dv = root.find(qn("w:docVars"))
+    if dv is not None:
+        for var in dv.findall(qn("w:docVar")):
+            out.append(("props", "var." + (var.get(_WNS + "name") or ""), var.get(_WNS + "val")))
+    return out
 
 
 def _adjacent(prev_el, el) -> bool:
