@@ -167,6 +167,8 @@ class Package:
         # names and of the bytes of the parts scan_flags reads, remembered (the last 64)
         key = (self.locator,) + tuple((n, self.members[n] if n == "[Content_Types].xml" or n.endswith(".rels") else None)
                                       for n in self.members)
+        if sum(len(data) for _, data in key[1:] if data is not None) > SHARED_PART_BYTES:
+            return self._scan_flags()
         with _SHARED_LOCK:
             flags = _FLAGS.get(key)
         if flags is None:

@@ -10,6 +10,7 @@ from lxml import etree
 
 from benchwright.formats.ooxml.accessors import onoff
 from benchwright.formats.ooxml.ns import NS
+from benchwright.formats.ooxml.package import SHARED_PART_BYTES
 from benchwright.wordeval.properties import claims, core_accessors
 from benchwright.wordeval.snapshot.cascade import (
     IGNORED_PPR, IGNORED_RPR, PPR_DEFAULTS, RPR_DEFAULTS, _ONOFF_TAGS, _TBL_STYLE, finish_props, flatten_props, merge,
@@ -376,7 +377,7 @@ class _DocumentParts:
         parts = self.pkg.related(self.main, "settings")
         if not parts:
             return
-        if self.pkg.read_only:
+        if self.pkg.read_only and len(self.pkg.members[parts[0]]) <= SHARED_PART_BYTES:
             # a function of the part's bytes: read once per content (the last 32), each snapshot its own copy
             key = self.pkg.members[parts[0]]
             entries = _SETTINGS_CACHE.get(key)
