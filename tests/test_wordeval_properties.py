@@ -124,5 +124,6 @@ def test_set_property_and_the_snapshot_go_through_the_same_accessor(com, monkeyp
             monkeypatch.setattr(type(prop.locus), name, spy)
     monkeypatch.setattr(extraction, "_STYLES_CACHE", {})    # styles parsed afresh, not from an earlier case
     monkeypatch.setattr(parts, "_STYLE_RECORDS_CACHE", {})
+    monkeypatch.setattr(parts, "_SETTINGS_CACHE", {})       # settings decoded afresh too
     extract_snapshot(case["reference_docx"])
     assert prop.spec["locus"] in seen
