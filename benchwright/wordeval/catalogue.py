@@ -181,8 +181,8 @@ _PARSED: "OrderedDict[tuple, Catalogue]" = OrderedDict()  # content key -> the c
 
 
 def content_key(base: Path) -> tuple:
-    """What a catalogue folder holds: (file, sha256) of every file the loader reads. Parsing costs about a
-    second, hashing a millisecond: a build's copy under ``_build/catalogue`` (the card's replay agents read it)
+    """What a catalogue folder holds: (file, sha256) of every file the loader reads. Parsing the shipped one
+    costs 0.14 CPU-s, hashing it 1 ms: a build's copy under ``_build/catalogue`` (the card's replay agents read it)
     and the source it was copied from, or the same source written in two folders, parse once per process; an
     edited file is parsed again."""
     paths = [base / name for name in CATALOGUE_FILES] + sorted((base / "units").glob("*.yaml"))
