@@ -36,8 +36,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from benchwright.arguments import ArgumentParser, parser_of
-from benchwright.evaluation.wordeval import (IsolatedEvaluator, evaluate_docx, evaluate_outputs, load_case, summarize,
-                                             summary_notes, summary_tables)
+from benchwright.evaluation.wordeval import (IsolatedEvaluator, OutputSnapshots, evaluate_docx, evaluate_outputs,
+                                             load_case, summarize, summary_notes, summary_tables)
 from benchwright.progress import Progress, current, use
 from benchwright.summary import show, write_json
 from benchwright.loaders.wordeval import EXPORTS, read_config
@@ -334,9 +334,8 @@ def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dic
     import time
 
     from benchwright.wordeval.oracle import compare, reference_snapshot
-    from benchwright.wordeval.snapshot import extract_snapshot
 
-    records = {}
+    records, snapshots = {}, OutputSnapshots()   # our agents' outputs repeat: each extracted once
     t = time.perf_counter()
     for cid, out, error in (agent_outputs(root, agent) if outputs is None else outputs):
         case = load_case(root / EXPORTS / cid)
@@ -345,11 +344,11 @@ def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dic
             report = {"case_id": cid, "passed": False, "rejected": f"agent {error}",
                       "checks": [{"name": "agent", "passed": False, "reason": error}]}
         else:
-            report = evaluate_docx(case["reference_docx"], out, case["oracle"], cid)
+            report = evaluate_docx(case["reference_docx"], out, case["oracle"], cid, snapshots=snapshots)
             if agent == "libreoffice" and not report["rejected"]:
                 # every preservation difference, not the report's first 25: what the re-save trips
                 ref, flat = reference_snapshot(case["reference_docx"])
-                full = compare(ref, extract_snapshot(out), json.loads(case["oracle"]), flat, max_differences=10**9)
+                full = compare(ref, snapshots(out), json.loads(case["oracle"]), flat, max_differences=10**9)
                 report["preservation_keys"] = sorted({d["key"] for c in full["checks"] if c["name"] == "preservation"
                                                       for d in c["differences"]})
         records[cid] = {"case_id": cid, "passed": bool(report["passed"]), "report": report,

@@ -29,6 +29,7 @@ handle, is a failed case whose ``rejected`` names the reason.  ``run_cli(args)``
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import signal
 import subprocess
@@ -36,19 +37,19 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchwright import strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
-from benchwright.progress import Progress, current, use
-from benchwright.summary import Table, percent, show, write_json
-from benchwright.wordeval.cases import read_case_dir
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
 from benchwright.wordeval.snapshot import extract_snapshot
+
+if TYPE_CHECKING:
+    from benchwright.summary import Table
 
 DEFAULT_CASES_ROOT = Path("exports") / "cases"
 DEFAULT_MEMORY_MB = 1024
@@ -70,12 +71,33 @@ def _oracle_dict(oracle) -> dict:
     return strict_json.loads(oracle) if isinstance(oracle, (str, bytes)) else dict(oracle)
 
 
+class OutputSnapshots:
+    """Snapshots of outputs by content, the last ``size``, for a caller scoring outputs it made itself that
+    repeat (the card's null agent outputs each case's input, and cases share inputs; LibreOffice's re-save one
+    output per distinct input). Only successful extractions are kept: a failing output fails again."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._memo: OrderedDict[bytes, Any] = OrderedDict()
+
+    def __call__(self, output_docx: bytes):
+        key = hashlib.sha256(output_docx).digest()
+        if key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key]
+        snap = self._memo[key] = extract_snapshot(output_docx, "output.docx")
+        while len(self._memo) > self.size:
+            self._memo.popitem(last=False)
+        return snap
+
+
 def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str, case_id: str | None = None,
-                  extra_allowed: tuple = ()) -> dict:
+                  extra_allowed: tuple = (), snapshots: OutputSnapshots | None = None) -> dict:
     """Evaluate in this process (trusted inputs / inside the worker).
 
     ``extra_allowed``: additional key patterns ignored by the preservation check (used by the
-    LibreOffice round-trip self-test for properties LibreOffice rewrites)."""
+    LibreOffice round-trip self-test for properties LibreOffice rewrites). ``snapshots``: the output's
+    snapshot from this memo (None: extracted here; the isolated worker keeps no untrusted output's)."""
     t0 = time.perf_counter()
     oracle = _oracle_dict(oracle)
     report: dict[str, Any] = {
@@ -93,7 +115,7 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
     if not output_docx:
         return rejected("empty: the output file is 0 bytes")
     try:
-        out = extract_snapshot(output_docx, "output.docx")
+        out = extract_snapshot(output_docx, "output.docx") if snapshots is None else snapshots(output_docx)
     except UnsafeDocxError as exc:
         return rejected(exc.reason)
     except (TimeoutError, MemoryError):
@@ -124,6 +146,9 @@ def load_case(case_dir_or_case, cases_root: str | Path | None = None) -> dict:
     or a case id under ``cases_root`` (default ``exports/cases``). A case folder is read by
     ``read_case_dir``: a bad ``case.json`` (not UTF-8, not JSON, a repeated key, no oracle) or a .docx
     that is not the one it records raises ``RecordError`` naming the file."""
+    # here, not at the top: the isolated worker never reads a case folder, and cases' imports cost it 0.4 s
+    from benchwright.wordeval.cases import read_case_dir
+
     if isinstance(case_dir_or_case, dict):
         return case_dir_or_case
     p = Path(case_dir_or_case)
@@ -448,6 +473,8 @@ def evaluate_outputs(outputs_dir: str | Path, cases_root: str | Path | None = No
             return evaluators[idx % len(evaluators)].evaluate(case, path)
         return evaluate_docx(case["reference_docx"], path.read_bytes(), case["oracle"], case_id)
 
+    from benchwright.progress import current   # not at the top: the isolated worker shows no progress
+
     try:
         with current().phase("evaluating") as phase:
             scored = phase.task("scored", len(jobs), "cases")
@@ -468,6 +495,8 @@ SHOWN_FAILURES = 10  # failed case ids listed under the summary
 
 def summary_tables(summary: dict, title: str = "WordEval") -> list[Table]:
     """One screen of a batch's ``summarize``: pass rates overall and per subsystem, and per check."""
+    from benchwright.summary import Table, percent
+
     def row(name, r):
         return [name, r["passed"], r["total"], percent(r["rate"])]
 
@@ -534,9 +563,13 @@ def run_cli(args: list[str] | None = None) -> int:
             if not Path(ns.outputs).is_dir():
                 print(json.dumps({"error": f"no such folder {ns.outputs}"}), file=sys.stderr)
                 return 2
+            from benchwright.progress import Progress, use
+
             with use(Progress("off" if ns.no_progress else "auto", prefix="[wordeval]")):
                 res = evaluate_outputs(ns.outputs, ns.cases_root, isolate=not ns.no_isolate, workers=ns.workers,
                                        memory_mb=ns.memory_mb, cpu_limit_s=ns.cpu_limit, wall_limit_s=ns.wall_limit)
+            from benchwright.summary import show, write_json
+
             report = write_json(ns.report, res) if ns.report else None
             show(summary_tables(res["summary"]), summary_notes(res["summary"], report))
             return 0

@@ -8,6 +8,7 @@ import json
 import os
 import zipfile
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -115,6 +116,11 @@ def test_libreoffice_opens_a_sample_in_one_batch(wordeval_cases):
     res = libreoffice.libreoffice_gate(sample)
     assert res.pop("not-a-docx")                      # LibreOffice refuses garbage (import filter forced)
     assert len(res) == 20 and all(v == [] for v in res.values()), {k: v for k, v in res.items() if v}
+    # the profile was made knowing the installed version: soffice did not take it for an older version's and
+    # run its graphics render self-tests (about half of a batch's CPU), which leave this log
+    user = Path(libreoffice._profile_url().removeprefix("file://")) / "user"
+    assert "ooSetupLastVersion" in (user / "registrymodifications.xcu").read_text(encoding="utf-8")
+    assert not (user / "GraphicsRenderTests.log").exists()
 
 
 @needs_lo

@@ -22,7 +22,7 @@ from fsspec.implementations.local import LocalFileSystem
 from benchwright import published
 from benchwright.errors import BuildError, SourceError
 from benchwright.files import file_version, resolves_outside
-from benchwright.wordeval.catalogue import Catalogue, load_catalogue, shape_problem
+from benchwright.wordeval.catalogue import CATALOGUE_FILES, Catalogue, load_catalogue, shape_problem
 
 REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
 
@@ -35,9 +35,6 @@ def read_catalogue(url: str) -> Catalogue:
     listing = tuple(sorted((p, file_version(info))
                            for p, info in fs.find(root, detail=True).items())) if fs.exists(root) else ()
     return _read(url, listing)
-
-
-CATALOGUE_FILES = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "compositions.yaml")
 
 
 def _check_local_files(base: Path, url: str) -> None:
@@ -75,8 +72,7 @@ def _read(url: str, listing: tuple) -> Catalogue:
         atexit.register(shutil.rmtree, local, True)
         published.mirror(url, local)
     try:
-        # the uncached loader: its own cache is keyed by the folder alone, not by what it holds
-        return load_catalogue.__wrapped__(str(local))
+        return load_catalogue(str(local))  # memoised by what the files hold, not by the folder
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""

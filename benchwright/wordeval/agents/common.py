@@ -1,7 +1,6 @@
 """The shipped agents' command line and the planned edit the oracle-bounding agents start from."""
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import sys
@@ -19,8 +18,9 @@ def plan_of(case: dict, catalogue: str | None) -> dict:
     return {**{k: case.get(k) for k in PLAN_FIELDS}, "catalogue": catalogue}
 
 
-@functools.lru_cache(maxsize=4)
 def _catalogue(root: str | None):
+    """The plan's catalogue: parsed once per process and content (``load_catalogue``'s memo), so a build
+    written again in the same folder is not planned from the catalogue of the one before."""
     from benchwright.wordeval.catalogue import load_catalogue
 
     return load_catalogue(root)
