@@ -65,9 +65,8 @@ def forked_workers(preload: list[str]):
     import dask
     from distributed.utils import get_mp_context
 
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
-                          # samples each worker's stack every 10 ms for a dashboard the local cluster has not
-                          "distributed.worker.profile.enabled": False}):
+    # (the profiler that sampled each worker's stack every 10 ms: off in every local cluster, LOCAL_CLUSTER_CONFIG)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
         # a forkserver an earlier test file in this worker started (test_faults') has neither this preload nor
         # the S3 server's environment (a worker forked from it could not read the store): a fresh one
         multiprocessing.forkserver._forkserver._stop()
@@ -268,6 +267,15 @@ def test_a_failing_bundle_fails_the_pipeline_and_nothing_is_left_running(cluster
     with pytest.raises(ValueError, match="element 3 is bad"):
         p.run().wait_until_finish()
     assert not any(cluster.run(guard._executing).values())
+
+
+def test_the_local_clusters_workers_run_with_its_slower_housekeeping(cluster):
+    """``local_cluster``'s config reaches each worker process through its nanny (the profiler off, the ticks
+    and monitors slower: an idle cluster costs a fifth of the CPU)."""
+    import dask
+
+    seen = cluster.run(lambda: {k: dask.config.get(k) for k in guard.LOCAL_CLUSTER_CONFIG})
+    assert len(seen) == 2 and all(v == guard.LOCAL_CLUSTER_CONFIG for v in seen.values()), seen
 
 
 # ---------------------------------------------------------------------------------------------
