@@ -151,6 +151,11 @@ def fingerprint_files(source: str, files: list[str]) -> tuple[dict, list]:
     """``fingerprint_source`` of the listed ``files`` of ``source``, and each file's sha256 (or the
     OSError reading it raised), in the order given."""
     fs, root = fsspec.core.url_to_fs(source)
+    if fsspec.core.split_protocol(source)[0] not in (None, "file", "local"):
+        # one listing (a request per 1,000 objects on S3) leaves each file's size and ETag in the filesystem's
+        # cache, where its open reads them: one GET a file (conditional on that ETag), not a HEAD and a GET
+        fs.invalidate_cache(root)
+        fs.find(root)
     h = hashlib.sha256()
     unreadable = []
     digests = sha256_files([fs.unstrip_protocol(p) for p in files])

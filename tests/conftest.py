@@ -79,3 +79,35 @@ def wordeval_cases(tmp_path_factory) -> dict:
     from tests.quality_builds import made_once
 
     return made_once("wordeval-cases", tmp_path_factory, lambda _: build_all())
+
+
+@pytest.fixture(scope="session")
+def moto_server():
+    """A local S3-compatible server (moto's server mode on 127.0.0.1) for this test process, started when a test
+    first needs one and stopped at the end of the run; yields its URL. The test files that use object storage
+    share it (``s3_endpoint`` in tests/test_object_storage.py empties it for each module and points the AWS
+    environment at it), rather than each starting its own."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the moto S3 server did not start")
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -6,7 +6,8 @@ on a dask.distributed cluster of two worker processes started here (scheduler an
   saw; it passes on the guarded runner and fails on Beam's own on each of the four defects;
 - every dataset's tiny source built on the cluster, two to the local S3 server and two to a local
   folder, byte-identical to the in-process build, with the same counts;
-- a worker SIGKILLed in the middle of a build (WildBox, to S3): dask reruns what it lost and the build
+- a worker SIGKILLed in the middle of a build (WildBox, to S3; by a worker plugin, as the first worker to start
+  its third bundle starts it): dask reruns what it lost and the build
   publishes the same bytes with the same counts (its tasks are deterministic, their files are written whole under
   the same names, and the counters travel with the results that replace the lost ones);
 - the guard's own checks: it matches the installed Beam, and a changed Beam is refused.
@@ -18,7 +19,6 @@ import json
 import logging
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -65,9 +65,8 @@ def forked_workers(preload: list[str]):
     import dask
     from distributed.utils import get_mp_context
 
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
-                          # samples each worker's stack every 10 ms for a dashboard the local cluster has not
-                          "distributed.worker.profile.enabled": False}):
+    # (the profiler that sampled each worker's stack every 10 ms: off in every local cluster, LOCAL_CLUSTER_CONFIG)
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
         # a forkserver an earlier test file in this worker started (test_faults') has neither this preload nor
         # the S3 server's environment (a worker forked from it could not read the store): a fresh one
         multiprocessing.forkserver._forkserver._stop()
@@ -270,6 +269,15 @@ def test_a_failing_bundle_fails_the_pipeline_and_nothing_is_left_running(cluster
     assert not any(cluster.run(guard._executing).values())
 
 
+def test_the_local_clusters_workers_run_with_its_slower_housekeeping(cluster):
+    """``local_cluster``'s config reaches each worker process through its nanny (the profiler off, the ticks
+    and monitors slower: an idle cluster costs a fifth of the CPU)."""
+    import dask
+
+    seen = cluster.run(lambda: {k: dask.config.get(k) for k in guard.LOCAL_CLUSTER_CONFIG})
+    assert len(seen) == 2 and all(v == guard.LOCAL_CLUSTER_CONFIG for v in seen.values()), seen
+
+
 # ---------------------------------------------------------------------------------------------
 # The guard's own checks (no cluster)
 
@@ -416,32 +424,45 @@ def assert_same_counts(manifest: dict, reference_build: Path) -> None:
 # A worker killed in the middle of a build
 
 
-def kill_a_busy_worker(client, stop: threading.Event, killed: list) -> None:
-    """SIGKILLs the first worker seen running one of the pipeline's bundles."""
-    while not stop.is_set() and not killed:
-        for worker, keys in client.processing().items():
-            if any("run_bundle" in str(k) for k in keys):
-                pid = client.run(os.getpid, workers=[worker])[worker]
-                os.kill(pid, signal.SIGKILL)
-                killed.append((worker, pid))
-                return
-        time.sleep(0.02)
+class KillAWorkerAtItsThirdBundle(distributed.WorkerPlugin):
+    """SIGKILLs the worker process that is the first to start its third of the pipeline's bundles, as it starts
+    it (the results of the two it ran, unless already fetched, are lost with it): the first to create ``marker``
+    (where it writes its address and pid) dies; every other worker, and the one its nanny starts again (the
+    scheduler gives it the cluster's plugins too), finds the marker made and goes on."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def setup(self, worker):
+        self.address, self.bundles = worker.address, 0
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or "run_bundle" not in str(key):
+            return
+        self.bundles += 1
+        if self.bundles < 3:
+            return
+        try:
+            fd = os.open(self.marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return
+        os.write(fd, json.dumps([self.address, os.getpid()]).encode())
+        os.close(fd)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def test_a_worker_killed_during_a_build_is_replaced_and_the_build_publishes_the_same_bytes(
-        cluster, tmp_path_factory):
+        cluster, tmp_path_factory, tmp_path):
     source, local = tiny_build("wildbox", tmp_path_factory)
-    stop, killed = threading.Event(), []
-    killer = threading.Thread(target=kill_a_busy_worker, args=(cluster, stop, killed))
-    killer.start()
+    marker = tmp_path / "killed.json"
+    cluster.register_plugin(KillAWorkerAtItsThirdBundle(str(marker)), name="kill-a-worker")
     try:
         url = build(registry.get("wildbox"), str(source), BuildOptions(
             out=f"s3://{BUCKET}/killed", progress=False, runner="dask", dask_address=cluster.scheduler.address))
     finally:
-        stop.set()
-        killer.join()
-    assert killed, "no worker was killed while the pipeline ran"
-    worker, pid = killed[0]
+        cluster.unregister_worker_plugin("kill-a-worker")
+    assert marker.exists(), "no worker was killed while the pipeline ran"
+    worker, pid = json.loads(marker.read_text())
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
     assert worker not in cluster.scheduler_info()["workers"]
     hashes, manifest = built_on_s3(url)

@@ -1,5 +1,5 @@
 """Sources and outputs on object storage: a local S3-compatible server (moto's server mode on
-127.0.0.1, started and stopped here), reached through s3fs with the standard AWS_ENDPOINT_URL.
+127.0.0.1, one per test process: ``moto_server`` in tests/conftest.py, emptied for each module), reached through s3fs with the standard AWS_ENDPOINT_URL.
 
 Every registered dataset: its tiny source fingerprinted from the store as from the disk, and its tiny build
 (made once per test run) published to the store by the core's commit, then validated, described and loaded
@@ -12,10 +12,6 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import fsspec
@@ -31,40 +27,25 @@ from tests.wildbox_helpers import build_wildbox, published_hashes, tiny_source
 BUCKET = "benchwright-test"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def s3_endpoint():
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    env = {"AWS_ENDPOINT_URL": url, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
+def s3_endpoint(moto_server):
+    """The test process's moto server (``moto_server``, tests/conftest.py) emptied for this module (moto's
+    reset: no bucket, no object of an earlier module's is left), with ``BUCKET`` made and the standard AWS
+    environment pointing at it for the module's life; yields the server's URL."""
+    import urllib.request
+
+    urllib.request.urlopen(urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST"), timeout=30).read()
+    env = {"AWS_ENDPOINT_URL": moto_server, "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
            "AWS_DEFAULT_REGION": "us-east-1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    # fsspec caches filesystem instances: one made for an earlier module's server would still point
-    # at that server's (closed) port
+    # fsspec caches filesystem instances and their listings: an earlier module's would still list what the
+    # reset removed
     s3fs.S3FileSystem.clear_instance_cache()
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("the moto S3 server did not start")
-                time.sleep(0.2)
         fsspec.filesystem("s3", skip_instance_cache=True).mkdir(BUCKET)
-        yield url
+        yield moto_server
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
         s3fs.S3FileSystem.clear_instance_cache()
         for k, v in saved.items():
             if v is None:
@@ -285,32 +266,32 @@ def test_progress_reports_reach_the_driver_through_the_store(s3_endpoint):
 
 
 def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoint, tmp_path_factory, tmp_path,
-                                                                       capsys):
-    """Issue 23.1 on S3: the refusal through the command line as a user runs it (its one line), the replacement
-    with --force in this process (the same ``cli.main``). The target check is the core's: on the template."""
+                                                                       capfd):
+    """Issue 23.1 on S3: the refusal through the command line as a user's terminal gets it (its one line, read at
+    the file descriptors), then the replacement with --force (both through ``cli.main`` in this process). The
+    target check is the core's: on the template."""
+    from tests.test_cli_usage import benchwright_here
+
     fs = fsspec.filesystem("s3")
     out, url = f"s3://{BUCKET}/mixed", f"s3://{BUCKET}/mixed/template"
     fs.pipe_file(f"{BUCKET}/mixed/template/notes.txt", b"mine")
     source, _ = tiny_build("template", tmp_path_factory)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    refused = subprocess.run([sys.executable, "-m", "benchwright.cli", "build", "template", "--source", str(source),
-                              "--out", out], env=env, capture_output=True, text=True, timeout=600)
-    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    refused = benchwright_here(capfd, "build", "template", "--source", source, "--out", out)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert f"{url} holds objects that are not a build's of template (notes.txt)" in refused.stderr
     assert "--force" in refused.stderr
     fs.invalidate_cache()
     assert fs.cat_file(f"{BUCKET}/mixed/template/notes.txt") == b"mine"
     assert fs.find(f"{BUCKET}/mixed") == [f"{BUCKET}/mixed/template/notes.txt"]  # no lock, no staging
 
-    capsys.readouterr()
-    assert cli_main(["build", "template", "--source", str(source), "--out", out, "--force"]) == 0
-    done = capsys.readouterr()
+    done = benchwright_here(capfd, "build", "template", "--source", source, "--out", out, "--force")
+    assert done.returncode == 0, done.stderr
     assert f"[template] replacing {url}, which holds objects that are not a build's of template " \
-           "(notes.txt) (--force)" in done.out
+           "(notes.txt) (--force)" in done.stdout
     # issue 23.5: the stages' counts went through the store (OUT/template/_staging/<run>/_progress)
     files = len(list(source.glob("*.jsonl")))
-    assert re.search(rf"^\[template\] pipeline done in \w+: ParseFile {files}/{files} files$", done.err,
-                     re.MULTILINE), done.err
+    assert re.search(rf"^\[template\] pipeline done in \w+: ParseFile {files}/{files} files$", done.stderr,
+                     re.MULTILINE), done.stderr
     fs.invalidate_cache()
     assert not fs.exists(f"{BUCKET}/mixed/template/notes.txt")
     assert cli_main(["validate", url]) == 0

@@ -7,8 +7,6 @@ and on the watch itself, on a local folder and on S3 (moto)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,7 +18,6 @@ from benchwright.errors import BuildError
 from benchwright.source_watch import SourceWatch
 from tests.test_object_storage import BUCKET, s3_endpoint  # noqa: F401 (fixture)
 
-REPO = Path(__file__).resolve().parents[1]
 DATASET = registry.get("wildbox")  # the default source_files: every file under the source
 
 
@@ -119,26 +116,31 @@ def test_on_s3_a_rewrite_with_the_same_bytes_passes_and_a_change_is_named(s3_end
     assert "b.txt (changed), new.txt (added)" in said and "a.txt" not in said, said
 
 
-def _build_while_the_source_changes(source: str, out: Path, change) -> list[str]:
-    """``benchwright build template --source SOURCE --out OUT`` in a subprocess, ``change()`` called once it
-    said its pipeline is done (the source was listed before it ran; the finalizing, then the second listing, are
-    still to come, and no read of the pipeline meets a file half changed); returns its error lines. The watch is
-    the core's, the same for every dataset: the template's is the cheapest build (its source files: the .jsonl
-    files)."""
-    build = subprocess.Popen([sys.executable, "-m", "benchwright.cli", "build", "template", "--source", source,
-                              "--out", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             env={**os.environ, "HF_HUB_OFFLINE": "1"})
-    said = b""
-    while b"pipeline done" not in said:
-        chunk = build.stdout.read1(4096)
-        assert chunk, said.decode(errors="replace")
-        said += chunk
-    change()
-    said += build.stdout.read()
-    assert build.wait(timeout=600) == 2, said.decode(errors="replace")
-    assert b"Traceback" not in said
+def _build_while_the_source_changes(source: str, out: Path, change, capfd, monkeypatch) -> list[str]:
+    """``benchwright build template --source SOURCE --out OUT`` through the CLI's ``main`` in this process (its
+    output read at the file descriptors, as a terminal gets it), ``change()`` called once it says it is
+    finalizing (the pipeline is done: the source was listed before it ran and no read of the pipeline meets a
+    file half changed; the second listing is still to come); returns its error lines. The watch is the core's,
+    the same for every dataset: the template's is the cheapest build (its source files: the .jsonl files)."""
+    from benchwright import build as building
+    from tests.test_cli_usage import benchwright_here
+
+    said_finalizing = []
+
+    def progress(options, message):
+        building_progress(options, message)
+        if message == "[template] finalizing" and not said_finalizing:
+            said_finalizing.append(message)
+            change()
+
+    building_progress = building._progress
+    monkeypatch.setattr(building, "_progress", progress)
+    done = benchwright_here(capfd, "build", "template", "--source", source, "--out", out)
+    said = done.stdout + done.stderr
+    assert said_finalizing and done.returncode == 2, said
+    assert "Traceback" not in said
     assert not (out / "template").exists() and not (out / ".lock-template").exists()
-    return [line for line in said.decode().splitlines() if line.startswith("benchwright: error:")]
+    return [line for line in said.splitlines() if line.startswith("benchwright: error:")]
 
 
 def _refused(source: str, named: str) -> str:
@@ -159,7 +161,8 @@ def _another_record(jsonl: str) -> str:
     return json.dumps({**json.loads(jsonl.splitlines()[0]), "id": "r099999"}) + "\n"
 
 
-def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_the_files(tmp_path):
+def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_the_files(tmp_path, capfd,
+                                                                                          monkeypatch):
     source = _template_source(tmp_path / "raw")
     changed = sorted(source.glob("*.jsonl"))[0]
     added = source / "records-09999.jsonl"
@@ -169,12 +172,12 @@ def test_a_build_whose_source_changes_while_it_runs_publishes_nothing_and_names_
         changed.write_text(text.replace('"text": "', '"text":  "', 1))  # one byte more
         added.write_text(_another_record(text))
 
-    assert _build_while_the_source_changes(str(source), tmp_path / "out", change) == [
+    assert _build_while_the_source_changes(str(source), tmp_path / "out", change, capfd, monkeypatch) == [
         _refused(str(source), f"{changed.name} (changed), {added.name} (added)")]
 
 
 def test_a_build_whose_s3_source_changes_while_it_runs_publishes_nothing_and_names_the_objects(
-        s3_endpoint, tmp_path):  # noqa: F811
+        s3_endpoint, tmp_path, capfd, monkeypatch):  # noqa: F811
     local = _template_source(tmp_path / "raw")
     fs = fsspec.filesystem("s3")
     fs.put(str(local), f"{BUCKET}/changing", recursive=True)
@@ -188,5 +191,5 @@ def test_a_build_whose_s3_source_changes_while_it_runs_publishes_nothing_and_nam
         fs.pipe_file(f"{BUCKET}/changing/records-09999.jsonl", _another_record(text).encode())
 
     source = f"s3://{BUCKET}/changing"
-    assert _build_while_the_source_changes(source, tmp_path / "out", change) == [
+    assert _build_while_the_source_changes(source, tmp_path / "out", change, capfd, monkeypatch) == [
         _refused(source, f"{changed} (changed), records-09999.jsonl (added)")]
