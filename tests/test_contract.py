@@ -23,7 +23,7 @@ from benchwright.layout import CROISSANT, MANIFEST
 from benchwright.manifest import describe_files, rows_by_config_split
 from tests.builds import build_dataset, damage_published
 from tests.croissant_helpers import croissant_rows, no_network, parquet_rows
-from tests.quality_builds import tiny_build
+from tests.quality_builds import tiny_build, tiny_builds_loaded_with_datasets_alone
 from tests.wildbox_helpers import published_hashes
 
 
@@ -52,31 +52,14 @@ def test_card_counts_equal_the_files_and_the_manifest(tiny):
     assert all(n > 0 for splits in files.values() for n in splits.values())
 
 
-def test_loads_with_plain_datasets_in_a_clean_interpreter(tmp_path_factory, tmp_path):
+def test_loads_with_plain_datasets_in_a_clean_interpreter(tmp_path_factory):
     """Every registered dataset's tiny build, each config, loaded by ``datasets`` alone: one clean interpreter
     loads them all (benchwright is never imported) and finds the rows the files hold."""
-    roots = {name: str(tiny_build(name, tmp_path_factory)[1]) for name in registry.names()}
-    script = textwrap.dedent(f"""
-        import json, sys
-        from datasets import get_dataset_config_names, load_dataset
-        out = {{}}
-        for name, root in {roots!r}.items():
-            out[name] = {{}}
-            for config in get_dataset_config_names(root):
-                ds = load_dataset(root, config)
-                out[name][config] = {{split: d.num_rows for split, d in ds.items()}}
-        assert not [m for m in sys.modules if m.split(".")[0] == "benchwright"], "benchwright was imported"
-        print(json.dumps(out))
-    """)
-    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "PATH": "/usr/bin:/bin",
-           "HF_HOME": str(tmp_path / "hf-home")}
-    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
-    assert list(loaded) == list(roots)
-    for name, root in roots.items():
-        assert loaded[name] == rows_by_config_split(Path(root)), name
+    loaded = tiny_builds_loaded_with_datasets_alone(tmp_path_factory)
+    assert list(loaded) == list(registry.names())
+    for name in registry.names():
+        rows = {config: found["splits"] for config, found in loaded[name].items()}
+        assert rows == rows_by_config_split(tiny_build(name, tmp_path_factory)[1]), name
 
 
 def _tree(root: Path) -> dict:
