@@ -14,7 +14,7 @@ from benchwright.cli import main as cli_main
 from benchwright.hashing import stable_int_id
 from benchwright.pipelines.wildbox import DATASET
 from benchwright.splits import assign
-from tests.quality_builds import tiny_build, tiny_builds_loaded_with_datasets_alone
+from tests.quality_builds import planted_wildbox, tiny_build, tiny_builds_loaded_with_datasets_alone
 from tests.wildbox_helpers import build_wildbox, damaged_box_copy, published_hashes
 
 
@@ -299,19 +299,15 @@ def test_info_prints_configs_and_counts(built, capsys):
         assert word in out
 
 
-def test_splits_are_stable_when_a_video_is_added(source, built, tmp_path):
-    out = tmp_path / "out"
-    first = out / "wildbox"
-    shutil.copytree(built, first)  # the build of `source`, published in `out`
-    before = json.loads((first / "_build" / "splits.json").read_text())["groups"]
-    grown = tmp_path / "grown"
-    shutil.copytree(source, grown)
-    for video in sorted(before)[:3]:  # three new videos of existing species
-        shutil.copytree(grown / video, grown / f"{video[:-2]}_NEW")
-    second = build_wildbox(grown, out)  # the previous build is published in `out`
-    after = json.loads((second / "_build" / "splits.json").read_text())["groups"]
+def test_splits_are_stable_when_a_video_is_added(tmp_path_factory):
+    """The run's planted build (``planted_wildbox``: the tiny source with a video added and a box moved, built
+    where the tiny build was published, so that is its previous build): every video keeps its split, the new
+    one gets one."""
+    planted = planted_wildbox(tmp_path_factory)
+    before = json.loads((planted["old"] / "_build" / "splits.json").read_text())["groups"]
+    after = json.loads((planted["new"] / "_build" / "splits.json").read_text())["groups"]
     assert {v: after[v] for v in before} == before
-    assert len(after) == len(before) + 3
+    assert set(after) - set(before) == {planted["planted"]["new_video"]}
 
 
 def test_wildbox_split_rule():
