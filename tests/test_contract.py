@@ -96,7 +96,9 @@ def test_validate_passes_then_fails_on_a_flipped_byte_and_on_damage(tiny, tmp_pa
     shard.write_bytes(bytes(data))
     capsys.readouterr()
     assert cli_main(["validate", str(copy)]) == 1
-    assert shard.relative_to(copy).as_posix() in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "FAIL" in out and shard.relative_to(copy).as_posix() in out
+    assert json.loads((copy / "_build" / "validation" / "report.json").read_text())["passed"] is False
     # a shard cut in half cannot even be read: the report says so and names it, the command does not crash
     shard.write_bytes(bytes(data[: len(data) // 2]))
     assert cli_main(["validate", str(copy)]) == 1
