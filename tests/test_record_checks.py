@@ -3,6 +3,7 @@
 no file system takes. Property tests run them on random input."""
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -173,3 +174,23 @@ def test_omni3d_parts_of_one_folder_merge_into_one_segment(listings, boxes):
     assert len(seg.track_id) + sum(r.count for r in rejects if r.unit == "box") == listed * boxes
     assert set(seg.frame_index.tolist()) <= set(range(len(seg.frames)))
     assert len({(int(f), int(t)) for f, t in zip(seg.frame_index, seg.track_id)}) == len(seg.track_id)
+
+
+@pytest.mark.parametrize("text", ["a: &x [1]\nb: *x\n", "[" * 101 + "]" * 101, "{a: " * 101 + "1" + "}" * 101,
+                                  "[" * 2000 + "]" * 2000, "x: {b: 1, b: 2}\n", "- [1, {c: d}]\n" * 3,
+                                  "k: v\n---\nx: 1\n", "a: [1,\n", 'id: "bold\\ud800unit"\n', "n: 1e3\nd: 2024-01-02\n"])
+def test_yaml_through_libyaml_reads_and_refuses_as_the_pure_python_loader(monkeypatch, text):
+    """Sources are read with libyaml (``_StrictCLoader``, its refusals over the event stream first); what it
+    refuses, and every read without it, the pure-Python loader decides. Both give the same value or error."""
+    def outcome():
+        try:
+            return ("read", strict_yaml.load(io.StringIO(text)))
+        except yaml.YAMLError as err:
+            return (type(err).__name__, str(err))
+
+    assert strict_yaml._C is not None  # the wheel's libyaml: the path every build takes
+    with_libyaml = outcome()
+    monkeypatch.setattr(strict_yaml, "_C", None)
+    assert with_libyaml == outcome()
+    if text.startswith("id:"):  # an escaped lone surrogate: libyaml refuses it, PyYAML reads it (a hostile id)
+        assert with_libyaml == ("read", {"id": "bold\ud800unit"})
