@@ -65,16 +65,35 @@ def descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
     return found
 
 
+def tree(pid: int) -> list[int]:
+    """``pid`` and every process below it, from each one's own list of children (``/proc/<pid>/task/<tid>/
+    children``): a sample reads the tree's few files, not every process's on the machine (``process_table``)."""
+    found, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        found.append(p)
+        try:
+            threads = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack += [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+    return found
+
+
 def tree_memory_mb(pid: int, children: dict[int, list[int]] | None = None) -> tuple[float, float]:
     """(RSS, PSS) of a process and all its descendants, in MB, from /proc.
 
     RSS counts a shared page (the Python, numpy, arrow, OpenCV libraries every worker maps) once per
     process; PSS splits it between them, so the tree's PSS is the memory the build really holds.
-    ``children``: ``process_table()``'s, if already read.
+    ``children``: ``process_table()``'s, if already read (else the tree's own lists of children: ``tree``).
     """
-    children = children if children is not None else process_table()[0]
     rss = pss = 0
-    for p in descendants(pid, children):
+    for p in descendants(pid, children) if children is not None else tree(pid):
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:

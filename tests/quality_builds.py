@@ -87,3 +87,17 @@ def planted_wildbox(tmp_path_factory) -> dict:
         return {"old": old, "new": new, "source": base / "raw", "planted": planted}
 
     return made_once("quality-planted", tmp_path_factory, make)
+
+
+def tiny_builds_loaded_with_datasets_alone(tmp_path_factory) -> dict:
+    """Every registered dataset's tiny build (``tiny_build``), every config, loaded by ``datasets`` in one clean
+    interpreter (``tests.builds.load_in_a_clean_interpreter``), once per test run: the contract test and the
+    WildBox and WordEval build tests assert on what it found."""
+    def make(work: Path) -> dict:
+        from benchwright import registry
+        from tests.builds import load_in_a_clean_interpreter
+
+        return load_in_a_clean_interpreter({name: tiny_build(name, tmp_path_factory)[1] for name in registry.names()},
+                                           work)
+
+    return made_once("loaded-with-datasets-alone", tmp_path_factory, make)

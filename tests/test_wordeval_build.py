@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +9,7 @@ import pytest
 from benchwright.cli import main as cli_main
 from benchwright.pipelines.wordeval import WordEval
 from tests.builds import build_dataset
-from tests.quality_builds import tiny_build
+from tests.quality_builds import tiny_build, tiny_builds_loaded_with_datasets_alone
 from tests.wildbox_helpers import published_hashes
 
 # The planted-gate-failure build: a composition template and the two units it is made of (one of them refused).
@@ -31,28 +28,13 @@ def built(tiny) -> Path:
     return tiny[1]
 
 
-LOAD = """
-import json, sys, datasets
-out = {}
-for config in ("atomic", "compositional"):
-    d = datasets.load_dataset(sys.argv[1], config, split="test")
-    out[config] = {"rows": d.num_rows, "columns": d.column_names, "docx_is_zip": d[0]["input_docx"][:2] == b"PK"}
-out["benchwright_imported"] = any(m.startswith("benchwright") for m in sys.modules)
-print(json.dumps(out))
-"""
-
-
-def test_load_dataset_without_benchwright(built, tmp_path):
-    # both configs in one clean interpreter (the contract tests load every config's rows the same way)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cache"), "PYTHONPATH": ""}
-    proc = subprocess.run([sys.executable, "-c", LOAD, str(built)], capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert not loaded.pop("benchwright_imported")
+def test_load_dataset_without_benchwright(tmp_path_factory):
+    # both configs in one clean interpreter: the run's one that loads every tiny build (the contract test's too)
+    loaded = tiny_builds_loaded_with_datasets_alone(tmp_path_factory)["wordeval"]
     assert list(loaded) == ["atomic", "compositional"]
     for config, got in loaded.items():
-        assert got["rows"] > 0 and got["docx_is_zip"], config
+        assert next(iter(got["splits"])) == "test" and got["splits"]["test"] > 0, config  # first_row is test's
+        assert got["first_row"]["input_docx"]["head"].startswith(b"PK".hex()), config  # a .docx is a zip
         for column in ("case_id", "instruction", "input_docx", "reference_docx", "oracle", "command", "subsystem",
                        "com_object", "properties"):
             assert column in got["columns"], (config, column)
