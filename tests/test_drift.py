@@ -1,7 +1,7 @@
 """Drift against the previous build: the metrics, the record a build keeps, the card and report, and
 ``--drift-blocking`` failing a build (publishing nothing). The rows flagged run on every registered dataset's
-tiny build; the planted change (a video added, a box moved), its card and report and the blocking build on
-WildBox's. A rebuild of the same input over its build (drift carried, every byte the same) is a contract test
+tiny build; the planted change (a video added, a box moved), its card and report on WildBox's; the blocking build
+(a shared mechanism) on the template's, the cheapest, with three train labels flipped. A rebuild of the same input over its build (drift carried, every byte the same) is a contract test
 (``tests/test_contract.py``)."""
 from __future__ import annotations
 
@@ -100,11 +100,22 @@ def test_the_planted_build_records_its_drift_on_the_card_and_in_the_report(tmp_p
 
 
 def test_drift_blocking_fails_the_build_and_publishes_nothing(tmp_path_factory, tmp_path, capsys):
-    p = planted_wildbox(tmp_path_factory)
+    source, built = tiny_build("template", tmp_path_factory)
+    planted = tmp_path / "raw"
+    shutil.copytree(source, planted)
+    # three train records of the last source file turn positive: the train labels' JS distance passes its 0.1
+    # limit; the class shares stay inside their declared bounds, so drift alone stops the build
+    last = sorted(planted.glob("*.jsonl"))[-1]
+    records = [json.loads(line) for line in last.read_text(encoding="utf-8").splitlines()]
+    flipped = [r for r in records if r["split"] == "train" and r["label"] == "negative"][:3]
+    for r in flipped:
+        r["label"] = "positive"
+    last.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert len(flipped) == 3
     out = tmp_path / "out"
-    shutil.copytree(p["old"], out / "wildbox")
-    before = _tree(out / "wildbox")
-    assert cli_main(["build", "wildbox", "--source", str(p["source"]), "--out", str(out),
-                     "--drift-blocking", "frames/*/video_id,boxes/*/species"]) == 2
-    assert "drift: boxes/train/species js" in capsys.readouterr().err
-    assert _tree(out / "wildbox") == before
+    shutil.copytree(built, out / "template")
+    before = _tree(out / "template")
+    assert cli_main(["build", "template", "--source", str(planted), "--out", str(out),
+                     "--drift-blocking", "records/*/id,records/*/label"]) == 2
+    assert "drift: records/train/label js" in capsys.readouterr().err
+    assert _tree(out / "template") == before

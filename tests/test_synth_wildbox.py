@@ -289,12 +289,14 @@ def test_segments_have_different_reconstruction_scales(tiny):
     assert len({round(e, 6) for e in estimates}) == len(estimates)
 
 
-def test_same_seed_is_byte_identical_and_another_seed_differs(tiny, tmp_path):
+def test_same_seed_is_byte_identical_and_another_seed_differs(tiny, tmp_path, tmp_path_factory):
+    from tests.quality_builds import tiny_wildbox
+
     root, _, _ = tiny
-    write_source(tmp_path / "again", "tiny", seed=0)
+    again = tiny_wildbox(tmp_path_factory)[0]  # the shared tiny source: seed 0 again, written apart (and without progress)
     write_source(tmp_path / "other", "tiny", seed=1)
     reference = _tree_digest(root)
-    assert _tree_digest(tmp_path / "again") == reference
+    assert _tree_digest(again) == reference
     other = _tree_digest(tmp_path / "other")
     assert other != reference
     frames = lambda digest: {h for name, h in digest.items() if name.endswith(".jpg")}   # noqa: E731

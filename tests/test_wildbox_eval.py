@@ -469,6 +469,10 @@ def test_ap_bev_protocol_option(gt):
         assert voc[key] == coco[key], key
     assert voc["meta"]["protocol"]["ap_bev_protocol"] == "voc11"
     assert "bev_ap_eval.py" in voc["meta"]["protocol"]["ap_bev_voc11"]
+    # ap_bev_only (the learned head's fold selection): the same AP-BEV and meta, in either protocol, nothing else
+    for protocol, full, keys in (("voc11", voc, voc_keys), ("both", both, voc_keys | coco_keys)):
+        assert ev.evaluate(gt, preds, ap_bev_protocol=protocol, ap_bev_only=True) == \
+            {k: full[k] for k in (*sorted(keys), "meta")}
     with pytest.raises(ValueError, match="AP-BEV protocol"):
         ev.evaluate(gt, preds, ap_bev_protocol="voc07")
     with pytest.raises(ValueError):

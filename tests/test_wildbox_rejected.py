@@ -16,7 +16,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.quality_builds import tiny_wildbox
+from tests.wildbox_helpers import build_wildbox
 
 MISSING_FRAME = 9999
 BOX_COLUMNS = ["box_id", "segment_id", "track_id", "frame_index", "center_cam", "corners_cam", "visibility",
@@ -49,8 +50,7 @@ def append(track: dict, frame: int, centre, dims, rotation) -> None:
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
-    source = tiny_source(tmp_path_factory.mktemp("raw") / "wildbox")
-    base = build_wildbox(source, tmp_path_factory.mktemp("base"))
+    source, base = tiny_wildbox(tmp_path_factory)  # the tiny source and its build, shared by the test run: read only
     # a segment with an unoccluded box in its first frame (cameras.json's first) and another in a later frame
     by_segment: dict[str, list] = {}
     for b in sorted(read_boxes(base).values(), key=lambda b: b["box_id"]):

@@ -11,7 +11,7 @@ import pytest
 
 from benchwright.formats import kitti
 from tests.quality_builds import tiny_build
-from tests.wildbox_helpers import build_wildbox, tiny_source
+from tests.wildbox_helpers import build_wildbox
 
 # The fixture's KITTI classes stand in for species, so the real geometry flows through the build.
 SPECIES_FOR = {"Car": "elephant", "Van": "plains_zebra", "Truck": "rhino", "Pedestrian": "giraffe",
@@ -164,7 +164,7 @@ def species_tree_source(flat: Path, out: Path) -> dict[str, str]:
     return truth
 
 
-def test_species_come_from_the_authors_species_folders_when_the_class_name_is_generic(tmp_path):
+def test_species_come_from_the_authors_species_folders_when_the_class_name_is_generic(tmp_path, tmp_path_factory):
     """A plain "zebra" (or the authors' default "object") prompt names no species: the species folder decides,
     as in the authors' preparation, and the boxes say so (species_from). A class name that names another
     species than its folder is quarantined, naming both."""
@@ -173,7 +173,8 @@ def test_species_come_from_the_authors_species_folders_when_the_class_name_is_ge
     from benchwright.schemas.wildbox import SPECIES, SPECIES_FROM
     from benchwright.stage import Reject
 
-    truth = species_tree_source(tiny_source(tmp_path / "flat"), tmp_path / "tree")
+    flat = tiny_build("wildbox", tmp_path_factory)[0]  # the tiny source shared by the test run: read, never changed
+    truth = species_tree_source(flat, tmp_path / "tree")
     fmt, units = discover(str(tmp_path / "tree"))
     assert fmt == "wildbox" and len(units) == len(truth)
     zebra_seen = set()

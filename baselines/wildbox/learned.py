@@ -444,7 +444,7 @@ def select_components(train: dict, epochs: int, seed: int, cfg: dict, phase=None
                                            "R_cam")}
         gt["category_id"] = _classes(target) + FIRST_CATEGORY_ID
         for i, combo in enumerate(combos):
-            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], scale_grid=[1.0])
+            m = ev.evaluate(gt, _assemble(fit, target, raw, combo), image_ids=target["image_ids"], ap_bev_only=True)
             per_fold[k, i] = m[ap_bev_key(m)]["macro"] or 0.0
     totals = per_fold.mean(axis=0)
     index = {c: i for i, c in enumerate(combos)}
