@@ -16,13 +16,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-PROBE = r'''
+# One fresh process (torch's compiler not imported yet): the flag set on the installed torch, then, its source
+# judged changed, through the upstream function (which imports the compiler). Each phase prints a JSON line; a
+# line "@@changed" on stderr parts what each phase logged.
+PROBE = r"""
 import json, logging, sys
 logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
 import torch
 from benchwright import torch_determinism
-if sys.argv[1] == "changed":
-    torch_determinism.UPSTREAM = "0" * 16
 
 def put():
     try:
@@ -31,35 +32,46 @@ def put():
     except RuntimeError as err:
         return "raised" if "does not have a deterministic implementation" in str(err) else str(err)
 
-torch_determinism.set_deterministic(True)
-on = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put(),
-      "compiler": "torch._inductor.config" in sys.modules}
-torch_determinism.set_deterministic(True, warn_only=True)
-warned = {"warn_only": torch.is_deterministic_algorithms_warn_only_enabled()}
-torch_determinism.set_deterministic(False)
-off = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put()}
-print(json.dumps({"on": on, "warned": warned, "off": off}))
-'''
+def phase():
+    torch_determinism.set_deterministic(True)
+    on = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put(),
+          "compiler": "torch._inductor.config" in sys.modules}
+    torch_determinism.set_deterministic(True, warn_only=True)
+    warned = {"warn_only": torch.is_deterministic_algorithms_warn_only_enabled()}
+    torch_determinism.set_deterministic(False)
+    off = {"enabled": torch.are_deterministic_algorithms_enabled(), "put_": put()}
+    print(json.dumps({"on": on, "warned": warned, "off": off}), flush=True)
+
+phase()
+print("@@changed", file=sys.stderr, flush=True)
+torch_determinism.UPSTREAM = "0" * 16
+torch_determinism._judged.clear()  # judged again, as in a process that never judged the installed one
+phase()
+"""
 
 
-def probe(mode: str) -> tuple[dict, str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, mode], cwd=REPO, capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def probed() -> dict[str, tuple[dict, str]]:
+    """{"installed" | "changed": (what the phase saw, what it logged)}."""
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+    installed, changed = (json.loads(line) for line in done.stdout.strip().splitlines()[-2:])
+    before, after = done.stderr.split("@@changed\n")
+    return {"installed": (installed, before), "changed": (changed, after)}
 
 
-def test_the_flag_is_enforced_without_the_compiler_on_the_installed_torch():
+def test_the_flag_is_enforced_without_the_compiler_on_the_installed_torch(probed):
     from benchwright import torch_determinism
 
     assert torch_determinism.refused() is None, "re-check docs/upstream/fixed-costs.md against this torch"
-    got, told = probe("installed")
+    got, told = probed["installed"]
     assert got == {"on": {"enabled": True, "put_": "raised", "compiler": False}, "warned": {"warn_only": True},
                    "off": {"enabled": False, "put_": "ran"}}
     assert "benchwright.torch_determinism" not in told
 
 
-def test_another_torch_gets_the_upstream_function_and_a_log_line():
-    got, told = probe("changed")
+def test_another_torch_gets_the_upstream_function_and_a_log_line(probed):
+    got, told = probed["changed"]
     assert got["on"] == {"enabled": True, "put_": "raised", "compiler": True} and got["off"]["put_"] == "ran"
     lines = [line for line in told.splitlines() if line.startswith("benchwright.torch_determinism:")]
     assert len(lines) == 1 and "use_deterministic_algorithms differs" in lines[0]
