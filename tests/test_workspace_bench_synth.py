@@ -9,7 +9,6 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import posixpath
 import re
 import sqlite3
