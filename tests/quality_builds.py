@@ -101,3 +101,21 @@ def tiny_builds_loaded_with_datasets_alone(tmp_path_factory) -> dict:
                                            work)
 
     return made_once("loaded-with-datasets-alone", tmp_path_factory, make)
+
+
+def workspace_bench_synth_cli(tmp_path_factory) -> dict:
+    """``benchwright synth workspace_bench --out RAW --scale tiny`` (seed 0) run once per test run on the command
+    line, in an interpreter with a string-hash salt of its own (PYTHONHASHSEED=4321): {"raw": RAW, "returncode",
+    "stdout", "stderr"}. The synth tests compare its files with a write in their own process (nothing may depend
+    on set or hash order); the scoring tests score the judge runs it wrote."""
+    def make(base: Path) -> dict:
+        import subprocess
+        import sys
+
+        raw = base / "raw"
+        done = subprocess.run([sys.executable, "-m", "benchwright.cli", "synth", "workspace_bench", "--out", str(raw),
+                               "--scale", "tiny"], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PYTHONHASHSEED": "4321"})
+        return {"raw": raw, "returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+
+    return made_once("workspace-bench-synth-cli", tmp_path_factory, make)

@@ -28,63 +28,85 @@ from benchwright import beam_graph
 
 REPO = Path(__file__).resolve().parents[1]
 
-# One pipeline exercising what the builds use, printed as JSON: its outputs, its counters and its graph.
-PIPELINE = r'''
-import json, sys
+# One fresh process: the patch refused (a changed source), the pipeline run as upstream builds it; then the patch
+# applied, the same pipeline run again. Printed as JSON: each run's outputs, counters and graph. Every class and
+# function of the pipeline is made anew for each run (``run``), so nothing Beam keeps on them carries over.
+PIPELINE = r"""
+import json, logging, os, sys
 import apache_beam as beam
 from apache_beam.coders import VarIntCoder
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options import pipeline_options
 from apache_beam.options.pipeline_options import DebugOptions, PipelineOptions
+from apache_beam.transforms import core
 from apache_beam.transforms.userstate import BagStateSpec
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-if sys.argv[1] == "patched":
-    from benchwright import beam_graph
-    assert beam_graph.apply()
+from benchwright import beam_graph
 
-class Tagged(beam.DoFn):
-    def process(self, x, scale=2):
-        Metrics.counter("probe", "seen").inc()
-        yield beam.pvalue.TaggedOutput("odd" if x % 2 else "even", x * scale)
+def run(folder):
+    os.makedirs(folder)
 
-class Running(beam.DoFn):
-    SEEN = BagStateSpec("seen", VarIntCoder())
-    def process(self, kv, seen=beam.DoFn.StateParam(SEEN)):
-        seen.add(kv[1])
-        yield kv[0], sorted(seen.read())
+    class Tagged(beam.DoFn):
+        def process(self, x, scale=2):
+            Metrics.counter("probe", "seen").inc()
+            yield beam.pvalue.TaggedOutput("odd" if x % 2 else "even", x * scale)
 
-options = PipelineOptions(["--direct_num_workers=1", "--experiments=probe"])
-options.view_as(DebugOptions).add_experiment("second")
-out = {}
-p = beam.Pipeline(runner=FnApiRunner(), options=options)
-numbers = p | beam.Create(range(12))
-tags = numbers | beam.ParDo(Tagged()).with_outputs("odd", "even")
-total = beam.pvalue.AsSingleton(numbers | beam.CombineGlobally(sum))
-shifted = tags.odd | beam.Map(lambda x, t: x + t, t=total)
-words = tags.even | beam.FlatMap(lambda x, n=3: [str(x)] * n)
-running = numbers | beam.Map(lambda x: (x % 3, x)) | beam.ParDo(Running())
-for name, pcoll in (("shifted", shifted), ("words", words), ("running", running)):
-    pcoll | f"Show{name}" >> beam.Map(repr) | f"Write{name}" >> beam.io.WriteToText(
-        f"{sys.argv[2]}/{name}", num_shards=1, shard_name_template="")
-proto = p.to_runner_api()
-# the graph's shape (the payloads hold pickled functions, whose bytes differ from run to run)
-graph = sorted([t.unique_name, t.spec.urn, sorted(t.inputs.items()), sorted(t.outputs.items()), list(t.subtransforms)]
-               for t in proto.components.transforms.values())
-result = p.run()
-result.wait_until_finish()
-counters = {c.key.metric.name: c.committed for c in result.metrics().query(MetricsFilter())["counters"]}
-out = {name: sorted(open(f"{sys.argv[2]}/{name}").read().splitlines()) for name in ("shifted", "words", "running")}
-print(json.dumps({"out": out, "counters": counters, "graph": graph,
-                  "experiments": sorted(options.view_as(DebugOptions).experiments)}))
-'''
+    class Running(beam.DoFn):
+        SEEN = BagStateSpec("seen", VarIntCoder())
+        def process(self, kv, seen=beam.DoFn.StateParam(SEEN)):
+            seen.add(kv[1])
+            yield kv[0], sorted(seen.read())
+
+    options = PipelineOptions(["--direct_num_workers=1", "--experiments=probe"])
+    options.view_as(DebugOptions).add_experiment("second")
+    p = beam.Pipeline(runner=FnApiRunner(), options=options)
+    numbers = p | beam.Create(range(12))
+    tags = numbers | beam.ParDo(Tagged()).with_outputs("odd", "even")
+    total = beam.pvalue.AsSingleton(numbers | beam.CombineGlobally(sum))
+    shifted = tags.odd | beam.Map(lambda x, t: x + t, t=total)
+    words = tags.even | beam.FlatMap(lambda x, n=3: [str(x)] * n)
+    running = numbers | beam.Map(lambda x: (x % 3, x)) | beam.ParDo(Running())
+    for name, pcoll in (("shifted", shifted), ("words", words), ("running", running)):
+        pcoll | f"Show{name}" >> beam.Map(repr) | f"Write{name}" >> beam.io.WriteToText(
+            f"{folder}/{name}", num_shards=1, shard_name_template="")
+    proto = p.to_runner_api()
+    # the graph's shape (the payloads hold pickled functions, whose bytes differ from run to run)
+    graph = sorted([t.unique_name, t.spec.urn, sorted(t.inputs.items()), sorted(t.outputs.items()),
+                    list(t.subtransforms)] for t in proto.components.transforms.values())
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed for c in result.metrics().query(MetricsFilter())["counters"]}
+    out = {name: sorted(open(f"{folder}/{name}").read().splitlines()) for name in ("shifted", "words", "running")}
+    return {"out": out, "counters": counters, "graph": graph,
+            "experiments": sorted(options.view_as(DebugOptions).experiments)}
+
+logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+# a Beam whose function differs from the fingerprinted source: nothing is replaced (one log line says why)
+INIT = "pipeline_options.PipelineOptions.__init__"
+digest, beam_graph.UPSTREAM[INIT] = beam_graph.UPSTREAM[INIT], "0" * 16
+assert not beam_graph.apply() and not beam_graph.apply() and not beam_graph.applied()
+assert pipeline_options.PipelineOptions.__init__ is beam_graph.ORIGINAL[INIT]
+assert core.get_function_args_defaults is beam_graph.ORIGINAL["core.get_function_args_defaults"]
+upstream = run(sys.argv[1] + "/upstream")
+# the installed Beam's own source again: the patch applies
+beam_graph.UPSTREAM[INIT] = digest
+assert beam_graph.apply() and beam_graph.applied()
+assert pipeline_options.PipelineOptions.__init__ is beam_graph._options_init
+assert core.get_function_args_defaults is beam_graph.cached_args_defaults
+patched = run(sys.argv[1] + "/patched")
+print(json.dumps({"upstream": upstream, "patched": patched}))
+"""
 
 
-def run_probe(mode: str, folder: Path) -> dict:
-    folder.mkdir()
-    done = subprocess.run([sys.executable, "-c", PIPELINE, mode, str(folder)], cwd=REPO, capture_output=True, text=True,
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory) -> tuple[dict, str]:
+    """(the probe's JSON, its stderr): the pipeline upstream (the patch refused) and patched, in one fresh process."""
+    folder = tmp_path_factory.mktemp("probe")
+    done = subprocess.run([sys.executable, "-c", PIPELINE, str(folder)], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONHASHSEED": "0"})
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
 def test_the_patch_is_applied_on_the_installed_beam():
@@ -107,29 +129,17 @@ def test_another_beam_is_refused(version, fingerprints, named):
     assert reason is not None and named in reason
 
 
-def test_a_changed_source_is_not_patched_and_says_so():
+def test_a_changed_source_is_not_patched_and_says_so(probed):
     """In a fresh process whose Beam's function differs from the fingerprinted source: nothing is replaced,
-    one log line says why, and a pipeline still runs (as upstream)."""
-    code = ("import logging, apache_beam as beam\n"
-            "from apache_beam.options import pipeline_options\n"
-            "from apache_beam.transforms import core\n"
-            "from benchwright import beam_graph\n"
-            "logging.basicConfig(level=logging.INFO, format='%(name)s: %(message)s')\n"
-            "beam_graph.UPSTREAM['pipeline_options.PipelineOptions.__init__'] = '0' * 16\n"
-            "assert not beam_graph.apply() and not beam_graph.apply() and not beam_graph.applied()\n"
-            "assert pipeline_options.PipelineOptions.__init__ is beam_graph.ORIGINAL["
-            "'pipeline_options.PipelineOptions.__init__']\n"
-            "assert core.get_function_args_defaults is beam_graph.ORIGINAL['core.get_function_args_defaults']\n"
-            "with beam.Pipeline() as p:\n"
-            "    p | beam.Create([1, 2]) | beam.Map(lambda x: x)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    told = [line for line in done.stderr.splitlines() if line.startswith("benchwright.beam_graph:")]
-    assert len(told) == 1 and "PipelineOptions.__init__ differ" in told[0], done.stderr
+    one log line says why, and a pipeline still runs (as upstream: the probe's first run)."""
+    got, told = probed
+    told = [line for line in told.splitlines() if line.startswith("benchwright.beam_graph:")]
+    assert len(told) == 1 and "PipelineOptions.__init__ differ" in told[0], told
+    assert got["upstream"]["counters"] == {"seen": 12}
 
 
-def test_the_same_pipeline_gives_the_same_results_graph_and_counters(tmp_path):
-    upstream, patched = run_probe("upstream", tmp_path / "upstream"), run_probe("patched", tmp_path / "patched")
+def test_the_same_pipeline_gives_the_same_results_graph_and_counters(probed):
+    upstream, patched = probed[0]["upstream"], probed[0]["patched"]
     assert patched == upstream
     assert upstream["counters"] == {"seen": 12} and upstream["experiments"] == ["probe", "second"]
     assert upstream["out"]["shifted"][0] == "68" and len(upstream["out"]["words"]) == 18  # 2 x 1 + 66 (the sum); 6 evens x 3

@@ -189,38 +189,3 @@ def test_cli_runs_and_its_predictions_score_with_the_evaluator(small_build, tmp_
     mm = scored["groups"]["multimodal"]
     assert mm["forget"] == 1.0 and mm["utility"] == 0.0 and mm["missing"] == 0
     assert scored["not_predicted"] == sorted(["text_only", "image_only", *schema.ROUTING_CONFIGS])
-
-
-FORK_AFTER_TWO_THREADS = """
-import os, sys
-import numpy as np, torch
-from benchwright import forked
-forked.STUCK_AFTER_S, forked.POLL_S = 20.0, 1.0
-torch.set_num_threads(2)
-(torch.ones(1 << 21) * 2).sum()  # a torch operation on two threads: OpenMP's threads start in this process
-from benchwright.baselines.vlm_unlearning import Inputs, respond, unlearn
-from benchwright.vlm_unlearning.routing import fit_head
-rng = np.random.default_rng(0)
-x_img, x_txt = rng.random((1024, 452), dtype=np.float32), rng.random((1024, 256), dtype=np.float32)
-rows = Inputs([f"e{i:04d}" for i in range(1024)], ["forget"] * 1024, x_img, x_txt)
-head = fit_head(x_img, x_txt, np.arange(1024) % 2 == 0, steps=3)
-def train():
-    model, steps = unlearn(head, rows, rows, "gradient_difference", max_steps=3, target=None)
-    return os.getpid(), steps, len(respond(model, rows))
-pid, steps, answered = forked.ForkedCall(train).result()
-print(pid != os.getpid(), steps, answered)
-"""
-
-
-def test_a_forked_child_trains_after_torch_ran_on_two_threads_in_its_parent():
-    """The build trains the card's baselines in a forked child of the process that fitted the routing
-    head. A forked child has none of OpenMP's threads: a torch operation on more than one thread there
-    waits for ever (it was killed as stuck and redone in the parent). Every torch computation of the
-    head runs single-threaded, so the child trains (in a fresh interpreter: OpenMP's threads started in
-    pytest's own process would stay for the other tests)."""
-    import subprocess
-    import sys
-
-    done = subprocess.run([sys.executable, "-c", FORK_AFTER_TWO_THREADS], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "3", "1024"]

@@ -67,27 +67,6 @@ def test_the_real_website_release_builds_with_its_own_lite_list(website):
     assert "| Backend Developer | 6 | 2 |" in card
 
 
-def test_a_plain_folder_of_real_files_is_one_workspace(fixtures_dir, tmp_path):
-    """The stdlib's email package and real .docx files nobody here wrote, scanned as a user's folder."""
-    source = tmp_path / "my_folder"
-    shutil.copytree(Path(email.__file__).parent, source / "email", ignore=shutil.ignore_patterns("__pycache__"))
-    docs = sorted((fixtures_dir / "docx" / "python-docx").glob("*.docx"))[:5]
-    for d in docs:
-        shutil.copy(d, source / d.name)
-    root = build_dataset("workspace_bench", source, tmp_path / "out")
-    files = _rows(root, "files")
-    on_disk = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
-    assert sorted(f["path"] for f in files) == on_disk
-    assert {f["workspace"] for f in files} == {"my_folder"} and all(f["task_id"] is None for f in files)
-    assert {f["file_type"] for f in files if f["path"].endswith(".docx")} == {"docx"}
-    edges = {(e["src"], e["dst"]) for e in _rows(root, "edges")}
-    assert ("email/mime/text.py", "email/mime/nonmultipart.py") in edges
-    for e in _rows(root, "edges"):
-        if e["kind"] == 0 and e["src"].endswith(".py"):  # explicit: its evidence is a line of its file
-            assert e["evidence"].strip() in (source / e["src"]).read_text(encoding="utf-8")
-    assert not (root / "tasks").exists()
-
-
 NOTEBOOK_WITH_SURROGATES = json.dumps({
     "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "id": "a1",
                "source": ["import pandas as pd\n", "odd = \"\\udcff\"  # an escaped lone surrogate\n",
@@ -96,28 +75,59 @@ NOTEBOOK_WITH_SURROGATES = json.dumps({
     "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).replace("\\\\u", "\\u")
 
 
-def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(tmp_path):
-    """A plain project: an Ansible role's tasks/main.yml, a tasks/build/ folder, click's test line
-    ``pathlib.Path("\\udcff")``, a JSON value and a notebook cell that escape a lone surrogate, and a
-    symbolic link. Before the fixes the tasks/ folder made it a 'release' (the role was refused: 'the
-    source yielded nothing'; tasks/build crashed FileRows with int('build')), and the surrogates
-    stopped the build with UnicodeEncodeError in ScanFiles."""
-    source = tmp_path / "project"
-    files = {"tasks/main.yml": "---\n- name: install nginx\n  ansible.builtin.apt:\n    name: nginx\n"
-                               "- ansible.builtin.include_tasks: configure.yml\n",
-             "tasks/configure.yml": "---\n- name: configure\n  ansible.builtin.template:\n    src: nginx.conf.j2\n",
-             "tasks/build/run.py": "import pathlib\n\npath = pathlib.Path(\"\\udcff\")\nprint(open('data.csv').read())\n",
-             "handlers/main.yml": "---\n- name: restart nginx\n  ansible.builtin.service:\n    name: nginx\n",
-             "config.json": '{"input": "\\udcff.csv", "data": "data.csv"}',
-             "analysis.ipynb": NOTEBOOK_WITH_SURROGATES, "data.csv": "x,y\n1,2\n", "tasks/build/data.csv": "a\n1\n"}
-    for rel, text in files.items():
+# A plain project: an Ansible role's tasks/main.yml, a tasks/build/ folder, click's test line
+# ``pathlib.Path("\\udcff")``, a JSON value and a notebook cell that escape a lone surrogate, and a symbolic link.
+PROJECT_FILES = {
+    "tasks/main.yml": "---\n- name: install nginx\n  ansible.builtin.apt:\n    name: nginx\n"
+                      "- ansible.builtin.include_tasks: configure.yml\n",
+    "tasks/configure.yml": "---\n- name: configure\n  ansible.builtin.template:\n    src: nginx.conf.j2\n",
+    "tasks/build/run.py": "import pathlib\n\npath = pathlib.Path(\"\\udcff\")\nprint(open('data.csv').read())\n",
+    "handlers/main.yml": "---\n- name: restart nginx\n  ansible.builtin.service:\n    name: nginx\n",
+    "config.json": '{"input": "\\udcff.csv", "data": "data.csv"}',
+    "analysis.ipynb": NOTEBOOK_WITH_SURROGATES, "data.csv": "x,y\n1,2\n", "tasks/build/data.csv": "a\n1\n"}
+
+
+@pytest.fixture(scope="module")
+def user_folder(fixtures_dir, tmp_path_factory) -> tuple[Path, Path]:
+    """(a user's folder, its build): the project above (``PROJECT_FILES`` and a link) with the stdlib's email
+    package and real .docx files nobody here wrote beside it (one build for the two tests below)."""
+    source = tmp_path_factory.mktemp("folder") / "my_project"
+    for rel, text in PROJECT_FILES.items():
         (source / rel).parent.mkdir(parents=True, exist_ok=True)
         (source / rel).write_text(text, encoding="utf-8")
     (source / "latest.csv").symlink_to("data.csv")
-    root = build_dataset("workspace_bench", source, tmp_path / "out")
+    shutil.copytree(Path(email.__file__).parent, source / "email", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in sorted((fixtures_dir / "docx" / "python-docx").glob("*.docx"))[:5]:
+        shutil.copy(d, source / d.name)
+    return source, build_dataset("workspace_bench", source, tmp_path_factory.mktemp("folder-out"))
+
+
+def test_a_plain_folder_of_real_files_is_one_workspace(user_folder):
+    """The stdlib's email package and real .docx files nobody here wrote, scanned as a user's folder."""
+    source, root = user_folder
+    files = _rows(root, "files")
+    on_disk = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+    assert sorted(f["path"] for f in files) == on_disk
+    assert {f["workspace"] for f in files} == {"my_project"} and all(f["task_id"] is None for f in files)
+    assert {f["file_type"] for f in files if f["path"].endswith(".docx")} == {"docx"}
+    assert len([f for f in files if f["path"].endswith(".docx")]) == 5
+    edges = {(e["src"], e["dst"]) for e in _rows(root, "edges")}
+    assert ("email/mime/text.py", "email/mime/nonmultipart.py") in edges
+    for e in _rows(root, "edges"):
+        if e["kind"] == 0 and e["src"].endswith(".py"):  # explicit: its evidence is a line of its file
+            assert e["evidence"].strip() in (source / e["src"]).read_text(encoding="utf-8")
+    assert not (root / "tasks").exists()
+
+
+def test_a_project_with_a_tasks_folder_and_surrogates_is_one_workspace(user_folder):
+    """The project's part of the folder (``PROJECT_FILES``). Before the fixes the tasks/ folder made it a
+    'release' (the role was refused: 'the source yielded nothing'; tasks/build crashed FileRows with
+    int('build')), and the surrogates stopped the build with UnicodeEncodeError in ScanFiles."""
+    source, root = user_folder
     rows = {f["path"]: f for f in _rows(root, "files")}
-    assert sorted(rows) == sorted([*files, "latest.csv"])
-    assert {f["workspace"] for f in rows.values()} == {"project"} and not (root / "tasks").exists()
+    on_disk = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+    assert {*PROJECT_FILES, "latest.csv"} <= set(rows) and sorted(rows) == on_disk
+    assert {f["workspace"] for f in rows.values()} == {"my_project"} and not (root / "tasks").exists()
     # the link is its target's bytes, and says so
     assert rows["latest.csv"]["link_target"] == "data.csv" and rows["latest.csv"]["sha256"] == rows["data.csv"]["sha256"]
     assert [p for p, f in rows.items() if f["link_target"]] == ["latest.csv"]

@@ -440,10 +440,10 @@ def test_implicit_edges_and_quality_do_not_depend_on_order():
 
 @pytest.fixture(scope="module")
 def tiny_source(tmp_path_factory):
-    synth = pytest.importorskip("benchwright.workspace_bench.synth")
-    out = tmp_path_factory.mktemp("wb_tiny")
-    synth.write_source(out, scale="tiny")
-    return out
+    """The synthetic release at tiny scale, seed 0: the tiny build's source (made once per test run; read here)."""
+    from tests.quality_builds import tiny_build
+
+    return tiny_build("workspace_bench", tmp_path_factory)[0]
 
 
 def test_planted_truth_precision_and_recall(tiny_source):

@@ -317,28 +317,26 @@ def test_the_cli_prints_a_summary_and_refuses_a_folder_without_runs(tmp_path, ca
 # ------------------------------------------------------------------------------ the judge runs synth writes
 
 
-def test_synth_writes_judge_runs_that_evaluate_scores_through_the_cli(tmp_path, tmp_path_factory):
+def test_synth_writes_judge_runs_that_evaluate_scores_through_the_cli(tmp_path, tmp_path_factory, capfd):
     """Issue 23: `evaluate workspace_bench` needs judge runs and none shipped. `synth workspace_bench` writes
-    two runs in the runner's layout, with the release's quirks, which the CLI scores against a build."""
+    two runs in the runner's layout, with the release's quirks, which the CLI scores against a build. (The
+    synth is the command line's, run once per test run in its own interpreter: the synth tests compare its
+    files with their own write; `evaluate` runs through the CLI's main in this process.)"""
     import re
-    import subprocess
-    import sys
 
     from benchwright.evaluation.workspace_bench import pick_judge_file, read_judge_items
-    from tests.quality_builds import tiny_build
+    from tests.quality_builds import tiny_build, workspace_bench_synth_cli
+    from tests.test_cli_usage import benchwright_here
 
     _, built = tiny_build("workspace_bench", tmp_path_factory)
-    cli = [sys.executable, "-m", "benchwright.cli"]
-    raw = tmp_path / "raw"
-    synth = subprocess.run(cli + ["synth", "workspace_bench", "--out", str(raw), "--scale", "tiny"],
-                           capture_output=True, text=True, timeout=600)
-    assert synth.returncode == 0, synth.stderr[-2000:]
-    assert re.search(r"^\[workspace_bench\] synth done in \d+s: written (\d+)/\1 files$", synth.stderr, re.MULTILINE)
-    runs = json.loads(synth.stdout)["judge_runs"]
+    synth = workspace_bench_synth_cli(tmp_path_factory)
+    raw = synth["raw"]
+    assert synth["returncode"] == 0, synth["stderr"][-2000:]
+    assert re.search(r"^\[workspace_bench\] synth done in \d+s: written (\d+)/\1 files$", synth["stderr"], re.MULTILINE)
+    runs = json.loads(synth["stdout"])["judge_runs"]
     assert sorted(runs) == ["ReferenceAgent--synthetic--run1", "ReferenceAgent--synthetic--run2"]
     report = tmp_path / "scores.json"
-    done = subprocess.run(cli + ["evaluate", "workspace_bench", "--runs", str(raw / "runs"), "--data", str(built),
-                                 "--out", str(report)], capture_output=True, text=True, timeout=600)
+    done = benchwright_here(capfd, "evaluate", "workspace_bench", "--runs", raw / "runs", "--data", built, "--out", report)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(report.read_text())
     tasks = json.loads((raw / "tasks.json").read_text())["full"]

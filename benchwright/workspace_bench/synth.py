@@ -39,7 +39,7 @@ from benchwright.workspace_bench.lite import lite_size, select_lite
 from benchwright.workspace_bench.synth_content import WORKSPACE_TYPES
 from benchwright.workspace_bench.synth_files import FORMAT_OF_TYPE, WRITERS, file_type, write_file
 from benchwright.workspace_bench.synth_runs import write_runs
-from benchwright.workspace_bench.synth_tasks import TaskPlan, allocate_tasks, fill_task
+from benchwright.workspace_bench.synth_tasks import TaskPlan, allocate_tasks, fill_task, referable_files
 from benchwright.workspace_bench.synth_workspace import (
     PlantedEdge, WorkspacePlan, assign_loose_types, finish_workspace, start_workspace)
 
@@ -123,8 +123,9 @@ def plan_source(scale: str = "default", seed: int = 0) -> SourcePlan:
     workspaces = {r: finish_workspace(builders[r], budgets[r], must[r]) for r in roles}
     tasks = allocate_tasks(cfg.tasks, cfg.task_files, cfg.rubrics, seed)
     first_multi = next((t.absolute_id for t in tasks if t.n_files >= 3), None)
+    referable = {r: referable_files(ws) for r, ws in workspaces.items()}  # fill_task leaves the workspaces as they are
     for t in tasks:
-        fill_task(t, workspaces[t.role], seed, subfolder=t.absolute_id == first_multi)
+        fill_task(t, workspaces[t.role], seed, subfolder=t.absolute_id == first_multi, referable=referable[t.role])
     # the shipped Lite list is the release's rule over these tasks, so a build's rule agrees with it
     lite_ids = select_lite([t.record() for t in tasks], size=lite_size(len(tasks)), seed=seed)
     return SourcePlan(scale, seed, workspaces, tasks, lite_ids)

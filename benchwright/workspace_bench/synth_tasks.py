@@ -310,14 +310,21 @@ _VERB = {"docs": ("Merge", "Summarise", "Index", "Compare"), "sheets": ("Analyse
          "media": ("Catalogue", "Describe"), "archive": ("Inventory",)}
 
 
-def _workspace_refs(ws: WorkspacePlan, rng: random.Random, k: int) -> list[str]:
-    docs = [p for p in ws.files if file_type(p) in ("docx", "xlsx", "pdf", "md", "pptx", "csv")]
+def referable_files(ws: WorkspacePlan) -> list[str]:
+    """The files of ``ws`` a task's instruction may name (documents, sheets, slides, tables), in planning order."""
+    return [p for p in ws.files if file_type(p) in ("docx", "xlsx", "pdf", "md", "pptx", "csv")]
+
+
+def _workspace_refs(ws: WorkspacePlan, rng: random.Random, k: int, docs: list[str]) -> list[str]:
     return rng.sample(docs, min(k, len(docs))) if docs else rng.sample(list(ws.files), 1)
 
 
-def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False) -> None:
+def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False,
+              referable: list[str] | None = None) -> None:
     """Names, data files, graph, instruction and rubrics of task ``t`` (its allocation done);
-    ``subfolder`` forces some of its files into a subfolder (whose files share a stored prefix)."""
+    ``subfolder`` forces some of its files into a subfolder (whose files share a stored prefix);
+    ``referable``: ``referable_files(ws)``, when the caller has it (a full plan's 388 tasks share six
+    workspaces of thousands of files)."""
     rng = random.Random(_rank(seed, "task", t.absolute_id))
     words = Words(t.persona, rng)
     bulk = max(set(t.types), key=lambda x: (t.types.count(x), x))
@@ -420,7 +427,7 @@ def fill_task(t: TaskPlan, ws: WorkspacePlan, seed: int, subfolder: bool = False
     t.output_files = outputs
 
     # instruction
-    ws_files = _workspace_refs(ws, rng, 2)
+    ws_files = _workspace_refs(ws, rng, 2, referable_files(ws) if referable is None else referable)
     pattern = f"{stem}_*.{bulk}" if t.types.count(bulk) > 1 else names[0]
     listing = ", ".join(f"`{n}`" for n in names[:4]) + (" and the others" if len(names) > 4 else "")
     verb = rng.choice(_VERB[family])
