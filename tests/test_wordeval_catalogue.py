@@ -187,3 +187,25 @@ def test_an_unknown_binding_is_refused(cat):
     broken = copy.deepcopy(cat)
     broken.templates["comp_tracked_edits"]["bind"] = [{"from": 1, "to": 2, "what": "elsewhere"}]
     assert validate_catalogue(broken) == ["template comp_tracked_edits: unknown binding 'elsewhere'"]
+
+
+def test_a_catalogue_read_before_is_read_again_once_a_folder_sits_where_a_unit_file_was(tmp_path):
+    """The catalogue is memoised by what its files hold (``content_key``) and a source by its listing: a folder
+    named like a unit file, added to that folder or to a copy, holds no bytes, yet it makes the source unreadable
+    (as the hostile corpus's "unreadable (a folder)" case says), whatever this process read before."""
+    import shutil
+
+    from benchwright.errors import SourceError
+    from benchwright.wordeval.sources import read_catalogue
+    from benchwright.wordeval.synth import write_source
+
+    first = tmp_path / "first"
+    write_source(first, scale="tiny")
+    read_catalogue(str(first))
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    read_catalogue(str(copy))  # the same content elsewhere: one parse serves both
+    for folder in (copy, first):
+        (folder / "units" / "zz_folder.yaml").mkdir()
+        with pytest.raises(SourceError, match="unreadable catalogue file.*zz_folder.yaml"):
+            read_catalogue(str(folder))

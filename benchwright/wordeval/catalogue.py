@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,8 +186,11 @@ def content_key(base: Path) -> tuple:
     costs 0.14 CPU-s, hashing it 1 ms: a build's copy under ``_build/catalogue`` (the card's replay agents read it)
     and the source it was copied from, or the same source written in two folders, parse once per process; an
     edited file is parsed again."""
-    paths = [base / name for name in CATALOGUE_FILES] + sorted((base / "units").glob("*.yaml"))
-    return tuple((_rel(p), hashlib.sha256(p.read_bytes()).digest()) for p in paths if p.is_file())
+    # every path the parse would read, read here first: one it cannot read (a folder named like a unit file)
+    # raises the same OSError, never a key that matches the folder without it
+    paths = [base / name for name in CATALOGUE_FILES if os.path.lexists(base / name)]
+    paths += sorted((base / "units").glob("*.yaml"))
+    return tuple((_rel(p), hashlib.sha256(p.read_bytes()).digest()) for p in paths)
 
 
 def load_catalogue(root: str | None = None) -> Catalogue:

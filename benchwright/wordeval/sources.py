@@ -30,10 +30,10 @@ REQUIRED = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "units")
 def read_catalogue(url: str) -> Catalogue:
     """The catalogue at ``url``; a missing part or malformed YAML is a ``SourceError`` naming the file.
     Read once per process and content listing (every unit of a build asks for it; an edited source
-    is read again)."""
+    is read again, and so is one with a folder added where a file was expected)."""
     fs, root = fsspec.core.url_to_fs(url)
     listing = tuple(sorted((p, file_version(info))
-                           for p, info in fs.find(root, detail=True).items())) if fs.exists(root) else ()
+                           for p, info in fs.find(root, withdirs=True, detail=True).items())) if fs.exists(root) else ()
     return _read(url, listing)
 
 
