@@ -85,30 +85,8 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
         infos = zf.infolist()
     except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
         raise UnsafeDocxError(locator, "not_a_zip", f"unreadable zip: {exc}") from None
-    if len(infos) > limits.max_members:
-        raise UnsafeDocxError(locator, "too_many_members", f"{len(infos)} members > {limits.max_members}")
-    seen: set[str] = set()
-    declared_total = 0
-    for info in infos:
-        name = info.filename
-        check_member_name(name, locator)
-        key = name.lower()
-        if key in seen:
-            raise UnsafeDocxError(locator, "duplicate_member", f"duplicate member {name!r}")
-        seen.add(key)
-        if info.flag_bits & 0x1:
-            raise UnsafeDocxError(locator, "encrypted", f"encrypted member {name!r}")
-        if info.file_size >= limits.ratio_min_bytes and info.compress_size > 0:
-            ratio = info.file_size / info.compress_size
-            if ratio > limits.max_ratio:
-                raise UnsafeDocxError(locator, "zip_bomb",
-                                      f"{name!r} compression ratio {ratio:.0f} > {limits.max_ratio:.0f}")
-        if info.file_size > limits.max_member_bytes:
-            raise UnsafeDocxError(locator, "member_too_large",
-                                  f"{name!r} declares {info.file_size} bytes > {limits.max_member_bytes}")
-        declared_total += info.file_size
-        if declared_total > limits.max_total_bytes:
-            raise UnsafeDocxError(locator, "too_large", f"declared uncompressed total > {limits.max_total_bytes}")
+    _check_declared([(i.filename, i.file_size, i.compress_size, bool(i.flag_bits & 0x1)) for i in infos],
+                    locator, limits)
     members: dict[str, bytes] = {}
     total = 0
     for info in infos:
@@ -138,34 +116,46 @@ def read_members(data: bytes, locator: str = "<docx>", limits: Limits = DEFAULT_
     return members
 
 
-def check_written(data: bytes, members: dict[str, bytes], compressed_size, locator: str = "<docx>",
-                  limits: Limits = DEFAULT_LIMITS) -> None:
-    """Refuse an archive this process wrote (``data``, from ``members`` in archive order) where
-    :func:`read_members` would refuse it, without inflating it again: the file's size, the member count,
-    names, sizes, compression ratio (``compressed_size(name)``: the member's deflated size) and DOCTYPE
-    declarations. (Encryption and zip damage cannot occur in an archive written here.)"""
-    if len(data) > limits.max_input_bytes:
-        raise UnsafeDocxError(locator, "too_large", f"file is {len(data)} bytes > {limits.max_input_bytes}")
-    if len(members) > limits.max_members:
-        raise UnsafeDocxError(locator, "too_many_members", f"{len(members)} members > {limits.max_members}")
+def _check_declared(entries: list[tuple[str, int, int, bool]], locator: str, limits: Limits) -> None:
+    """Refuse an archive by what it declares of its members, (name, uncompressed size, compressed size,
+    encrypted) each in archive order: their count, names, encryption, sizes and compression ratios."""
+    if len(entries) > limits.max_members:
+        raise UnsafeDocxError(locator, "too_many_members", f"{len(entries)} members > {limits.max_members}")
     seen: set[str] = set()
-    total = 0
-    for name, buf in members.items():
+    declared_total = 0
+    for name, size, compressed, encrypted in entries:
         check_member_name(name, locator)
-        if name.lower() in seen:
+        key = name.lower()
+        if key in seen:
             raise UnsafeDocxError(locator, "duplicate_member", f"duplicate member {name!r}")
-        seen.add(name.lower())
-        if len(buf) >= limits.ratio_min_bytes:
-            ratio = len(buf) / max(compressed_size(name), 1)
+        seen.add(key)
+        if encrypted:
+            raise UnsafeDocxError(locator, "encrypted", f"encrypted member {name!r}")
+        if size >= limits.ratio_min_bytes and compressed > 0:
+            ratio = size / compressed
             if ratio > limits.max_ratio:
                 raise UnsafeDocxError(locator, "zip_bomb",
                                       f"{name!r} compression ratio {ratio:.0f} > {limits.max_ratio:.0f}")
-        if len(buf) > limits.max_member_bytes:
+        if size > limits.max_member_bytes:
             raise UnsafeDocxError(locator, "member_too_large",
-                                  f"{name!r} declares {len(buf)} bytes > {limits.max_member_bytes}")
-        total += len(buf)
-        if total > limits.max_total_bytes:
+                                  f"{name!r} declares {size} bytes > {limits.max_member_bytes}")
+        declared_total += size
+        if declared_total > limits.max_total_bytes:
             raise UnsafeDocxError(locator, "too_large", f"declared uncompressed total > {limits.max_total_bytes}")
+
+
+def check_written(data: bytes, members: dict[str, bytes], compressed_size, locator: str = "<docx>",
+                  limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse an archive this process wrote (``data``, from ``members`` in archive order) where
+    :func:`read_members` would refuse it, without inflating it again: the file's size, what the archive
+    declares (``compressed_size(name)``: the member's deflated size) and DOCTYPE declarations. (Encryption
+    and zip damage cannot occur in an archive written here.)"""
+    if len(data) > limits.max_input_bytes:
+        raise UnsafeDocxError(locator, "too_large", f"file is {len(data)} bytes > {limits.max_input_bytes}")
+    # the deflated size only where the ratio is checked (0: not checked, as for a stored member)
+    _check_declared([(name, len(buf), compressed_size(name) if len(buf) >= limits.ratio_min_bytes else 0, False)
+                     for name, buf in members.items()], locator, limits)
+    for name, buf in members.items():
         if _is_xml_member(name) and has_doctype(buf):
             raise UnsafeDocxError(locator, "doctype",
                                   f"{name!r}: DOCTYPE/ENTITY declarations are not allowed in OOXML parts")
