@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from benchwright import strict_json
 from benchwright.arguments import ArgumentParser, parser_of
 from benchwright.errors import BenchwrightError
 from benchwright.formats.ooxml.safety import UnsafeDocxError, blocking_flags
+from benchwright.memo import Memo
 from benchwright.wordeval.oracle import VOLATILE, compare, reference_snapshot, resolve_anchor
 from benchwright.wordeval.snapshot import extract_snapshot
 
@@ -77,18 +78,11 @@ class OutputSnapshots:
     output per distinct input). Only successful extractions are kept: a failing output fails again."""
 
     def __init__(self, size: int = 64):
-        self.size = size
-        self._memo: OrderedDict[bytes, Any] = OrderedDict()
+        self._memo = Memo(size)
 
     def __call__(self, output_docx: bytes):
-        key = hashlib.sha256(output_docx).digest()
-        if key in self._memo:
-            self._memo.move_to_end(key)
-            return self._memo[key]
-        snap = self._memo[key] = extract_snapshot(output_docx, "output.docx")
-        while len(self._memo) > self.size:
-            self._memo.popitem(last=False)
-        return snap
+        return self._memo.get(hashlib.sha256(output_docx).digest(),
+                              lambda: extract_snapshot(output_docx, "output.docx"))
 
 
 def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str, case_id: str | None = None,

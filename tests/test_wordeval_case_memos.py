@@ -42,7 +42,6 @@ def _forget_memos() -> None:
                  package._FLAGS, oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE,
                  snapshot_parts._SETTINGS_CACHE):
         memo.clear()
-    archive._DEFLATED_BYTES[0] = package._SHARED_BYTES[0] = 0
 
 
 def _members(data: bytes) -> dict[str, bytes]:

@@ -6,6 +6,7 @@ import pytest
 
 from benchwright.formats.ooxml.accessors import Locus, accessor, native_value
 from benchwright.formats.ooxml.ns import qn
+from benchwright.memo import Memo
 from benchwright.wordeval.cases import NotApplicable, _resolve_unit, build_case, unit_bases
 from benchwright.wordeval.catalogue import load_catalogue
 from benchwright.wordeval.docmodel import WordDoc
@@ -122,8 +123,8 @@ def test_set_property_and_the_snapshot_go_through_the_same_accessor(com, monkeyp
         monkeypatch.setattr(Locus, name, spy)
         if prop.scope == "core":
             monkeypatch.setattr(type(prop.locus), name, spy)
-    monkeypatch.setattr(extraction, "_STYLES_CACHE", {})    # styles parsed afresh, not from an earlier case
+    monkeypatch.setattr(extraction, "_STYLES_CACHE", Memo(32))    # styles parsed afresh, not from an earlier case
     monkeypatch.setattr(parts, "_STYLE_RECORDS_CACHE", {})
-    monkeypatch.setattr(parts, "_SETTINGS_CACHE", {})       # settings decoded afresh too
+    monkeypatch.setattr(parts, "_SETTINGS_CACHE", Memo(32))       # settings decoded afresh too
     extract_snapshot(case["reference_docx"])
     assert prop.spec["locus"] in seen

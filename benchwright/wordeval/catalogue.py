@@ -21,13 +21,13 @@ import copy
 import dataclasses
 import hashlib
 import os
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from benchwright import strict_yaml
+from benchwright.memo import Memo
 from benchwright.errors import BuildError
 
 CATALOGUE_DIR = Path(__file__).with_name("catalogue")
@@ -178,7 +178,7 @@ def _family(spec: dict, param: dict) -> str:
 
 
 CATALOGUE_FILES = ("properties.yaml", "instructions.yaml", "basedocs.yaml", "compositions.yaml")
-_PARSED: "OrderedDict[tuple, Catalogue]" = OrderedDict()  # content key -> the catalogue parsed from it, the last 8
+_PARSED: "Memo[Catalogue]" = Memo(8)  # content key -> the catalogue parsed from it
 
 
 def content_key(base: Path) -> tuple:
@@ -197,16 +197,8 @@ def load_catalogue(root: str | None = None) -> Catalogue:
     """Load and expand the catalogue (pass a directory to load another copy), memoised by what its files hold
     (``content_key``): the same content in another folder is that catalogue with its ``root``."""
     base = Path(root) if root else CATALOGUE_DIR
-    key = content_key(base)
-    if key in _PARSED:
-        _PARSED.move_to_end(key)
-        cat = _PARSED[key]
-        return cat if cat.root == base else dataclasses.replace(cat, root=base)
-    cat = _parse_catalogue(base)
-    _PARSED[key] = cat
-    while len(_PARSED) > 8:
-        _PARSED.popitem(last=False)
-    return cat
+    cat = _PARSED.get(content_key(base), lambda: _parse_catalogue(base))
+    return cat if cat.root == base else dataclasses.replace(cat, root=base)
 
 
 def _parse_catalogue(base: Path) -> Catalogue:

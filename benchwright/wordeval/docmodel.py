@@ -17,7 +17,6 @@ import copy
 import functools
 import hashlib
 import io
-import threading
 
 import docx
 from docx.opc.packuri import PackURI
@@ -31,6 +30,7 @@ from benchwright.formats.ooxml.ns import CT, NS, RT, W_NS_DECL, qn
 from benchwright.formats.ooxml.package import normalized_members, write_zip
 from benchwright.formats.ooxml.run import make_run, set_paragraph_text, split_run
 from benchwright.formats.ooxml.schema_order import insert_child
+from benchwright.memo import Memo
 from benchwright.wordeval import text as T
 
 def _register_xml_parts() -> None:
@@ -131,33 +131,20 @@ def _copy_graph(x, memo: dict):
 
 # the content types and relationship items written last, by what they list (the last 256): the cases built on
 # one base document write the same ones again and again
-_ITEMS: "collections.OrderedDict[tuple, bytes]" = collections.OrderedDict()
-_ITEMS_LOCK = threading.Lock()
-
-
-def _item_xml(key: tuple, make) -> bytes:
-    with _ITEMS_LOCK:
-        xml = _ITEMS.get(key)
-        if xml is not None:
-            _ITEMS.move_to_end(key)
-            return xml
-    xml = make()
-    with _ITEMS_LOCK:
-        _remember(_ITEMS, key, xml, 256)
-    return xml
+_ITEMS: "Memo[bytes]" = Memo(256)
 
 
 def _content_types_xml(parts) -> bytes:
     """``[Content_Types].xml`` as python-docx writes it: a function of the parts' names and content types."""
     from docx.opc.pkgwriter import _ContentTypesItem
     key = ("[Content_Types].xml",) + tuple((str(part.partname), part.content_type) for part in parts)
-    return _item_xml(key, lambda: _ContentTypesItem.from_parts(parts).blob)
+    return _ITEMS.get(key, lambda: _ContentTypesItem.from_parts(parts).blob)
 
 
 def _rels_xml(rels) -> bytes:
     """A relationships item as python-docx writes it: a function of its relationships, in order."""
     key = ("rels",) + tuple((r.rId, r.reltype, r.target_ref, r.is_external) for r in rels.values())
-    return _item_xml(key, lambda: rels.xml)
+    return _ITEMS.get(key, lambda: rels.xml)
 
 
 class WordDoc:

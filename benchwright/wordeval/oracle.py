@@ -16,10 +16,10 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import re
-from collections import OrderedDict
 from typing import Any
 
 from benchwright.formats.ooxml.package import Package
+from benchwright.memo import Memo
 from benchwright.wordeval.snapshot import Snapshot, align_snapshots, extract_snapshot, flatten, snapshot_dict
 
 # Never compared in the preservation check (a unit may still target them explicitly).
@@ -251,24 +251,19 @@ def compare(ref: Snapshot, out: Snapshot, oracle: dict, ref_flat: dict | None = 
     return {"passed": all(c["passed"] for c in checks), "checks": checks}
 
 
-_REF_CACHE: "OrderedDict[str, tuple[Snapshot, dict]]" = OrderedDict()
+_REF_CACHE: "Memo[tuple[Snapshot, dict]]" = Memo(64)
 
 
 def reference_snapshot(reference_docx: bytes, members: dict[str, bytes] | None = None) -> tuple[Snapshot, dict]:
     """Snapshot and flat dict of a reference .docx, memoised by content (the last 64). ``members``: what
     this process wrote ``reference_docx`` from (``WordDoc.to_archive``), read instead of the archive."""
-    key = hashlib.sha256(reference_docx).hexdigest()
-    if key in _REF_CACHE:
-        _REF_CACHE.move_to_end(key)
-        return _REF_CACHE[key]
-    source = reference_docx if members is None else \
-        Package.from_written(reference_docx, members, "reference.docx", read_only=True)
-    snap = extract_snapshot(source, "reference.docx")
-    val = (snap, snapshot_dict(snap))
-    _REF_CACHE[key] = val
-    while len(_REF_CACHE) > 64:
-        _REF_CACHE.popitem(last=False)
-    return val
+    def extract() -> tuple[Snapshot, dict]:
+        source = reference_docx if members is None else \
+            Package.from_written(reference_docx, members, "reference.docx", read_only=True)
+        snap = extract_snapshot(source, "reference.docx")
+        return snap, snapshot_dict(snap)
+
+    return _REF_CACHE.get(hashlib.sha256(reference_docx).hexdigest(), extract)
 
 
 __all__ = ["compare", "resolve_anchor", "reference_snapshot", "close", "VOLATILE", "DEFAULT_TOLERANCE"]

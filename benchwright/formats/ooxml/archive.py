@@ -14,24 +14,21 @@ from __future__ import annotations
 
 import io
 import struct
-import threading
 import zipfile
 import zlib
-from collections import OrderedDict
 from typing import Iterable
 
 from benchwright.formats.ooxml.ns import ZIP_DATE_TIME
+from benchwright.memo import Memo
 
 _FIRST_MEMBERS = ("[Content_Types].xml", "_rels/.rels", "word/document.xml", "word/_rels/document.xml.rels")
 _LEVEL = 6
 _VERSION = 20                        # zipfile.DEFAULT_VERSION: what deflate needs to extract
 _EXTERNAL_ATTR = 0o600 << 16         # zipfile's default for an entry written with external_attr 0
 _UTF8_NAME = 0x800                   # general purpose flag: the name is UTF-8
-# the deflate streams of the members written last (content -> (crc32, stream)), at most this many bytes
-_DEFLATED: "OrderedDict[bytes, tuple[int, bytes]]" = OrderedDict()
-_DEFLATED_BYTES = [0]
-_LOCK = threading.Lock()
 DEFLATED_MEMO_BYTES = 48 * 1024 * 1024
+# the deflate streams of the members written last (content -> (crc32, stream)), at most this many bytes
+_DEFLATED: "Memo[tuple[int, bytes]]" = Memo(None, DEFLATED_MEMO_BYTES, lambda data, hit: len(data) + len(hit[1]))
 
 
 def member_order(names: Iterable[str]) -> list[str]:
@@ -62,23 +59,13 @@ def write_zip_with_zipfile(members: dict[str, bytes]) -> bytes:
 
 def deflated(data: bytes) -> tuple[int, bytes]:
     """(crc32, raw deflate stream) of ``data`` as ``zipfile`` makes them, remembered by content."""
-    with _LOCK:
-        hit = _DEFLATED.get(data)
-        if hit is not None:
-            _DEFLATED.move_to_end(data)
-            return hit
-    compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15)   # zipfile's compressor for ZIP_DEFLATED
-    hit = (zlib.crc32(data), compressor.compress(data) + compressor.flush())
-    if len(data) + len(hit[1]) > DEFLATED_MEMO_BYTES // 8:
-        return hit
-    with _LOCK:
-        if data not in _DEFLATED:
-            _DEFLATED[data] = hit
-            _DEFLATED_BYTES[0] += len(data) + len(hit[1])
-        while _DEFLATED_BYTES[0] > DEFLATED_MEMO_BYTES:
-            old, (_, stream) = _DEFLATED.popitem(last=False)
-            _DEFLATED_BYTES[0] -= len(old) + len(stream)
-    return hit
+    def deflate() -> tuple[int, bytes]:
+        compressor = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15)   # zipfile's compressor for ZIP_DEFLATED
+        return zlib.crc32(data), compressor.compress(data) + compressor.flush()
+
+    if len(data) > DEFLATED_MEMO_BYTES // 8:   # a member this large is not kept (nor, then, its stream)
+        return deflate()
+    return _DEFLATED.get(data, deflate)
 
 
 def write_zip(members: dict[str, bytes]) -> bytes:

@@ -9,8 +9,6 @@ by name), a fixed timestamp (1980-01-01 00:00:00), fixed attributes and compress
 from __future__ import annotations
 
 import posixpath
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from lxml import etree
@@ -19,6 +17,7 @@ from benchwright.formats.ooxml.archive import deflated, member_order, write_zip
 from benchwright.formats.ooxml.ns import CT, FIXED_DATE, RT, STRICT_PREFIX, qn
 from benchwright.formats.ooxml.safety import (DEFAULT_LIMITS, Limits, UnsafeDocxError, check_written, parse_xml, read_members,
                                               scan_flags)
+from benchwright.memo import Memo
 
 
 def serialize(root: etree._Element) -> bytes:
@@ -28,34 +27,17 @@ def serialize(root: etree._Element) -> bytes:
 # parsed parts of read-only packages by content (the last 256, parts of at most SHARED_PART_BYTES and
 # SHARED_XML_BYTES in all): the snapshots of a build's cases read the same theme, settings, headers and
 # relationships of a base document again and again
-_SHARED_XML: "OrderedDict[tuple[bytes, Limits], etree._Element]" = OrderedDict()
-_SHARED_LOCK = threading.Lock()
-_SHARED_BYTES = [0]
 SHARED_PART_BYTES = 1024 * 1024
 SHARED_XML_BYTES = 16 * 1024 * 1024
-_FLAGS: "OrderedDict[tuple, list[str]]" = OrderedDict()
+_SHARED_XML: "Memo[etree._Element]" = Memo(256, SHARED_XML_BYTES, lambda key, _: len(key[0]))
+_FLAGS: "Memo[list[str]]" = Memo(64)   # a read-only package's flags, by its names and the bytes scan_flags reads
 
 
 def shared_xml(data: bytes, locator: str = "<xml>", limits: Limits = DEFAULT_LIMITS) -> etree._Element:
     """``parse_xml(data)``, the same tree for the same bytes: for reading only, never to be edited."""
     if len(data) > SHARED_PART_BYTES:
         return parse_xml(data, locator, limits)
-    key = (data, limits)
-    with _SHARED_LOCK:
-        root = _SHARED_XML.get(key)
-        if root is not None:
-            _SHARED_XML.move_to_end(key)
-            return root
-    root = parse_xml(data, locator, limits)
-    with _SHARED_LOCK:
-        if key not in _SHARED_XML:
-            _SHARED_XML[key] = root
-            _SHARED_BYTES[0] += len(data)
-        root = _SHARED_XML[key]
-        while len(_SHARED_XML) > 256 or _SHARED_BYTES[0] > SHARED_XML_BYTES:
-            (old, _), _ = _SHARED_XML.popitem(last=False)
-            _SHARED_BYTES[0] -= len(old)
-    return root
+    return _SHARED_XML.get((data, limits), lambda: parse_xml(data, locator, limits))
 
 
 @dataclass(frozen=True)
@@ -169,15 +151,7 @@ class Package:
                                       for n in self.members)
         if sum(len(data) for _, data in key[1:] if data is not None) > SHARED_PART_BYTES:
             return self._scan_flags()
-        with _SHARED_LOCK:
-            flags = _FLAGS.get(key)
-        if flags is None:
-            flags = self._scan_flags()
-            with _SHARED_LOCK:
-                _FLAGS[key] = flags
-                while len(_FLAGS) > 64:
-                    _FLAGS.popitem(last=False)
-        return list(flags)
+        return list(_FLAGS.get(key, self._scan_flags))
 
     def _scan_flags(self) -> list[str]:
         return scan_flags({n: self.get(n) if n == "[Content_Types].xml" or n.endswith(".rels") else self.members[n]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from benchwright.formats.ooxml.package import Package
+from benchwright.memo import Memo
 from benchwright.wordeval.snapshot.cascade import Numbering, Styles, theme_fonts
 from benchwright.wordeval.snapshot.common import qn
 from benchwright.wordeval.snapshot.drawings import _Drawings
@@ -12,21 +13,16 @@ from benchwright.wordeval.snapshot.paragraphs import _Paragraphs
 from benchwright.wordeval.snapshot.parts import _DocumentParts
 from benchwright.wordeval.snapshot.records import Snapshot
 
-_STYLES_CACHE: dict = {}
-_NUMBERING_CACHE: dict = {}
+# a styles part's and a numbering part's definitions by content (the last 32 each): only read once made
+_STYLES_CACHE: "Memo[Styles]" = Memo(32)
+_NUMBERING_CACHE: "Memo[Numbering]" = Memo(32)
 
 
 def _numbering(pkg: Package, part: str | None) -> Numbering:
-    """The list definitions of numbering part ``part``, read once per content (the last 32; like the styles,
-    only read after they are made)."""
+    """The list definitions of numbering part ``part``, read once per content."""
     locator = f"{pkg.locator}:{part}" if part else pkg.locator
     key = (hashlib.sha1(pkg.get(part)).hexdigest() if part else None, locator)
-    cached = _NUMBERING_CACHE.get(key)
-    if cached is None:
-        cached = _NUMBERING_CACHE[key] = Numbering(pkg.xml(part) if part else None, locator)
-        while len(_NUMBERING_CACHE) > 32:
-            _NUMBERING_CACHE.pop(next(iter(_NUMBERING_CACHE)))
-    return cached
+    return _NUMBERING_CACHE.get(key, lambda: Numbering(pkg.xml(part) if part else None, locator))
 
 
 class _Extractor(_Paragraphs, _Drawings, _DocumentParts):
@@ -39,13 +35,7 @@ class _Extractor(_Paragraphs, _Drawings, _DocumentParts):
         sparts = pkg.related(self.main, "styles")
         tf = theme_fonts(pkg, self.main)
         skey = (hashlib.sha1(pkg.get(sparts[0])).hexdigest() if sparts else None, tuple(sorted(tf.items())))
-        cached = _STYLES_CACHE.get(skey)
-        if cached is None:
-            cached = Styles(pkg.xml(sparts[0]) if sparts else None, tf)
-            _STYLES_CACHE[skey] = cached
-            while len(_STYLES_CACHE) > 32:
-                _STYLES_CACHE.pop(next(iter(_STYLES_CACHE)))
-        self.styles = cached
+        self.styles = _STYLES_CACHE.get(skey, lambda: Styles(pkg.xml(sparts[0]) if sparts else None, tf))
         nparts = pkg.related(self.main, "numbering")
         self.numbering = _numbering(pkg, nparts[0] if nparts else None)
         self.snap = Snapshot()

@@ -3,7 +3,6 @@ footers, notes, comments, bookmarks, revisions, styles, content controls, proper
 from __future__ import annotations
 
 import copy
-import threading
 from typing import Any
 
 from lxml import etree
@@ -11,6 +10,7 @@ from lxml import etree
 from benchwright.formats.ooxml.accessors import onoff
 from benchwright.formats.ooxml.ns import NS
 from benchwright.formats.ooxml.package import SHARED_PART_BYTES
+from benchwright.memo import Memo
 from benchwright.wordeval.properties import claims, core_accessors
 from benchwright.wordeval.snapshot.cascade import (
     IGNORED_PPR, IGNORED_RPR, PPR_DEFAULTS, RPR_DEFAULTS, _ONOFF_TAGS, _TBL_STYLE, finish_props, flatten_props, merge,
@@ -379,23 +379,15 @@ class _DocumentParts:
             return
         if self.pkg.read_only and len(self.pkg.members[parts[0]]) <= SHARED_PART_BYTES:
             # a function of the part's bytes: read once per content (the last 32), each snapshot its own copy
-            key = self.pkg.members[parts[0]]
-            entries = _SETTINGS_CACHE.get(key)
-            if entries is None:
-                entries = _settings_entries(self.pkg.xml(parts[0]))
-                with _SETTINGS_LOCK:
-                    _SETTINGS_CACHE[key] = entries
-                    while len(_SETTINGS_CACHE) > 32:
-                        _SETTINGS_CACHE.pop(next(iter(_SETTINGS_CACHE)))
-            entries = copy.deepcopy(entries)
+            entries = copy.deepcopy(_SETTINGS_CACHE.get(self.pkg.members[parts[0]],
+                                                         lambda: _settings_entries(self.pkg.xml(parts[0]))))
         else:
             entries = _settings_entries(self.pkg.xml(parts[0]))
         for where, k, v in entries:
             (self.snap.settings if where == "settings" else self.snap.props)[k] = v
 
 
-_SETTINGS_CACHE: dict = {}
-_SETTINGS_LOCK = threading.Lock()
+_SETTINGS_CACHE: "Memo[list[tuple[str, str, Any]]]" = Memo(32)
 
 
 def _settings_entries(root) -> list[tuple[str, str, Any]]:

@@ -1,0 +1,35 @@
+"""The bounded memo the WordEval code keeps its parsed parts, deflate streams and snapshots in."""
+import pytest
+
+from benchwright.memo import Memo
+
+
+def test_the_least_recently_used_go_first_by_count_and_by_weight():
+    made = []
+
+    def make(value):
+        return lambda: made.append(value) or value
+
+    memo = Memo(3)
+    for key in "abc":
+        memo.get(key, make(key.upper()))
+    assert memo.get("a", make("other")) == "A"        # remembered, and now the most recent
+    memo.get("d", make("D"))                          # b, the least recent, goes
+    assert memo.get("b", make("B2")) == "B2" and made == ["A", "B", "C", "D", "B2"] and len(memo) == 3
+    weighed = Memo(None, 10, lambda key, value: len(value))
+    for key, value in (("x", "12345"), ("y", "1234"), ("z", "12")):   # 11 > 10: x goes
+        weighed.get(key, lambda v=value: v)
+    assert len(weighed) == 2 and weighed.get("x", lambda: "again") == "again"
+
+
+def test_a_value_that_fails_to_be_made_is_not_kept():
+    memo = Memo(2)
+
+    def fail():
+        raise ValueError("unreadable")
+
+    with pytest.raises(ValueError):
+        memo.get("k", fail)
+    assert len(memo) == 0 and memo.get("k", lambda: 1) == 1
+    memo.clear()
+    assert len(memo) == 0
