@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import json
 
-import fsspec
 import numpy as np
 
+from benchwright import published
 from benchwright.layout import DRIFT, MANIFEST
 from benchwright.statistics import read_statistics
 FORMAT = "benchwright-drift/1"
@@ -167,8 +166,7 @@ def spread(entry: dict, levels) -> float:
 
 def _read_json(url: str) -> dict | None:
     try:
-        with fsspec.open(url, "r", encoding="utf-8") as f:
-            return json.load(f)
+        return published.read_json(url)
     except FileNotFoundError:
         return None
 

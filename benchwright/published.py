@@ -86,13 +86,15 @@ def join(url: str, *parts: str) -> str:
 
 
 def read_json(url: str) -> dict:
+    """The JSON object at ``url`` as it is now. On an object store, one GET of the whole object: the root
+    manifest is rewritten in place by a commit, and ``fsspec.open`` would take its size and ETag from a
+    listing this process may have cached before that commit, then fail the If-Match GET (s3fs FileExpired)
+    instead of reading the new one."""
     if _plain_path(url):
         with open(url, encoding="utf-8") as f:
             return json.load(f)
-    import fsspec
-
-    with fsspec.open(url, "r", encoding="utf-8") as f:
-        return json.load(f)
+    fs, path = url_to_fs(url)
+    return json.loads(fs.cat_file(path).decode("utf-8"))
 
 
 def exists(url: str) -> bool:

@@ -307,3 +307,18 @@ def test_a_prefix_that_is_not_a_build_is_refused_and_force_replaces_it(s3_endpoi
     line = replacing(dataset, url, tmp_path / "again", None)
     assert re.fullmatch(r"\[template\] replacing the build of \d{4}-\d\d-\d\d \d\d:\d\d UTC, [\d,]+ rows; diff: "
                         r"[\d,]+ rows \(\+0\), files 0 changed, 0 added, 0 removed, \d+ unchanged; input unchanged", line), line
+
+
+def test_the_root_manifest_is_read_as_it_is_now_after_a_listing_and_a_commit_elsewhere(s3_endpoint):
+    """A reader that listed a build folder, then reads the root manifest after another process committed a
+    new one, reads the new one. s3fs serves ``open``'s size and ETag from its cached listing and sends the GET
+    with If-Match: the stale ETag failed with FileExpired (the CI failure of a fault test on a committed
+    manifest)."""
+    here = fsspec.filesystem("s3")
+    elsewhere = fsspec.filesystem("s3", skip_instance_cache=True)
+    url = f"s3://{BUCKET}/relisted/template"
+    elsewhere.pipe_file(f"{url}/{published.MANIFEST}".removeprefix("s3://"), b'{"published_at": "_builds/a"}')
+    assert here.ls(f"{url}/_build".removeprefix("s3://"))  # this process's listing (and its ETag) is cached
+    elsewhere.pipe_file(f"{url}/{published.MANIFEST}".removeprefix("s3://"),
+                        b'{"published_at": "_builds/bb", "x": 1}')
+    assert published.committed(url) == ({"published_at": "_builds/bb", "x": 1}, f"{url}/_builds/bb")
