@@ -41,6 +41,11 @@ class Memo(Generic[V]):
                 self._weight -= self.weight(old, dropped) if self.weight else 0
         return value
 
+    def values(self) -> list[V]:
+        """The values kept now, the least recently used first."""
+        with self._lock:
+            return list(self._values.values())
+
     def clear(self) -> None:
         with self._lock:
             self._values.clear()

@@ -40,7 +40,7 @@ def _forget_memos() -> None:
     """A cold process: every memo case building keeps, emptied."""
     for memo in (docmodel._UNTOUCHED, docmodel._READ_ONCE, docmodel._ITEMS, archive._DEFLATED, package._SHARED_XML,
                  package._FLAGS, oracle._REF_CACHE, extraction._STYLES_CACHE, extraction._NUMBERING_CACHE,
-                 snapshot_parts._SETTINGS_CACHE):
+                 snapshot_parts._SETTINGS_CACHE, snapshot_parts._STYLE_RECORDS):
         memo.clear()
 
 
@@ -65,7 +65,7 @@ def test_each_opening_of_a_document_is_its_own_copy():
     base = base_document(REAL)
     _forget_memos()
     docs = [WordDoc(base, "t") for _ in range(3)]     # read, read again (remembered untouched), copied
-    untouched = docmodel._UNTOUCHED[next(iter(docmodel._UNTOUCHED))]
+    untouched, = docmodel._UNTOUCHED.values()
     packages = [d.part.package for d in docs] + [untouched]
     for i, a in enumerate(packages):
         for b in packages[i + 1:]:

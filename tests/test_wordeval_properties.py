@@ -124,7 +124,7 @@ def test_set_property_and_the_snapshot_go_through_the_same_accessor(com, monkeyp
         if prop.scope == "core":
             monkeypatch.setattr(type(prop.locus), name, spy)
     monkeypatch.setattr(extraction, "_STYLES_CACHE", Memo(32))    # styles parsed afresh, not from an earlier case
-    monkeypatch.setattr(parts, "_STYLE_RECORDS_CACHE", {})
+    monkeypatch.setattr(parts, "_STYLE_RECORDS", Memo(32))
     monkeypatch.setattr(parts, "_SETTINGS_CACHE", Memo(32))       # settings decoded afresh too
     extract_snapshot(case["reference_docx"])
     assert prop.spec["locus"] in seen

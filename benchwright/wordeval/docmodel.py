@@ -12,7 +12,6 @@ contains, a style by name, a bookmark by name, a comment / footnote by the start
 """
 from __future__ import annotations
 
-import collections
 import copy
 import functools
 import hashlib
@@ -59,15 +58,9 @@ class AnchorError(PreconditionError):
 
 
 # sha256 of a .docx read twice -> its python-docx package as first read, never touched (the last 16); sha256s
-# read once (the last 256)
-_UNTOUCHED: "collections.OrderedDict[bytes, object]" = collections.OrderedDict()
-_READ_ONCE: "collections.OrderedDict[bytes, None]" = collections.OrderedDict()
-
-
-def _remember(table: collections.OrderedDict, key: bytes, value, size: int) -> None:
-    table[key] = value
-    while len(table) > size:
-        table.popitem(last=False)
+# read (the last 256)
+_UNTOUCHED: "Memo[object]" = Memo(16)
+_READ_ONCE: "Memo[None]" = Memo(256)
 
 
 def open_document(data: bytes):
@@ -75,14 +68,11 @@ def open_document(data: bytes):
     untouched: copying the parsed parts costs about a third of reading them again, and a build reads each base
     document once per case tried on it (the parts copied are the parts read; python-docx writes them the same)."""
     key = hashlib.sha256(data).digest()
-    untouched = _UNTOUCHED.get(key)
-    if untouched is None:
-        if key not in _READ_ONCE:
-            _remember(_READ_ONCE, key, None, 256)
-            return docx.Document(io.BytesIO(data))
-        untouched = docx.Document(io.BytesIO(data)).part.package
-        _remember(_UNTOUCHED, key, untouched, 16)
-    _UNTOUCHED.move_to_end(key)
+    first = []
+    _READ_ONCE.get(key, lambda: first.append(True))   # make runs only for bytes not read before
+    if first:
+        return docx.Document(io.BytesIO(data))
+    untouched = _UNTOUCHED.get(key, lambda: docx.Document(io.BytesIO(data)).part.package)
     return _copy_graph(untouched, {}).main_document_part.document
 
 

@@ -25,7 +25,8 @@ CORE_FIELDS = ("title", "subject", "creator", "keywords", "description", "catego
                "identifier", "version", "lastModifiedBy", "revision", "created", "modified", "lastPrinted")
 
 
-_STYLE_RECORDS_CACHE: dict = {}
+# a Styles (one per styles part content: extraction's memo) -> its styles as the snapshot records them (the last 32)
+_STYLE_RECORDS: "Memo[dict]" = Memo(32)
 
 
 class _DocumentParts:
@@ -279,31 +280,7 @@ class _DocumentParts:
         for t in self.snap.tables:
             if t["style"]:
                 used.add(t["style"])
-        records = _STYLE_RECORDS_CACHE.get(id(st))
-        if records is None or records[0] is not st:
-            recs = {}
-            for sid, rec in st.by_id.items():
-                out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
-                       "custom": rec["custom"], "qFormat": rec["qFormat"], "hidden": rec["hidden"],
-                       "semiHidden": rec["semiHidden"]}
-                if rec["priority"] is not None:
-                    out["priority"] = rec["priority"]
-                rpr = merge(st.defaults_rpr, st.resolved(sid, "rPr"))
-                if "kern" in rpr:
-                    rpr["kern"] = bool(rpr["kern"])
-                if "font" in rpr:
-                    rpr["font"] = st.font(rpr["font"])
-                out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
-                if rec["type"] in ("paragraph", "table"):
-                    out["pPr"] = finish_props(merge(st.defaults_ppr, st.resolved(sid, "pPr")), PPR_DEFAULTS)
-                if rec["type"] == "table":
-                    out["tblPr"] = finish_props(st.resolved(sid, "tblPr"), {})
-                recs[rec["name"]] = out
-            records = (st, recs)
-            _STYLE_RECORDS_CACHE[id(st)] = records
-            while len(_STYLE_RECORDS_CACHE) > 32:
-                _STYLE_RECORDS_CACHE.pop(next(iter(_STYLE_RECORDS_CACHE)))
-        for name, out in records[1].items():
+        for name, out in _STYLE_RECORDS.get(st, lambda: _style_records(st)).items():
             rec = dict(out)
             rec["used"] = name in used
             self.snap.styles[name] = rec
@@ -474,3 +451,26 @@ def _marker_events(p, walker) -> list[tuple[int, str, str, str | None]]:
         events.append((pos, marker_tags[m.tag], m.get(_WNS + "id"), m.get(_WNS + "name")))
     events.sort(key=lambda e: (e[0], 0 if e[1].endswith("End") else 1))
     return events
+
+
+def _style_records(st) -> dict[str, dict]:
+    """Every style of ``st`` as the snapshot records it (without ``used``, which depends on the document)."""
+    recs = {}
+    for sid, rec in st.by_id.items():
+        out = {"type": rec["type"], "basedOn": st.name(rec["basedOn"]), "next": st.name(rec["next"]),
+               "custom": rec["custom"], "qFormat": rec["qFormat"], "hidden": rec["hidden"],
+               "semiHidden": rec["semiHidden"]}
+        if rec["priority"] is not None:
+            out["priority"] = rec["priority"]
+        rpr = merge(st.defaults_rpr, st.resolved(sid, "rPr"))
+        if "kern" in rpr:
+            rpr["kern"] = bool(rpr["kern"])
+        if "font" in rpr:
+            rpr["font"] = st.font(rpr["font"])
+        out["rPr"] = finish_props(rpr, RPR_DEFAULTS)
+        if rec["type"] in ("paragraph", "table"):
+            out["pPr"] = finish_props(merge(st.defaults_ppr, st.resolved(sid, "pPr")), PPR_DEFAULTS)
+        if rec["type"] == "table":
+            out["tblPr"] = finish_props(st.resolved(sid, "tblPr"), {})
+        recs[rec["name"]] = out
+    return recs
