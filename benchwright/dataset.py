@@ -257,6 +257,7 @@ class Dataset:
         import shutil
         from pathlib import Path
 
+        from benchwright import progress
         from benchwright.files import SOURCE_COMPLETE_MARKER
         from benchwright.registry import resolve
 
@@ -265,7 +266,12 @@ class Dataset:
         out = Path(workdir) / f"{self.name}-default"
         if not (out / SOURCE_COMPLETE_MARKER).exists():
             shutil.rmtree(out, ignore_errors=True)
-            resolve(self.synth)(out, scale="default", seed=0)
+            # WildBox's takes minutes: say what is written where, and show its counts as a build's phases do
+            display = progress.current()
+            display.say(f"writing the embedded default source (scale default, seed 0) into {out}: once, later "
+                        f"builds reuse it")
+            with display.phase("default source") as phase:
+                resolve(self.synth)(out, scale="default", seed=0, progress=phase.reporter("written"))
             (out / SOURCE_COMPLETE_MARKER).write_text("")
         return str(out)
 

@@ -168,6 +168,11 @@ class Progress:
     def prefixed(self, prefix: str) -> "Progress":
         return Progress(self.mode, self.stream, self.interval, prefix)
 
+    def say(self, message: str) -> None:
+        """One line now, before a phase whose first count may be a while coming (unless progress is off)."""
+        if self.mode != "off":
+            _print(self.stream, f"{self.prefix} {message}".strip())
+
     @contextlib.contextmanager
     def phase(self, title: str, poll: Callable[[Phase], None] | None = None,
               poll_every: float = POLL_LOCAL_S) -> Iterator[Phase]:
@@ -257,10 +262,14 @@ class _Drawer:
         self._print(self.phase.line(self.progress.prefix, final=True, stopped=stopped))
 
     def _print(self, line: str) -> None:
-        try:
-            print(line, file=self.progress.stream, flush=True)
-        except (OSError, ValueError):  # a closed pipe: the reader left, the work goes on
-            pass
+        _print(self.progress.stream, line)
+
+
+def _print(stream, line: str) -> None:
+    try:
+        print(line, file=stream, flush=True)
+    except (OSError, ValueError):  # a closed pipe: the reader left, the work goes on
+        pass
 
 
 def _columns(stream) -> int:

@@ -192,3 +192,21 @@ def test_a_task_seen_first_mid_way_measures_its_rate_from_there():
     task.update(60)
     rate = task.rate()
     assert rate is not None and rate < 10 / 0.55  # 10 files in ~0.6 s, not 60
+
+
+def test_the_embedded_default_source_is_announced_and_counted_then_reused_in_silence(tmp_path, monkeypatch, capsys):
+    # a build without --source writes the dataset's default source first (WildBox's: minutes); it used to say
+    # nothing until the pipeline started. The template's default source: 2,000 records, the cheapest
+    from benchwright.cli import main as cli_main
+
+    monkeypatch.setenv("BENCHWRIGHT_PROGRESS_INTERVAL", "0.01")
+    out = tmp_path / "out"
+    assert cli_main(["build", "template", "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    where = out.resolve() / ".sources" / "template-default"
+    said = [line for line in err if "default source" in line]
+    assert said[0] == (f"[template] writing the embedded default source (scale default, seed 0) into {where}: "
+                       "once, later builds reuse it"), said
+    assert re.fullmatch(r"\[template\] default source done in \d+s: written 2,000/2,000 records", said[-1]), said
+    assert cli_main(["build", "template", "--out", str(out)]) == 0
+    assert not [line for line in capsys.readouterr().err.splitlines() if "default source" in line]
