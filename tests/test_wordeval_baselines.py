@@ -67,3 +67,32 @@ def test_a_broken_catalogue_source_is_refused_by_name(tmp_path):
     (source / "units" / "01_character_formatting.yaml").write_text("units: [ {id: x\n")
     with pytest.raises(SourceError, match=r"malformed catalogue YAML \(line"):
         read_catalogue(str(source))
+
+
+def test_libreoffices_resaves_are_made_meanwhile_in_order_and_their_failure_is_raised():
+    # the card starts LibreOffice's re-saves before the other agents run and reads them last: they must be made
+    # without being read, come out in their order, and a failure among them must reach the card
+    import threading
+
+    from benchwright.baselines.wordeval import _made_meanwhile
+
+    started, release = threading.Event(), threading.Event()
+
+    def resaves():
+        started.set()
+        release.wait(30)
+        yield from (("case-1", b"one", None), ("case-2", None, "LibreOffice could not re-save the input"))
+
+    read = _made_meanwhile(resaves())
+    assert started.wait(30)          # running before anything is read
+    release.set()
+    assert list(read) == [("case-1", b"one", None), ("case-2", None, "LibreOffice could not re-save the input")]
+
+    def failing():
+        yield ("case-1", b"one", None)
+        raise RuntimeError("soffice (LibreOffice) is not installed")
+
+    read = _made_meanwhile(failing())
+    assert next(read) == ("case-1", b"one", None)
+    with pytest.raises(RuntimeError, match="soffice"):
+        next(read)
