@@ -359,6 +359,32 @@ def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dic
     return records
 
 
+def _baseline_runs(root: Path, cases: list[dict], agents: list[str]) -> tuple[dict, dict]:
+    """({agent: its run's summary}, LibreOffice's records by case) for every test case, with progress."""
+    summaries, lo_records = {}, {}
+    with current().phase("card: baseline agents") as phase:  # minutes on a default build
+        edits = phase.task("replay's edits", len(cases), "cases")
+        tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
+        # LibreOffice's re-saves run in soffice meanwhile (a third of the card's time, spent in another process)
+        resaved = _made_meanwhile(agent_outputs(root, "libreoffice")) if "libreoffice" in agents else None
+        # text-only writes the text of the planned edit: replay's outputs, computed once for both
+        replayed = {cid: (out, error) for cid, out, error in edits.iterate(agent_outputs(root, "replay"))}
+        for agent in agents:
+            if agent == "replay":
+                outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
+            elif agent == "text-only":
+                outputs = _text_only(root, replayed)
+            elif agent == "libreoffice":
+                outputs = resaved
+            else:
+                outputs = None
+            records = baseline_records(root, agent, outputs, tasks[agent])
+            summaries[agent] = summarize_run(cases, records, agent)
+            if agent == "libreoffice":
+                lo_records = records
+    return summaries, lo_records
+
+
 def _made_meanwhile(items):
     """``items`` (an iterator) run to its end in a thread started now; returns an iterator over what it made, in
     its order, which waits for what is not made yet and raises what the thread raised. For work that waits on
@@ -422,27 +448,7 @@ def card_sections(root: Path, libreoffice: bool = True) -> dict:
     lite = lite_statistics(lite_rows(root, TEST), lite_rows(root, LITE))
     cases = read_cases(root)
     agents = [a for a in AGENTS if a != "libreoffice" or (libreoffice and available())]
-    summaries, lo_records = {}, {}
-    with current().phase("card: baseline agents") as phase:  # minutes on a default build
-        edits = phase.task("replay's edits", len(cases), "cases")
-        tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
-        # text-only writes the text of the planned edit: replay's outputs, computed once for both
-        # LibreOffice's re-saves run in soffice meanwhile (a third of the card's time, spent in another process)
-        resaved = _made_meanwhile(agent_outputs(root, "libreoffice")) if "libreoffice" in agents else None
-        replayed = {cid: (out, error) for cid, out, error in edits.iterate(agent_outputs(root, "replay"))}
-        for agent in agents:
-            if agent == "replay":
-                outputs = ((cid, out, error) for cid, (out, error) in replayed.items())
-            elif agent == "text-only":
-                outputs = _text_only(root, replayed)
-            elif agent == "libreoffice":
-                outputs = resaved
-            else:
-                outputs = None
-            records = baseline_records(root, agent, outputs, tasks[agent])
-            summaries[agent] = summarize_run(cases, records, agent)
-            if agent == "libreoffice":
-                lo_records = records
+    summaries, lo_records = _baseline_runs(root, cases, agents)
     fmt = _percent
     baseline_rows = [[a, s["cases"], s["passed"], fmt(s["pass_rate"])] +
                      [fmt(s["per_config"].get(c, {}).get("rate")) for c in CONFIGS]
