@@ -91,7 +91,8 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
 
     ``extra_allowed``: additional key patterns ignored by the preservation check (used by the
     LibreOffice round-trip self-test for properties LibreOffice rewrites). ``snapshots``: the output's
-    snapshot from this memo (None: extracted here; the isolated worker keeps no untrusted output's)."""
+    snapshot from this memo, or the reference's when the output is the reference's bytes (None: extracted here;
+    the isolated worker keeps no untrusted output's)."""
     t0 = time.perf_counter()
     oracle = _oracle_dict(oracle)
     report: dict[str, Any] = {
@@ -109,7 +110,12 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
     if not output_docx:
         return rejected("empty: the output file is 0 bytes")
     try:
-        out = extract_snapshot(output_docx, "output.docx") if snapshots is None else snapshots(output_docx)
+        if snapshots is None:
+            out = extract_snapshot(output_docx, "output.docx")
+        elif output_docx == reference_docx:  # our replay agent's output is the reference: its snapshot, read once
+            out = reference_snapshot(reference_docx)[0]
+        else:
+            out = snapshots(output_docx)
     except UnsafeDocxError as exc:
         return rejected(exc.reason)
     except (TimeoutError, MemoryError):

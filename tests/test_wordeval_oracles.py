@@ -151,3 +151,26 @@ def test_summary_groups_reports():
     assert s["per_object_property"]["Table.Style"]["passed"] == 1
     assert s["per_check"]["target"] == {"passed": 0, "total": 1, "rate": 0.0}
     assert s["per_case"]["b"]["failed_checks"] == ["target:style"]
+
+
+def test_the_cards_shared_snapshots_score_as_fresh_extractions(wordeval_cases):
+    # the card scores its own agents' outputs with snapshots kept by content, and replay's output (the reference's
+    # bytes) with the reference's own snapshot object: a comparison that changed a snapshot it was given would
+    # change every later score against that reference. Each report must equal one made from fresh extractions
+    from benchwright.evaluation.wordeval import OutputSnapshots
+    from benchwright.wordeval import oracle as oracle_module
+
+    snapshots = OutputSnapshots()
+    for unit_id in UNIT_IDS[::3]:
+        case = _first_case(wordeval_cases, unit_id)
+        oracle, ref = json.loads(case["oracle"]), case["reference_docx"]
+        outputs = (ref, case["input_docx"], mutate_untouched(ref, oracle), ref, xml_variant(ref))
+        fresh = []
+        for out in outputs:
+            oracle_module._REF_CACHE.clear()
+            fresh.append(evaluate_docx(ref, out, oracle))
+        oracle_module._REF_CACHE.clear()   # from here one snapshot of the reference serves every comparison
+        shared = [evaluate_docx(ref, out, oracle, snapshots=snapshots) for out in outputs]
+        for report in fresh + shared:
+            report.pop("elapsed_ms")
+        assert shared == fresh, unit_id
