@@ -26,11 +26,13 @@ cases also failed) and ``RUN_DIR/report.md`` with ``report.png``.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Generator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -362,11 +364,12 @@ def baseline_records(root: Path, agent: str, outputs=None, progress=None) -> dic
 def _baseline_runs(root: Path, cases: list[dict], agents: list[str]) -> tuple[dict, dict]:
     """({agent: its run's summary}, LibreOffice's records by case) for every test case, with progress."""
     summaries, lo_records = {}, {}
-    with current().phase("card: baseline agents") as phase:  # minutes on a default build
+    # LibreOffice's re-saves run in soffice meanwhile (a third of the card's time, spent in another process)
+    meanwhile = _made_meanwhile(agent_outputs(root, "libreoffice")) if "libreoffice" in agents \
+        else contextlib.nullcontext()
+    with current().phase("card: baseline agents") as phase, meanwhile as resaved:  # minutes on a default build
         edits = phase.task("replay's edits", len(cases), "cases")
         tasks = {agent: phase.task(agent, len(cases), "cases scored", started=False) for agent in agents}
-        # LibreOffice's re-saves run in soffice meanwhile (a third of the card's time, spent in another process)
-        resaved = _made_meanwhile(agent_outputs(root, "libreoffice")) if "libreoffice" in agents else None
         # text-only writes the text of the planned edit: replay's outputs, computed once for both
         replayed = {cid: (out, error) for cid, out, error in edits.iterate(agent_outputs(root, "replay"))}
         for agent in agents:
@@ -385,23 +388,42 @@ def _baseline_runs(root: Path, cases: list[dict], agents: list[str]) -> tuple[di
     return summaries, lo_records
 
 
-def _made_meanwhile(items):
-    """``items`` (an iterator) run to its end in a thread started now; returns an iterator over what it made, in
-    its order, which waits for what is not made yet and raises what the thread raised. For work that waits on
-    another process (LibreOffice's soffice), so that this process's own work goes on beside it."""
+# how many of LibreOffice's re-saved documents may wait to be scored (about 60 KB each): every one of a default
+# build's 902, so that soffice works through the whole card; a larger build's re-saves wait for the reader
+RESAVED_AHEAD = 2048
+
+
+@contextlib.contextmanager
+def _made_meanwhile(items: Generator, ahead: int = RESAVED_AHEAD):
+    """``items`` (a generator) run in a thread started now, at most ``ahead`` items before the reader; yields an
+    iterator over what it made, in its order, which waits for what is not made yet and raises what the thread
+    raised. For work that waits on another process (LibreOffice's soffice), so that this process's own work goes
+    on beside it. Leaving the block stops the thread after the item it is making and closes ``items`` (its
+    temporary files go): a card that fails early leaves no soffice working for nobody."""
     import queue
 
-    made: queue.SimpleQueue = queue.SimpleQueue()
+    made: queue.Queue = queue.Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def put(entry) -> bool:
+        while not stop.is_set():
+            try:
+                made.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
 
     def run() -> None:
         try:
             for item in items:
-                made.put((True, item))
-            made.put((False, None))
+                if not put((True, item)):
+                    return
+            put((False, None))
         except BaseException as err:  # noqa: BLE001 - raised again in the reader's thread
-            made.put((False, err))
-
-    threading.Thread(target=run, name="benchwright-meanwhile", daemon=True).start()
+            put((False, err))
+        finally:
+            items.close()
 
     def read():
         while True:
@@ -412,7 +434,13 @@ def _made_meanwhile(items):
                 return
             yield item
 
-    return read()
+    thread = threading.Thread(target=run, name="benchwright-meanwhile", daemon=True)
+    thread.start()
+    try:
+        yield read()
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _text_only(root: Path, replayed: dict, configs: tuple[str, ...] = CONFIGS, split: str = TEST):

@@ -69,9 +69,10 @@ def test_a_broken_catalogue_source_is_refused_by_name(tmp_path):
         read_catalogue(str(source))
 
 
-def test_libreoffices_resaves_are_made_meanwhile_in_order_and_their_failure_is_raised():
+def test_libreoffices_resaves_are_made_meanwhile_in_order_and_stopped_with_the_card():
     # the card starts LibreOffice's re-saves before the other agents run and reads them last: they must be made
-    # without being read, come out in their order, and a failure among them must reach the card
+    # without being read, come out in their order, a failure among them must reach the card, and a card that
+    # stops early must stop them (no soffice left working, their temporary files removed)
     import threading
 
     from benchwright.baselines.wordeval import _made_meanwhile
@@ -83,16 +84,32 @@ def test_libreoffices_resaves_are_made_meanwhile_in_order_and_their_failure_is_r
         release.wait(30)
         yield from (("case-1", b"one", None), ("case-2", None, "LibreOffice could not re-save the input"))
 
-    read = _made_meanwhile(resaves())
-    assert started.wait(30)          # running before anything is read
-    release.set()
-    assert list(read) == [("case-1", b"one", None), ("case-2", None, "LibreOffice could not re-save the input")]
+    with _made_meanwhile(resaves()) as read:
+        assert started.wait(30)          # running before anything is read
+        release.set()
+        assert list(read) == [("case-1", b"one", None), ("case-2", None, "LibreOffice could not re-save the input")]
 
     def failing():
         yield ("case-1", b"one", None)
         raise RuntimeError("soffice (LibreOffice) is not installed")
 
-    read = _made_meanwhile(failing())
-    assert next(read) == ("case-1", b"one", None)
-    with pytest.raises(RuntimeError, match="soffice"):
-        next(read)
+    with _made_meanwhile(failing()) as read:
+        assert next(read) == ("case-1", b"one", None)
+        with pytest.raises(RuntimeError, match="soffice"):
+            next(read)
+
+    made, closed = [], threading.Event()
+
+    def endless():
+        try:
+            while True:
+                made.append(len(made))
+                yield made[-1]
+        finally:
+            closed.set()
+
+    with pytest.raises(ValueError, match="an earlier agent failed"):
+        with _made_meanwhile(endless(), ahead=4):
+            raise ValueError("an earlier agent failed")
+    assert closed.is_set() and len(made) <= 6      # stopped at once, at most the queue and one item ahead
+    assert not [t for t in threading.enumerate() if t.name == "benchwright-meanwhile"]
