@@ -37,8 +37,9 @@ def test_a_value_that_fails_to_be_made_is_not_kept():
 
 
 def test_threads_reading_and_evicting_one_memo_never_fail():
-    # the document memo was an OrderedDict moved to its end after the read: a thread whose key another thread
-    # had just evicted raised KeyError (Beam's multi_threading mode builds cases on several threads)
+    # what the WordEval memos now rely on: docmodel's document memo was an OrderedDict moved to its end after the
+    # read, so a thread whose key another thread had just evicted raised KeyError (Beam's multi_threading mode
+    # builds cases on several threads); four threads reading and evicting one small memo must never fail
     import threading
 
     memo, errors = Memo(2), []

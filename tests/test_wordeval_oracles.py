@@ -161,7 +161,7 @@ def test_the_cards_shared_snapshots_score_as_fresh_extractions(wordeval_cases):
     from benchwright.wordeval import oracle as oracle_module
 
     snapshots = OutputSnapshots()
-    for unit_id in UNIT_IDS[::3]:
+    for unit_id in UNIT_IDS[::6]:   # 45 of the 267 units, spread over the catalogue
         case = _first_case(wordeval_cases, unit_id)
         oracle, ref = json.loads(case["oracle"]), case["reference_docx"]
         outputs = (ref, case["input_docx"], mutate_untouched(ref, oracle), ref, xml_variant(ref))
