@@ -97,11 +97,6 @@ def read_json(url: str) -> dict:
     return json.loads(fs.cat_file(path).decode("utf-8"))
 
 
-def exists(url: str) -> bool:
-    fs, path = url_to_fs(url)
-    return fs.exists(path)
-
-
 def committed_manifest(url: str) -> dict | None:
     """The manifest at a dataset URL (local folder or object-store root), or None when nothing is published."""
     try:
