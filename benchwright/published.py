@@ -211,6 +211,7 @@ def commit(local: Path, dataset_url: str, staging_url: str, mirrored: dict[str, 
 
 def _remove_builds_except(dataset_url: str, keep: set[str]) -> None:
     fs, builds = url_to_fs(join(dataset_url, BUILDS))
+    fs.invalidate_cache(builds)  # what is there now, not a listing this process cached before other builds
     if not fs.exists(builds):
         return
     for path in fs.ls(builds, detail=False):
