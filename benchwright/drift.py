@@ -26,7 +26,7 @@ import fnmatch
 import numpy as np
 
 from benchwright import published
-from benchwright.layout import DRIFT, MANIFEST
+from benchwright.layout import DRIFT
 from benchwright.statistics import read_statistics
 FORMAT = "benchwright-drift/1"
 METRICS = ("rows", "js", "wasserstein")
@@ -67,12 +67,10 @@ def compute_drift(dataset, new_stats: dict, previous: str | None, options_descri
     ``previous`` (None: nothing was published there)."""
     if previous is None:
         return _document(None, "no previous build at this output", [])
-    old_manifest = _read_json(f"{previous.rstrip('/')}/{MANIFEST}")
-    from benchwright.published import build_id
-
-    about = {"build": build_id(old_manifest), "input_sha256": old_manifest.get("input", {}).get("sha256")}
+    old_manifest = published.committed_manifest(previous)
+    about = {"build": published.build_id(old_manifest), "input_sha256": old_manifest.get("input", {}).get("sha256")}
     if about["input_sha256"] == input_sha256 and old_manifest.get("options") == options_described:
-        carried = _read_json(f"{previous.rstrip('/')}/{DRIFT}")
+        carried = published.read_json_or_none(published.join(previous, DRIFT))
         if carried is not None:
             return carried  # the same input and options: the same data, so the same drift (see above)
     old_stats = read_statistics(previous)
@@ -164,15 +162,8 @@ def spread(entry: dict, levels) -> float:
     return max(1.0, abs(float(entry["quantiles"][len(entry["quantiles"]) // 2])))
 
 
-def _read_json(url: str) -> dict | None:
-    try:
-        return published.read_json(url)
-    except FileNotFoundError:
-        return None
-
-
 def read_drift(root: str) -> dict | None:
-    return _read_json(f"{str(root).rstrip('/')}/{DRIFT}")
+    return published.read_json_or_none(published.join(str(root), DRIFT))
 
 
 def drift_results(drift: dict | None) -> list[dict]:

@@ -97,12 +97,17 @@ def read_json(url: str) -> dict:
     return json.loads(fs.cat_file(path).decode("utf-8"))
 
 
-def committed_manifest(url: str) -> dict | None:
-    """The manifest at a dataset URL (local folder or object-store root), or None when nothing is published."""
+def read_json_or_none(url: str) -> dict | None:
+    """``read_json``, or None when there is no file at ``url``."""
     try:
-        return read_json(join(url, MANIFEST))
+        return read_json(url)
     except FileNotFoundError:
         return None
+
+
+def committed_manifest(url: str) -> dict | None:
+    """The manifest at a dataset URL (local folder or object-store root), or None when nothing is published."""
+    return read_json_or_none(join(url, MANIFEST))
 
 
 def committed(url: str) -> tuple[dict, str]:

@@ -52,6 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchwright import published
 from benchwright.files import map_in_threads
 from benchwright.layout import STATISTICS
 from benchwright.tables import is_list_like
@@ -113,11 +114,7 @@ def write_statistics(dataset, root: Path, decode_images: bool = False) -> dict:
 
 def read_statistics(root: str) -> dict | None:
     """The statistics a build stored (local folder or URL), or None when it has none."""
-    try:
-        with fsspec.open(posixpath.join(str(root).rstrip("/"), STATISTICS), "r", encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        return None
+    return published.read_json_or_none(published.join(str(root), STATISTICS))
 
 
 def statistics_of(dataset, root: str) -> dict:
