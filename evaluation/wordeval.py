@@ -112,7 +112,7 @@ def evaluate_docx(reference_docx: bytes, output_docx: bytes, oracle: dict | str,
     try:
         if snapshots is None:
             out = extract_snapshot(output_docx, "output.docx")
-        elif output_docx == reference_docx:  # the reference's own bytes (the replay agent's): its snapshot, extracted once
+        elif output_docx == reference_docx:  # the reference's bytes (replay's): its snapshot, extracted once
             out = reference_snapshot(reference_docx)[0]
         else:
             out = snapshots(output_docx)
